@@ -1,0 +1,19 @@
+# The two commands a new user needs: `make demo` and `make test`.
+.PHONY: setup demo test lint bench
+
+setup:
+	@bash scripts/setup.sh
+
+demo: setup
+	@bash scripts/demo.sh
+
+test: setup
+	.venv/bin/python -m pytest -q
+
+lint: setup
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+
+bench: setup
+	.venv/bin/python tests/benchmarks/bench_mining.py
+	.venv/bin/python tests/benchmarks/bench_keyword.py

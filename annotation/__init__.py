@@ -1,0 +1,1 @@
+"""The human side of curation: votes, adjudication, agreement, audits and metrics."""

@@ -1,0 +1,42 @@
+"""The ``curator`` command: a typer app that wires engines and annotation to the store."""
+
+from __future__ import annotations
+
+import typer
+
+from curator import __version__
+from curator.commands import mine, stats
+
+app = typer.Typer(
+    name="curator",
+    help="Curate ground-truth datasets of performance commits, OpenCL kernels and LLVM IR.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(mine.app, name="mine")
+app.command("stats")(stats.stats)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"curator {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
+    ),
+) -> None:
+    """Curate ground-truth datasets of performance commits, OpenCL kernels and LLVM IR.
+
+    Every command finds its database the same way: [bold]--db PATH[/], else the
+    [bold]CURATOR_DB[/] environment variable, else [bold]./curator.db[/].
+    """
+
+
+def main() -> None:
+    app()

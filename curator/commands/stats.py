@@ -1,0 +1,54 @@
+"""``curator stats``: what the store holds, as rich tables or JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from curator.commands.options import DbOption, open_db
+from curator.console import out
+from curator.safe_text import one_line
+from store.stats import corpus_stats
+
+
+def _table(title: str, header: tuple[str, ...], rows: list[tuple[object, ...]]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for i, name in enumerate(header):
+        table.add_column(name, justify="right" if i == len(header) - 1 else "left")
+    for row in rows:
+        table.add_row(*(one_line(str(cell), 80) for cell in row))
+    return table
+
+
+def stats(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+    db: Path | None = DbOption,
+) -> None:
+    """Counts by kind, language, source, labeler and label."""
+    store = open_db(db)
+    try:
+        data = corpus_stats(store)
+    finally:
+        store.close()
+    if as_json:
+        out.print_json(json.dumps(data))
+        return
+    out.print(f"database {one_line(data['database'])} (schema v{data['schema_version']}): "
+              f"{data['items']} items, {data['votes']} votes, {data['sets']} sets")
+    out.print(_table("Items by kind", ("kind", "items"), list(data["by_kind"].items())))
+    out.print(_table(
+        "Items by language",
+        ("kind", "language", "items"),
+        [(k, lang, n) for k, langs in data["by_language"].items() for lang, n in langs.items()],
+    ))
+    out.print(_table("Items by source", ("source", "items"), list(data["by_source"].items())))
+    out.print(_table(
+        "Predictions by labeler and label",
+        ("labeler", "label", "predictions"),
+        [(lb, label, n) for lb, labels in data["predictions"].items() for label, n in labels.items()],
+    ))
+    if data["duplicates"]:
+        out.print(_table("Duplicates linked", ("kind", "duplicates"), list(data["duplicates"].items())))

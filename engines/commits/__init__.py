@@ -1,0 +1,1 @@
+"""Git commit mining: PyDriller traversal, cheap filters, representation and dedup hashes."""

@@ -1,0 +1,252 @@
+"""Cheap facts about a repository straight from ``git``: branches and per-commit numstat.
+
+One streamed ``git log --numstat`` gives every commit's files and line counts, which
+is enough to drop most commits before anyone pays for a diff. If git stops on a
+damaged object, the remaining commits are read one by one so that a single bad
+commit costs only itself.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+HEADER = "\x1e"
+FIELD = "\x1f"
+_LOG_FORMAT = f"--format={HEADER}%H{FIELD}%aI{FIELD}"
+
+
+class GitError(Exception):
+    """A git command failed; the message is git's own last line of complaint."""
+
+
+@dataclass(frozen=True)
+class FileStat:
+    path: str
+    added: int | None
+    deleted: int | None
+    old_path: str | None = None
+
+    @property
+    def binary(self) -> bool:
+        return self.added is None
+
+
+@dataclass(frozen=True)
+class CommitStat:
+    sha: str
+    author_date: str
+    files: tuple[FileStat, ...]
+
+    @property
+    def lines_changed(self) -> int:
+        return sum((f.added or 0) + (f.deleted or 0) for f in self.files)
+
+
+@dataclass(frozen=True)
+class StatProblem:
+    """A commit whose file list git could not produce."""
+
+    sha: str
+    message: str
+
+
+def git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", LC_ALL="C", GIT_PAGER="cat")
+    return env
+
+
+def run_git(repo: Path, *args: str, timeout: float | None = None) -> bytes:
+    """Run ``git -C repo ARGS`` and return stdout; raise :class:`GitError` on failure."""
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(repo), *args],
+            capture_output=True,
+            env=git_env(),
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise GitError(f"git {args[0]} timed out after {timeout:.0f}s") from exc
+    if proc.returncode != 0:
+        raise GitError(last_line(proc.stderr) or f"git {args[0]} exited {proc.returncode}")
+    return proc.stdout
+
+
+def last_line(stderr: bytes) -> str:
+    lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.lower().startswith(("fatal", "error"))]
+    return (errors or lines or [""])[-1]
+
+
+def is_repository(path: Path) -> bool:
+    try:
+        run_git(path, "rev-parse", "--git-dir")
+    except GitError:
+        return False
+    return True
+
+
+def default_branch(repo: Path) -> str:
+    """The branch HEAD points at (the default branch of a fresh clone)."""
+    try:
+        return run_git(repo, "symbolic-ref", "--quiet", "--short", "HEAD").decode().strip()
+    except GitError:
+        return "HEAD"
+
+
+def resolve_branch(repo: Path, branch: str | None) -> str:
+    """Check that ``branch`` (or the default branch) exists and has commits."""
+    name = branch or default_branch(repo)
+    for candidate in (name, f"origin/{name}"):
+        try:
+            run_git(repo, "rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}")
+        except GitError:
+            continue
+        return candidate
+    if branch:
+        raise GitError(f"branch {branch!r} not found")
+    raise GitError("repository has no commits")
+
+
+def _range_args(rev: str, since: str | None, until: str | None) -> list[str]:
+    args = ["--no-merges"]
+    if since:
+        args.append(f"--since={since}")
+    if until:
+        args.append(f"--until={until}")
+    return [*args, rev, "--"]
+
+
+def list_commits(repo: Path, rev: str, since: str | None = None, until: str | None = None) -> list[str]:
+    """Non-merge commits reachable from ``rev``, oldest first."""
+    out = run_git(repo, "rev-list", "--reverse", *_range_args(rev, since, until))
+    return out.decode().split()
+
+
+def count_commits(repo: Path, rev: str, since: str | None = None, until: str | None = None) -> int:
+    out = run_git(repo, "rev-list", "--count", *_range_args(rev, since, until))
+    return int(out.decode().strip() or 0)
+
+
+def _number(text: str) -> int | None:
+    return None if text == "-" else int(text)
+
+
+class _NumstatParser:
+    """Incremental parser for ``git log -z --numstat`` output split on NUL bytes."""
+
+    def __init__(self) -> None:
+        self.current: tuple[str, str] | None = None
+        self.files: list[FileStat] = []
+        self.pending_rename: tuple[int | None, int | None] | None = None
+        self.rename_old: str | None = None
+
+    def feed(self, token: bytes) -> CommitStat | None:
+        text = token.decode("utf-8", "replace")
+        if self.pending_rename is not None:
+            if self.rename_old is None:
+                self.rename_old = text
+                return None
+            added, deleted = self.pending_rename
+            self.files.append(FileStat(text, added, deleted, old_path=self.rename_old))
+            self.pending_rename, self.rename_old = None, None
+            return None
+        text = text.lstrip("\n")
+        if text.startswith(HEADER):
+            done = self.finish()
+            sha, date, _ = text[1:].split(FIELD, 2)
+            self.current = (sha, date)
+            return done
+        if not text:
+            return None
+        added, deleted, path = text.split("\t", 2)
+        if path:
+            self.files.append(FileStat(path, _number(added), _number(deleted)))
+        else:
+            self.pending_rename = (_number(added), _number(deleted))
+        return None
+
+    def finish(self) -> CommitStat | None:
+        if self.current is None:
+            return None
+        stat = CommitStat(self.current[0], self.current[1], tuple(self.files))
+        self.current, self.files = None, []
+        return stat
+
+
+def iter_commit_stats(
+    repo: Path,
+    rev: str,
+    since: str | None = None,
+    until: str | None = None,
+    after: str | None = None,
+) -> Iterator[CommitStat | StatProblem]:
+    """Every non-merge commit of ``rev`` oldest first, with its numstat.
+
+    ``after`` skips commits up to and including that sha (a resume point).
+    """
+    proc = subprocess.Popen(
+        ["git", "-C", str(repo), "log", "--reverse", "-z", "--numstat", "-M", "--no-color",
+         "--no-ext-diff", _LOG_FORMAT, *_range_args(rev, since, until)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=git_env(),
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    parser = _NumstatParser()
+    skipping = after is not None
+    last_seen: str | None = after
+    buffer = b""
+
+    def emit(stat: CommitStat | None) -> Iterator[CommitStat]:
+        nonlocal skipping, last_seen
+        if stat is None:
+            return
+        if skipping:
+            skipping = stat.sha != after
+            return
+        last_seen = stat.sha
+        yield stat
+
+    try:
+        while chunk := proc.stdout.read(1 << 16):
+            buffer += chunk
+            *tokens, buffer = buffer.split(b"\0")
+            for token in tokens:
+                yield from emit(parser.feed(token))
+        if buffer:
+            yield from emit(parser.feed(buffer))
+        stderr = proc.stderr.read()
+        code = proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    if code == 0:
+        yield from emit(parser.finish())
+        return
+    # git stopped part-way (typically a damaged object): take the rest one at a time.
+    reason = last_line(stderr)
+    shas = list_commits(repo, rev, since, until)
+    start = shas.index(last_seen) + 1 if last_seen in shas else 0
+    for sha in shas[start:]:
+        yield _single_commit_stat(repo, sha, reason)
+
+
+def _single_commit_stat(repo: Path, sha: str, log_reason: str) -> CommitStat | StatProblem:
+    try:
+        out = run_git(
+            repo, "show", "-z", "--numstat", "-M", "--no-color", "--no-ext-diff", _LOG_FORMAT, sha
+        )
+    except GitError as exc:
+        return StatProblem(sha, str(exc) or log_reason)
+    parser = _NumstatParser()
+    for token in out.split(b"\0"):
+        parser.feed(token)
+    stat = parser.finish()
+    return stat if stat is not None else StatProblem(sha, "git show returned no commit")

@@ -1,0 +1,221 @@
+"""The per-repository commit miner: cheap filters first, PyDriller only for survivors.
+
+:func:`mine_repository` walks one branch oldest-first and yields exactly one outcome
+per commit (mined, filtered or rejected), never touching the database, so the same
+code runs in-process or on a Dask worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydriller import Git
+from pydriller.domain.commit import Method, ModifiedFile
+
+from engines.commits.gitlog import CommitStat, StatProblem, iter_commit_stats
+from engines.commits.hashing import diff_hash, function_md5
+from engines.commits.languages import language_of
+from engines.commits.options import MineOptions
+from engines.commits.representation import model_input
+from store.records import CommitRow
+
+@dataclass(frozen=True)
+class Mined:
+    row: CommitRow
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def sha(self) -> str:
+        return self.row.sha
+
+
+@dataclass(frozen=True)
+class Filtered:
+    """Dropped by a filter; routine, counted in the summary by ``reason``."""
+
+    sha: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """Dropped because the commit itself is unusable; ``message`` is worth a line."""
+
+    sha: str
+    reason: str
+    message: str
+
+
+Outcome = Mined | Filtered | Rejected
+
+
+@dataclass
+class _FunctionChange:
+    names: list[str] = field(default_factory=list)
+    before: list[str] = field(default_factory=list)
+    after: list[str] = field(default_factory=list)
+
+
+def cheap_filter(stat: CommitStat, options: MineOptions) -> Filtered | Rejected | None:
+    """Decide from the numstat alone; None means the commit deserves a full look."""
+    if not stat.files:
+        return Filtered(stat.sha, "no-files")
+    if len(stat.files) > options.max_files:
+        return Filtered(stat.sha, "too-many-files")
+    sources = [f for f in stat.files if language_of(f.path) in options.languages]
+    if not sources:
+        return Filtered(stat.sha, "language")
+    for f in sources:
+        if f.binary:
+            return Rejected(stat.sha, "binary", f"{f.path} is a binary file")
+    if stat.lines_changed > options.max_diff_lines:
+        return Rejected(
+            stat.sha,
+            "diff-too-large",
+            f"diff has {stat.lines_changed:,} changed lines, over the limit of "
+            f"{options.max_diff_lines:,}",
+        )
+    return None
+
+
+def mine_repository(
+    path: Path,
+    source: str,
+    rev: str,
+    options: MineOptions,
+    after: str | None = None,
+) -> Iterator[Outcome]:
+    """Yield one outcome per non-merge commit of ``rev`` after ``after``, oldest first."""
+    git = Git(str(path))
+    try:
+        for stat in iter_commit_stats(path, rev, options.since, options.until, after):
+            if isinstance(stat, StatProblem):
+                yield Rejected(stat.sha, "error", f"cannot read commit: {stat.message}")
+                continue
+            verdict = cheap_filter(stat, options)
+            if verdict is not None:
+                yield verdict
+                continue
+            try:
+                yield _extract(git, path, source, rev, stat, options)
+            except Exception as exc:  # a damaged object or a parser failure: skip this commit
+                detail = str(exc).strip().splitlines()[-1:] or [type(exc).__name__]
+                yield Rejected(stat.sha, "error", f"cannot read commit: {detail[0]}")
+    finally:
+        git.clear()
+
+
+def _extract(
+    git: Git, path: Path, source: str, rev: str, stat: CommitStat, options: MineOptions
+) -> Outcome:
+    commit = git.get_commit(stat.sha)
+    modified = [
+        m for m in commit.modified_files if language_of(_path_of(m)) in options.languages
+    ]
+    diff_parts = []
+    for m in modified:
+        name = _path_of(m)
+        diff_parts.append(
+            f"diff --git a/{m.old_path or name} b/{m.new_path or name}\n"
+            f"--- a/{m.old_path or name}\n+++ b/{m.new_path or name}\n"
+        )
+        diff_parts.append(m.diff if m.diff.endswith("\n") or not m.diff else m.diff + "\n")
+    diff = "".join(diff_parts)
+    size = len(diff.encode("utf-8", "surrogatepass"))
+    if size > options.max_diff_bytes:
+        return Rejected(
+            stat.sha,
+            "diff-too-large",
+            f"diff is {size / 1e6:.1f} MB, over the limit of {options.max_diff_bytes / 1e6:.1f} MB",
+        )
+    change = _FunctionChange()
+    for m in modified:
+        _collect_functions(m, change)
+    if not change.names:
+        return Filtered(stat.sha, "no-function")
+    if len(change.names) > options.max_functions:
+        return Filtered(stat.sha, "too-many-functions")
+
+    warnings = []
+    message, valid = _message(git, stat.sha)
+    if not valid:
+        warnings.append("message is not valid UTF-8; undecodable bytes were replaced")
+    before = "\n".join(change.before)
+    after = "\n".join(change.after)
+    files = [_path_of(m) for m in modified]
+    row = CommitRow(
+        source=source,
+        sha=stat.sha,
+        branch=rev,
+        author_date=stat.author_date,
+        message=message,
+        diff=diff,
+        file=files[0],
+        files=files,
+        language=language_of(files[0]) or "unknown",
+        functions=change.names,
+        code_before=before,
+        code_after=after,
+        added=sum(m.added_lines for m in modified),
+        deleted=sum(m.deleted_lines for m in modified),
+        model_input=model_input(message, diff, options.token_budget),
+        function_md5=function_md5(before, after),
+        diff_hash=diff_hash(diff),
+        provenance={
+            "repo": source,
+            "branch": rev,
+            "sha": stat.sha,
+            "filters": {"max_files": options.max_files, "max_functions": options.max_functions},
+        },
+    )
+    return Mined(row, tuple(warnings))
+
+
+def _path_of(m: ModifiedFile) -> str:
+    return m.new_path or m.old_path or m.filename
+
+
+def _collect_functions(m: ModifiedFile, change: _FunctionChange) -> None:
+    changed = m.changed_methods
+    if not changed:
+        return
+    after_by_name = {f.long_name: f for f in m.methods}
+    before_by_name = {f.long_name: f for f in m.methods_before}
+    before_lines = (m.source_code_before or "").splitlines()
+    after_lines = (m.source_code or "").splitlines()
+    seen: set[str] = set()
+    for method in sorted(changed, key=lambda f: (f.start_line, f.long_name)):
+        if method.long_name in seen:
+            continue
+        seen.add(method.long_name)
+        change.names.append(method.name)
+        change.before.append(_slice(before_lines, before_by_name.get(method.long_name)))
+        change.after.append(_slice(after_lines, after_by_name.get(method.long_name)))
+
+
+def _slice(lines: list[str], method: Method | None) -> str:
+    if method is None:
+        return ""
+    return "\n".join(lines[method.start_line - 1 : method.end_line])
+
+
+def _message(git: Git, sha: str) -> tuple[str, bool]:
+    """The commit message decoded from the raw object, and whether it decoded cleanly.
+
+    GitPython quietly falls back to Latin-1 for bad bytes; we replace them instead
+    and say so, so that mojibake never passes for the author's text.
+    """
+    raw = git.repo.odb.stream(bytes.fromhex(sha)).read()
+    head, _, body = raw.partition(b"\n\n")
+    encoding = "utf-8"
+    for line in head.splitlines():
+        if line.startswith(b"encoding "):
+            encoding = line[9:].decode("ascii", "replace").strip()
+    try:
+        return body.decode(encoding).strip(), True
+    except LookupError:
+        return body.decode("utf-8", "replace").strip(), False
+    except UnicodeDecodeError:
+        return body.decode(encoding, "replace").strip(), False

@@ -1,0 +1,101 @@
+"""The model's view of a commit: ``message || diff`` with the biggest hunks first.
+
+Following PerfMiner, the message comes first, then the diff hunks ordered by edit
+size (lines added plus deleted, largest first, ties in diff order), and the tail is
+cut at a token budget. Each hunk keeps its file's header, written again whenever the
+file changes from the hunk before. The full diff is stored separately; only this
+text is cut.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+DEFAULT_TOKEN_BUDGET = 512
+SEPARATOR = "\n\n"
+
+_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+# Diff content lines start with ' ', '+', '-' or '\'; these two starts are unambiguous.
+_FILE_HEADER = re.compile(r"^diff --git ", re.MULTILINE)
+_HUNK = re.compile(r"^@@ ", re.MULTILINE)
+
+TokenCounter = Callable[[str], int]
+
+
+@dataclass(frozen=True)
+class Hunk:
+    header: str  # the file header lines ("diff --git ...", "--- ...", "+++ ..."), or ""
+    body: str  # from the "@@" line to the end of the hunk
+
+    @property
+    def edit_size(self) -> int:
+        return sum(1 for line in self.body.splitlines()[1:] if line[:1] in "+-")
+
+
+def approximate_tokens(text: str) -> int:
+    """Words and punctuation marks: a close, tokenizer-free stand-in for subword counts."""
+    return sum(1 for _ in _TOKEN.finditer(text))
+
+
+def split_hunks(diff: str) -> list[Hunk]:
+    """The hunks of a (possibly multi-file) unified diff, each with its file header."""
+    hunks: list[Hunk] = []
+    file_starts = [m.start() for m in _FILE_HEADER.finditer(diff)] or [0]
+    if file_starts[0] != 0:
+        file_starts.insert(0, 0)
+    for start, end in zip(file_starts, [*file_starts[1:], len(diff)], strict=True):
+        section = diff[start:end]
+        hunk_starts = [m.start() for m in _HUNK.finditer(section)]
+        if not hunk_starts:
+            if section.strip():
+                hunks.append(Hunk("", section))
+            continue
+        header = section[: hunk_starts[0]]
+        for h_start, h_end in zip(hunk_starts, [*hunk_starts[1:], len(section)], strict=True):
+            hunks.append(Hunk(header, section[h_start:h_end]))
+    return hunks
+
+
+def order_hunks(diff: str) -> str:
+    """The diff re-assembled with hunks largest-first, file headers kept in place."""
+    parts: list[str] = []
+    previous_header = None
+    for hunk in sorted(split_hunks(diff), key=lambda h: h.edit_size, reverse=True):
+        if hunk.header and hunk.header != previous_header:
+            parts.append(hunk.header)
+        previous_header = hunk.header
+        parts.append(hunk.body)
+    return "".join(parts)
+
+
+def truncate_tokens(text: str, budget: int) -> str:
+    """Cut ``text`` after its ``budget``-th token (by :func:`approximate_tokens`)."""
+    for count, match in enumerate(_TOKEN.finditer(text), start=1):
+        if count == budget:
+            return text[: match.end()]
+    return text
+
+
+def model_input(
+    message: str,
+    diff: str,
+    budget: int = DEFAULT_TOKEN_BUDGET,
+    count_tokens: TokenCounter = approximate_tokens,
+) -> str:
+    """``message || diff`` with hunks largest-first, cut to ``budget`` tokens (0: no cut)."""
+    text = message.strip() + SEPARATOR + order_hunks(diff)
+    if budget <= 0:
+        return text
+    if count_tokens is approximate_tokens:
+        return truncate_tokens(text, budget)
+    # A custom counter (e.g. a real tokenizer): keep whole lines while they fit.
+    kept: list[str] = []
+    used = 0
+    for line in text.splitlines(keepends=True):
+        used += count_tokens(line)
+        if used > budget:
+            break
+        kept.append(line)
+    return "".join(kept)

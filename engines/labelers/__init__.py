@@ -1,0 +1,1 @@
+"""Machine labelers: keyword rules now; TF-IDF, student and teacher later."""

@@ -1,0 +1,34 @@
+"""Compare what the demo stored with what the sample recipe says should be stored."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import yaml
+
+from store import open_store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main(repo: str) -> int:
+    recipe = yaml.safe_load((ROOT / "sample_data/commits/recipe.yaml").read_text())
+    expected = sum(1 for c in recipe["commits"] if c.get("expect") == "stored")
+    source = str(Path(repo).resolve())
+    with open_store() as store:
+        stored = store.scalar(
+            "SELECT COUNT(*) FROM items WHERE kind = 'commit' AND source = ?", (source,)
+        )
+    if stored != expected:
+        print(f"demo: MISMATCH: {stored} commits stored, the recipe expects {expected}")
+        return 1
+    print(
+        f"demo: OK: {stored} commits from the sample repository are in {store.path}, exactly "
+        f"the recipe's {expected} single-file, single-function commits"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "build/sample-repo"))

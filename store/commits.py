@@ -1,0 +1,165 @@
+"""Queries and batch writes for mined commits, their duplicates and checkpoints."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
+
+from store.connection import Store, utc_now
+from store.records import Checkpoint, CommitRow, PredictionRow, SaveResult
+
+
+def find_known(store: Store, sha: str) -> tuple[int, str] | None:
+    """The item id and source of an already-stored commit with this sha, if any."""
+    row = store.conn.execute(
+        "SELECT id, source FROM items WHERE kind = 'commit' AND key = ?", (sha,)
+    ).fetchone()
+    return None if row is None else (row[0], row[1])
+
+
+def find_duplicate(
+    store: Store, function_md5: str | None, diff_hash: str
+) -> tuple[int, str] | None:
+    """The first stored commit with the same function pair or the same diff content."""
+    if function_md5 is not None:
+        row = store.conn.execute(
+            "SELECT item_id FROM commits WHERE function_md5 = ? ORDER BY item_id LIMIT 1",
+            (function_md5,),
+        ).fetchone()
+        if row is not None:
+            return row[0], "function_md5"
+    row = store.conn.execute(
+        "SELECT item_id FROM commits WHERE diff_hash = ? ORDER BY item_id LIMIT 1", (diff_hash,)
+    ).fetchone()
+    return None if row is None else (row[0], "diff_hash")
+
+
+def save_commit_batch(
+    store: Store,
+    rows: Sequence[CommitRow],
+    checkpoint: Callable[[list[SaveResult]], Checkpoint] | None = None,
+) -> list[SaveResult]:
+    """Store a batch in one transaction: dedup each row, insert the new ones with
+    their predictions, link duplicates to the first occurrence, and move the
+    checkpoint (built from the batch's results) in the same transaction."""
+    results: list[SaveResult] = []
+    now = utc_now()
+    with store.transaction() as conn:
+        for row in rows:
+            known = find_known(store, row.sha)
+            if known is not None:
+                item_id, source = known
+                if source == row.source:
+                    results.append(SaveResult("known", item_id))
+                    continue
+                _link_duplicate(conn, row, item_id, "sha", now)
+                results.append(SaveResult("duplicate", item_id, "sha"))
+                continue
+            dup = find_duplicate(store, row.function_md5, row.diff_hash)
+            if dup is not None:
+                _link_duplicate(conn, row, dup[0], dup[1], now)
+                results.append(SaveResult("duplicate", dup[0], dup[1]))
+                continue
+            item_id = _insert_commit(conn, row, now)
+            insert_predictions(store, item_id, row.predictions, now)
+            results.append(SaveResult("stored", item_id))
+        if checkpoint is not None:
+            save_checkpoint(store, checkpoint(results))
+    return results
+
+
+def _insert_commit(conn: sqlite3.Connection, row: CommitRow, now: str) -> int:
+    cur = conn.execute(
+        "INSERT INTO items (kind, key, source, path, language, dedup_hash, provenance, created_at)"
+        " VALUES ('commit', ?, ?, ?, ?, ?, ?, ?)",
+        (
+            row.sha,
+            row.source,
+            row.file,
+            row.language,
+            row.function_md5 or row.diff_hash,
+            json.dumps(row.provenance, sort_keys=True),
+            now,
+        ),
+    )
+    item_id = int(cur.lastrowid or 0)
+    conn.execute(
+        "INSERT INTO commits (item_id, repo, sha, branch, author_date, message, diff, file, files,"
+        " functions, code_before, code_after, added, deleted, model_input, function_md5,"
+        " diff_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            item_id,
+            row.source,
+            row.sha,
+            row.branch,
+            row.author_date,
+            row.message,
+            row.diff,
+            row.file,
+            json.dumps(row.files),
+            json.dumps(row.functions),
+            row.code_before,
+            row.code_after,
+            row.added,
+            row.deleted,
+            row.model_input,
+            row.function_md5,
+            row.diff_hash,
+        ),
+    )
+    return item_id
+
+
+def _link_duplicate(
+    conn: sqlite3.Connection, row: CommitRow, original: int, matched_on: str, now: str
+) -> None:
+    conn.execute(
+        "INSERT OR IGNORE INTO duplicates (kind, key, source, original_item_id, matched_on,"
+        " created_at) VALUES ('commit', ?, ?, ?, ?, ?)",
+        (row.sha, row.source, original, matched_on, now),
+    )
+
+
+def insert_predictions(
+    store: Store, item_id: int, predictions: Sequence[PredictionRow], now: str | None = None
+) -> None:
+    """Append predictions for one item; earlier predictions are never overwritten."""
+    stamp = now or utc_now()
+    with store.transaction() as conn:
+        conn.executemany(
+            "INSERT INTO predictions (item_id, labeler, label, score, details, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (item_id, p.labeler, p.label, p.score, json.dumps(p.details, sort_keys=True), stamp)
+                for p in predictions
+            ],
+        )
+
+
+def load_checkpoint(store: Store, kind: str, source: str, scope: str) -> Checkpoint | None:
+    row = store.conn.execute(
+        "SELECT last_key, counters FROM checkpoints WHERE kind = ? AND source = ? AND scope = ?",
+        (kind, source, scope),
+    ).fetchone()
+    if row is None:
+        return None
+    return Checkpoint(kind, source, scope, row[0], json.loads(row[1]))
+
+
+def save_checkpoint(store: Store, checkpoint: Checkpoint) -> None:
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO checkpoints (kind, source, scope, last_key, counters, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (kind, source, scope) DO UPDATE SET"
+            " last_key = excluded.last_key, counters = excluded.counters,"
+            " updated_at = excluded.updated_at",
+            (
+                checkpoint.kind,
+                checkpoint.source,
+                checkpoint.scope,
+                checkpoint.last_key,
+                json.dumps(checkpoint.counters, sort_keys=True),
+                utc_now(),
+            ),
+        )

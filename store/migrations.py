@@ -1,0 +1,189 @@
+"""Ordered schema migrations; the store's version lives in the ``schema_version`` table.
+
+Each migration runs once, in its own transaction, together with the row recording it.
+Append new migrations at the end; never edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+
+_INITIAL = """
+CREATE TABLE items (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('commit', 'kernel', 'ir')),
+    key TEXT NOT NULL,
+    source TEXT NOT NULL,
+    path TEXT,
+    language TEXT,
+    dedup_hash TEXT,
+    provenance TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL,
+    UNIQUE (kind, key)
+);
+CREATE INDEX items_kind_language ON items (kind, language);
+CREATE INDEX items_kind_dedup ON items (kind, dedup_hash);
+CREATE INDEX items_source ON items (source);
+
+CREATE TABLE commits (
+    item_id INTEGER PRIMARY KEY REFERENCES items (id) ON DELETE CASCADE,
+    repo TEXT NOT NULL,
+    sha TEXT NOT NULL,
+    branch TEXT,
+    author_date TEXT,
+    message TEXT NOT NULL,
+    diff TEXT NOT NULL,
+    file TEXT,
+    files TEXT NOT NULL DEFAULT '[]',
+    functions TEXT NOT NULL DEFAULT '[]',
+    code_before TEXT,
+    code_after TEXT,
+    added INTEGER NOT NULL DEFAULT 0,
+    deleted INTEGER NOT NULL DEFAULT 0,
+    model_input TEXT NOT NULL,
+    function_md5 TEXT,
+    diff_hash TEXT NOT NULL
+);
+CREATE INDEX commits_function_md5 ON commits (function_md5);
+CREATE INDEX commits_diff_hash ON commits (diff_hash);
+CREATE INDEX commits_repo ON commits (repo);
+
+CREATE TABLE duplicates (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    source TEXT NOT NULL,
+    original_item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+    matched_on TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    UNIQUE (kind, key, source)
+);
+CREATE INDEX duplicates_original ON duplicates (original_item_id);
+
+CREATE TABLE predictions (
+    id INTEGER PRIMARY KEY,
+    item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+    labeler TEXT NOT NULL,
+    label TEXT NOT NULL,
+    score REAL,
+    details TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL
+);
+CREATE INDEX predictions_item_labeler ON predictions (item_id, labeler);
+CREATE INDEX predictions_labeler_label ON predictions (labeler, label);
+
+CREATE TABLE sets (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL CHECK (kind IN ('commit', 'kernel', 'ir')),
+    labels TEXT NOT NULL DEFAULT '[]',
+    params TEXT NOT NULL DEFAULT '{}',
+    blind INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+);
+
+CREATE TABLE set_items (
+    set_id INTEGER NOT NULL REFERENCES sets (id) ON DELETE CASCADE,
+    item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    PRIMARY KEY (set_id, item_id)
+);
+CREATE UNIQUE INDEX set_items_position ON set_items (set_id, position);
+
+CREATE TABLE votes (
+    id INTEGER PRIMARY KEY,
+    item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+    annotator TEXT NOT NULL,
+    label TEXT,
+    category TEXT,
+    note TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX votes_item_annotator ON votes (item_id, annotator, id);
+
+CREATE TABLE models (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    base TEXT NOT NULL,
+    params TEXT NOT NULL DEFAULT '{}',
+    metrics TEXT NOT NULL DEFAULT '{}',
+    path TEXT,
+    created_at TEXT NOT NULL
+);
+
+CREATE TABLE releases (
+    id INTEGER PRIMARY KEY,
+    version TEXT NOT NULL UNIQUE,
+    filters TEXT NOT NULL DEFAULT '{}',
+    counts TEXT NOT NULL DEFAULT '{}',
+    checksums TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL
+);
+
+CREATE TABLE checkpoints (
+    kind TEXT NOT NULL,
+    source TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    last_key TEXT,
+    counters TEXT NOT NULL DEFAULT '{}',
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (kind, source, scope)
+);
+"""
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (1, "initial schema: items, commits, predictions, votes, sets, models, releases", _INITIAL),
+]
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+class SchemaTooNewError(sqlite3.DatabaseError):
+    """The database was written by a newer Curator than this one."""
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+    ).fetchone()
+    if not exists:
+        return 0
+    return conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()[0]
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the database up to :data:`SCHEMA_VERSION`; return the version it started at."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version ("
+        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    start = current_version(conn)
+    if start > SCHEMA_VERSION:
+        raise SchemaTooNewError(
+            f"schema version {start} is newer than this Curator understands ({SCHEMA_VERSION})"
+        )
+    for version, name, sql in MIGRATIONS:
+        if version <= start:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have migrated while we waited for the lock.
+            if current_version(conn) >= version:
+                conn.execute("ROLLBACK")
+                continue
+            for statement in _statements(sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)",
+                (version, name, datetime.now(UTC).isoformat()),
+            )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    return start
+
+
+def _statements(sql: str) -> list[str]:
+    return [part.strip() for part in sql.split(";") if part.strip()]

@@ -1,0 +1,45 @@
+"""Corpus counts for ``curator stats``: by kind, language, source, labeler and label."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from store.connection import Store
+from store.migrations import SCHEMA_VERSION
+
+
+def _pairs(store: Store, sql: str) -> dict[str, int]:
+    return {str(row[0]): int(row[1]) for row in store.query(sql)}
+
+
+def corpus_stats(store: Store) -> dict[str, Any]:
+    """Every count ``curator stats`` shows, as plain JSON-ready data."""
+    by_labeler: dict[str, dict[str, int]] = {}
+    for labeler, label, count in store.query(
+        "SELECT labeler, label, COUNT(*) FROM predictions GROUP BY labeler, label"
+        " ORDER BY labeler, label"
+    ):
+        by_labeler.setdefault(labeler, {})[label] = count
+    by_kind_language: dict[str, dict[str, int]] = {}
+    for kind, language, count in store.query(
+        "SELECT kind, COALESCE(language, 'unknown'), COUNT(*) FROM items"
+        " GROUP BY kind, language ORDER BY kind, language"
+    ):
+        by_kind_language.setdefault(kind, {})[language] = count
+    return {
+        "database": str(store.path),
+        "schema_version": SCHEMA_VERSION,
+        "items": int(store.scalar("SELECT COUNT(*) FROM items") or 0),
+        "by_kind": _pairs(store, "SELECT kind, COUNT(*) FROM items GROUP BY kind ORDER BY kind"),
+        "by_language": by_kind_language,
+        "by_source": _pairs(
+            store,
+            "SELECT source, COUNT(*) FROM items GROUP BY source ORDER BY COUNT(*) DESC, source",
+        ),
+        "duplicates": _pairs(
+            store, "SELECT kind, COUNT(*) FROM duplicates GROUP BY kind ORDER BY kind"
+        ),
+        "predictions": by_labeler,
+        "votes": int(store.scalar("SELECT COUNT(*) FROM votes") or 0),
+        "sets": int(store.scalar("SELECT COUNT(*) FROM sets") or 0),
+    }

@@ -1,0 +1,60 @@
+"""Shared fixtures: temporary repositories, stores, and the CLI runner."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from curator.cli import app
+from store import Store, open_store
+from tests.gitrepo import GitRepo
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    return GitRepo(tmp_path / "repo")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with open_store(tmp_path / "test.db") as s:
+        yield s
+
+
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Invoke ``curator ARGS`` in-process against a fresh database; returns the result."""
+    monkeypatch.setenv("CURATOR_DB", str(tmp_path / "cli.db"))
+    monkeypatch.setenv("CURATOR_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("COLUMNS", "200")
+    runner = CliRunner()
+
+    def invoke(*args: str):  # type: ignore[no-untyped-def]
+        return runner.invoke(app, list(args), catch_exceptions=False)
+
+    return invoke
+
+
+@pytest.fixture(scope="session")
+def sample_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
+    """The sample repository built from the recipe, with the builder's per-commit report."""
+    import json
+
+    dest = tmp_path_factory.mktemp("sample") / "sample-repo"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "sample_data" / "build_commit_repo.py"), "--json", str(dest)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    start = proc.stdout.index("[")
+    end = proc.stdout.rindex("]") + 1
+    return dest, json.loads(proc.stdout[start:end])

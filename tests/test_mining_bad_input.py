@@ -1,0 +1,133 @@
+"""Bad input gets one clear line, the run goes on, and nothing stored is lost."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from engines.commits.options import MineOptions
+from engines.commits.pipeline import SilentReporter, mine_commits
+from store import Store
+from tests.gitrepo import GitRepo, py_module
+
+
+def test_bad_sources_are_reported_and_the_next_source_is_mined(
+    tmp_path: Path, repo: GitRepo, store: Store
+) -> None:
+    good = repo.commit("init", {"m.py": py_module("y += 1")})
+    plain_dir = tmp_path / "plain"
+    plain_dir.mkdir()
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    reporter = SilentReporter()
+    start = time.monotonic()
+    summaries = mine_commits(
+        store,
+        [
+            str(tmp_path / "missing"),
+            str(plain_dir),
+            str(a_file),
+            "http://127.0.0.1:9/nobody/nothing.git",
+            f"file://{tmp_path}/missing.git",
+            str(repo.path),
+        ],
+        MineOptions(),
+        reporter=reporter,
+        clone_dir=tmp_path / "clones",
+    )
+    assert time.monotonic() - start < 60  # an unreachable URL fails fast, never prompts
+    reasons = [s.failed for s in summaries]
+    assert reasons[0] == "no such file or directory"
+    assert reasons[1] == reasons[2] == "not a git repository"
+    assert reasons[3] is not None and reasons[3].startswith("cannot clone:")
+    assert "127.0.0.1" in reasons[3] or "connect" in reasons[3].lower()
+    assert reasons[4] is not None and reasons[4].startswith("cannot clone:")
+    assert all("\n" not in r for r in reasons[:5] if r)
+    assert summaries[5].failed is None and summaries[5].stored == 1
+    assert store.scalar("SELECT key FROM items") == good
+    assert not list((tmp_path / "clones").glob(".clone-*"))  # no half-written clone left
+
+
+def test_file_url_is_cloned_and_fetched_again(tmp_path: Path, repo: GitRepo, store: Store) -> None:
+    repo.commit("init", {"m.py": py_module("y += 1", "y += 2")})
+    first = repo.commit("one", {"m.py": py_module("y += 1", "y += 3")})
+    url = f"file://{repo.path}"
+    (s1,) = mine_commits(store, [url], MineOptions(), clone_dir=tmp_path / "clones")
+    assert s1.stored == 1 and s1.source == url
+    second = repo.commit("two", {"m.py": py_module("y += 1", "y += 4")})
+    (s2,) = mine_commits(store, [url], MineOptions(), clone_dir=tmp_path / "clones")
+    assert (s2.seen, s2.stored) == (1, 1)  # resumed after "one", fetched "two"
+    assert {r[0] for r in store.query("SELECT sha FROM commits")} == {first, second}
+    assert store.scalar("SELECT DISTINCT repo FROM commits") == url
+
+
+def test_unknown_branch_is_one_error(repo: GitRepo, store: Store) -> None:
+    repo.commit("init", {"m.py": py_module("y += 1")})
+    (summary,) = mine_commits(store, [str(repo.path)], MineOptions(branch="nope"))
+    assert summary.failed == "branch 'nope' not found"
+
+
+def test_corrupt_object_costs_only_its_commits(repo: GitRepo, store: Store) -> None:
+    repo.commit("init", {"m.py": py_module("y += 1", "y += 2"), "n.py": py_module("y += 1")})
+    ok1 = repo.commit("ok 1", {"m.py": py_module("y += 1", "y += 3")})
+    bad = repo.commit("touches n", {"n.py": py_module("y += 99")})
+    ok2 = repo.commit("ok 2", {"m.py": py_module("y += 1", "y += 4")})
+    blob = repo.git("rev-parse", f"{bad}:n.py").strip()
+    obj = repo.path / ".git" / "objects" / blob[:2] / blob[2:]
+    obj.chmod(0o644)
+    obj.write_bytes(b"this is not a zlib stream")
+    reporter = SilentReporter()
+    (summary,) = mine_commits(store, [str(repo.path)], MineOptions(), reporter=reporter)
+    assert summary.failed is None
+    assert summary.filtered["error"] == 1
+    assert {r[0] for r in store.query("SELECT sha FROM commits")} == {ok1, ok2}
+    (line,) = [p for p in reporter.problems if bad[:12] in p]
+    assert "cannot read commit" in line and "\n" not in line
+
+
+def test_non_utf8_message_is_stored_with_replacements_and_a_warning(
+    repo: GitRepo, store: Store
+) -> None:
+    repo.commit("init", {"m.py": py_module("y += 1", "y += 2")})
+    sha = repo.commit(b"Avoid copying \xff\xfe buffers\n", {"m.py": py_module("y += 1", "y += 5")})
+    reporter = SilentReporter()
+    (summary,) = mine_commits(store, [str(repo.path)], MineOptions(), reporter=reporter)
+    assert summary.stored == 1
+    message = store.scalar("SELECT message FROM commits WHERE sha = ?", (sha,))
+    assert isinstance(message, str)
+    assert message.startswith("Avoid copying ") and "buffers" in message
+    assert any(sha[:12] in p and "not valid UTF-8" in p for p in reporter.problems)
+
+
+def test_binary_source_file_is_rejected_with_a_line(repo: GitRepo, store: Store) -> None:
+    repo.commit("init", {"m.py": py_module("y += 1")})
+    sha = repo.commit("add data", {"blob.py": b"\x00\x01\x02binary\x00" * 50})
+    reporter = SilentReporter()
+    (summary,) = mine_commits(store, [str(repo.path)], MineOptions(), reporter=reporter)
+    assert summary.filtered["binary"] == 1
+    assert any(sha[:12] in p and "blob.py is a binary file" in p for p in reporter.problems)
+
+
+def test_fifty_megabyte_diff_is_skipped_and_the_run_goes_on(repo: GitRepo, store: Store) -> None:
+    repo.commit("init", {"m.py": py_module("y += 1", "y += 2")})
+    long_line = "    y += 1  # " + "x" * 9_990 + "\n"
+    huge = "def big(x):\n    y = x\n" + long_line * 5_000 + "    return y\n"  # ~50 MB
+    big = repo.commit("vendor a generated table", {"big.py": huge})
+    after = repo.commit("small", {"m.py": py_module("y += 1", "y += 6")})
+    many_lines = "def tall(x):\n" + "    x += 1\n" * 60_000 + "    return x\n"
+    tall = repo.commit("generated", {"tall.py": many_lines})
+    reporter = SilentReporter()
+    (summary,) = mine_commits(store, [str(repo.path)], MineOptions(), reporter=reporter)
+    assert summary.filtered["diff-too-large"] == 2
+    assert {r[0] for r in store.query("SELECT sha FROM commits")} == {after}
+    assert any(big[:12] in p and "MB, over the limit" in p for p in reporter.problems)
+    assert any(tall[:12] in p and "changed lines, over the limit" in p for p in reporter.problems)
+
+
+def test_odd_file_names_survive_the_numstat(repo: GitRepo, store: Store) -> None:
+    name = "dir with space/ün\tïcode.py"
+    repo.commit("init", {name: py_module("y += 1", "y += 2")})
+    sha = repo.commit("tweak", {name: py_module("y += 1", "y += 7")})
+    (summary,) = mine_commits(store, [str(repo.path)], MineOptions())
+    assert summary.stored == 1
+    assert store.scalar("SELECT file FROM commits WHERE sha = ?", (sha,)) == name
