@@ -62,13 +62,20 @@ class GitRepo:
         """Rewrite HEAD with raw message bytes (git commit would re-encode them)."""
         raw = subprocess.run(
             ["git", "-C", str(self.path), "cat-file", "commit", "HEAD"],
-            check=True, capture_output=True,
+            check=True,
+            capture_output=True,
         ).stdout
         head = raw.partition(b"\n\n")[0]
-        new = subprocess.run(
-            ["git", "-C", str(self.path), "hash-object", "-t", "commit", "-w", "--stdin"],
-            input=head + b"\n\n" + message, check=True, capture_output=True,
-        ).stdout.decode().strip()
+        new = (
+            subprocess.run(
+                ["git", "-C", str(self.path), "hash-object", "-t", "commit", "-w", "--stdin"],
+                input=head + b"\n\n" + message,
+                check=True,
+                capture_output=True,
+            )
+            .stdout.decode()
+            .strip()
+        )
         self.git("update-ref", "HEAD", new)
 
     def head(self) -> str:

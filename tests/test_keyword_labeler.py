@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import csv
+import itertools
 import json
+import re
 import time
 from pathlib import Path
 
@@ -70,11 +73,11 @@ def flags(text: str) -> bool:
         ("reduces latency", "latency"),
         ("high throughput", "throughput"),
         ("removes a bottleneck", "bottleneck"),
-        ("cut the overhead", "overhead"),
+        ("the overhead is gone", "overhead"),
         ("the slowdown is gone", "slow down"),
         ("slow down the loop less", "slow down"),
         ("slowly leaks", "slow"),
-        ("lower memory usage", "resource usage"),
+        ("high memory usage", "resource usage"),
         ("reduce the number of allocations", "reduce cost"),
         ("avoid two copies", "reduce cost"),
         ("parallelize the scan", "parallelize"),
@@ -129,6 +132,24 @@ def test_exclusion_does_not_hide_a_later_real_term() -> None:
     assert flags(text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Speed up parsing, 3x faster; fast-forward merge; O(n^2) gone",
+        "Fix performance tests, then lower memory usage by 20% less",
+        "SLOW-PATH and Hot Path: reduce the number of allocations",
+    ],
+)
+def test_length_changing_text_takes_the_same_decisions(text: str) -> None:
+    # Lower-casing "İ" yields two characters, which sends the scan down the
+    # case-insensitive path; it must find the same terms at the same offsets.
+    plain = find_matches("x " + text)
+    folded = find_matches("İ " + text)
+    assert len("İ".lower()) == 2  # the premise: this prefix changes length when lowered
+    assert [(m.term, m.start, m.end) for m in folded] == [(m.term, m.start, m.end) for m in plain]
+    assert plain
+
+
 def test_matching_ignores_case() -> None:
     assert terms_of("PERFORMANCE") == ["performance"]
     assert terms_of("OpTiMiSeD") == ["optimize"]
@@ -144,12 +165,12 @@ def test_phrases_win_over_the_single_words_they_start_with() -> None:
 
 
 def test_all_matches_in_order_without_overlap() -> None:
-    text = "Optimize X; it is faster, with less overhead and better performance."
+    text = "Optimize X; it is faster, the overhead is lower and performance better."
     matches = find_matches(text)
     assert [m.term for m in matches] == ["optimize", "faster", "overhead", "performance"]
     starts = [m.start for m in matches]
     assert starts == sorted(starts)
-    for first, second in zip(matches, matches[1:], strict=False):
+    for first, second in itertools.pairwise(matches):
         assert first.end <= second.start
 
 
@@ -168,7 +189,6 @@ def test_spans_point_at_the_matched_text(text: str) -> None:
     assert matches
     for match in matches:
         assert text[match.start : match.end] == match.text
-        assert match.text.lower().startswith(match.text.lower()[:1])
 
 
 def test_span_offsets_are_exact() -> None:
@@ -269,15 +289,12 @@ def test_any_text_gives_valid_ordered_spans(text: str) -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=60), st.text(max_size=60))
-def test_a_keyword_between_any_separators_is_found(left: str, right: str) -> None:
+def test_a_spaced_keyword_is_always_covered_by_a_match(left: str, right: str) -> None:
+    # Whatever surrounds it, " faster " is found, either on its own or inside a longer
+    # phrase ("3x faster", "less faster time"); nothing can end half-way through it.
     text = f"{left} faster {right}"
-    assert any(m.text.lower() == "faster" for m in find_matches(text)) or _eaten(left, right)
-
-
-def _eaten(left: str, right: str) -> bool:
-    # "faster" can only be missed when the surrounding text turns it into part of a longer
-    # match (e.g. "3x faster", "slow down ... faster" never hides it) or an exclusion.
-    return any(m.end > len(left) for m in find_matches(f"{left} faster {right}"))
+    start = len(left) + 1
+    assert any(m.start <= start and m.end >= start + 6 for m in find_matches(text))
 
 
 # ------------------------------------------------------------------------ the labeler API
@@ -332,6 +349,13 @@ def test_term_list_built_in_code() -> None:
     assert KeywordLabeler(terms).name == "keyword@2"
 
 
+def test_lists_built_in_code_are_checked_too() -> None:
+    with pytest.raises(ValueError, match="unbounded"):
+        KeywordLabeler(TermList(version=1, terms=(Term("bad", "slow.+fast"),)))
+    with pytest.raises(ValueError, match="empty string"):
+        find_matches("anything", TermList(version=1, terms=(Term("bad", "x*"),)))
+
+
 def test_patterns_with_their_own_groups_report_the_right_term() -> None:
     terms = TermList(
         version=1,
@@ -363,11 +387,14 @@ def test_patterns_with_their_own_groups_report_the_right_term() -> None:
         ("version = 1\n[[term]]\nname = 'bad'\npattern = 'fast('\n", "'bad'"),
         ("version = 1\n[[term]]\nname = 'greedy'\npattern = 'slow.*fast'\n", "unbounded"),
         ("version = 1\n[[term]]\nname = 'empty'\npattern = '(fast)?'\n", "empty string"),
-        ("version = 1\n[[term]]\nname = 'ref'\npattern = '(a)\\\\1'\n", "back-reference"),
+        ("version = 1\n[[term]]\nname = 'ref'\npattern = '(a)\\1'\n", "back-reference"),
         ("version = 1\n[[term]]\nname = 'grp'\npattern = '(?P<x>a)'\n", "named groups"),
         ("version = 1\n[[term]]\nname = 'x'\npatern = 'x'\n", "unknown key"),
-        ("version = 1\n[[term]]\nname = 'x'\npattern = 'x'\n[[term]]\nname = 'x'\npattern = 'y'\n",
-         "duplicate"),
+        (
+            "version = 1\n[[term]]\nname = 'x'\npattern = 'x'\n"
+            "[[term]]\nname = 'x'\npattern = 'y'\n",
+            "duplicate",
+        ),
         ("version = 1\nterms = []\n[[term]]\nname = 'x'\npattern = 'x'\n", "unknown key"),
         ("version = 1\nterm = 'x'\n", "array"),
     ],
@@ -377,7 +404,7 @@ def test_malformed_list_raises_value_error_naming_file_and_entry(
 ) -> None:
     path = tmp_path / "broken_keywords.toml"
     path.write_text(content, encoding="utf-8")
-    with pytest.raises(ValueError, match="broken_keywords.toml") as info:
+    with pytest.raises(ValueError, match=re.escape(str(tmp_path / "broken_keywords.toml"))) as info:
         load_terms(path)
     assert expected in str(info.value)
 
@@ -399,7 +426,7 @@ def test_bad_entry_is_named(tmp_path: Path) -> None:
 def test_non_utf8_file_is_a_value_error(tmp_path: Path) -> None:
     path = tmp_path / "latin1.toml"
     path.write_bytes(b"version = 1\n[[term]]\nname = 'caf\xe9'\npattern = 'x'\n")
-    with pytest.raises(ValueError, match="latin1.toml"):
+    with pytest.raises(ValueError, match=re.escape("latin1.toml")):
         load_terms(path)
 
 
@@ -447,8 +474,6 @@ def test_f1_on_test_split_stays_above_floor() -> None:
 
 @needs_data
 def test_f1_on_gold500_stays_above_floor() -> None:
-    import csv
-
     with (DATA / "gold500.csv").open(encoding="utf-8", newline="") as handle:
         rows = [
             (r["commit_message"], int(r["target"]))

@@ -81,8 +81,12 @@ def test_changes_outside_functions_are_filtered(repo: GitRepo, store: Store) -> 
 
 
 def test_language_filter_by_extension(repo: GitRepo, store: Store) -> None:
-    init_java = repo.commit("init", {"A.java": "class A {\n  int f(int x) {\n    return x;\n  }\n}\n"})
-    java = repo.commit("java", {"A.java": "class A {\n  int f(int x) {\n    return x + 1;\n  }\n}\n"})
+    init_java = repo.commit(
+        "init", {"A.java": "class A {\n  int f(int x) {\n    return x;\n  }\n}\n"}
+    )
+    java = repo.commit(
+        "java", {"A.java": "class A {\n  int f(int x) {\n    return x + 1;\n  }\n}\n"}
+    )
     init_cpp = repo.commit("init c++", {"k.cc": "int g(int x) {\n  return x;\n}\n"})
     cpp = repo.commit("c++", {"k.cc": "int g(int x) {\n  return x * 2;\n}\n"})
     repo.commit("docs", {"notes.txt": "hello\n"})

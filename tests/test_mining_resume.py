@@ -56,8 +56,18 @@ def snapshot(db: Path) -> dict[str, list[tuple]]:
 
 
 def mine_cmd(repo: Path, db: Path) -> list[str]:
-    return [sys.executable, "-m", "curator", "mine", "commits", str(repo), "--db", str(db),
-            "--batch-size", "5"]
+    return [
+        sys.executable,
+        "-m",
+        "curator",
+        "mine",
+        "commits",
+        str(repo),
+        "--db",
+        str(db),
+        "--batch-size",
+        "5",
+    ]
 
 
 def test_sigkill_then_rerun_equals_clean_run(tmp_path: Path) -> None:
@@ -71,8 +81,12 @@ def test_sigkill_then_rerun_equals_clean_run(tmp_path: Path) -> None:
     assert len(clean["items"]) > 100 and clean["duplicates"]
 
     killed_db = tmp_path / "killed.db"
-    proc = subprocess.Popen(mine_cmd(repo.path, killed_db), env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        mine_cmd(repo.path, killed_db),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     stored = 0
     while time.monotonic() < deadline and proc.poll() is None:

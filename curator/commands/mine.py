@@ -47,7 +47,9 @@ class RateColumn(ProgressColumn):
 
     def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
-        return Text("-- commits/s" if speed is None else f"{speed:,.1f} commits/s", "progress.data.speed")
+        return Text(
+            "-- commits/s" if speed is None else f"{speed:,.1f} commits/s", "progress.data.speed"
+        )
 
 
 class RichReporter:
@@ -104,13 +106,21 @@ def _summary_table(summaries: list[SourceSummary]) -> Table:
 
 @app.command("commits")
 def commits(
-    sources: list[str] = typer.Argument(..., help="Repository paths or git URLs.", show_default=False),
+    sources: list[str] = typer.Argument(
+        ..., help="Repository paths or git URLs.", show_default=False
+    ),
     lang: str = typer.Option(
         "python,cpp,java", "--lang", help="Languages to keep (by file extension)."
     ),
-    since: str | None = typer.Option(None, "--since", callback=_date, help="Only commits after this date."),
-    until: str | None = typer.Option(None, "--until", callback=_date, help="Only commits before this date."),
-    max_files: int = typer.Option(1, "--max-files", min=1, help="Drop commits touching more files."),
+    since: str | None = typer.Option(
+        None, "--since", callback=_date, help="Only commits after this date."
+    ),
+    until: str | None = typer.Option(
+        None, "--until", callback=_date, help="Only commits before this date."
+    ),
+    max_files: int = typer.Option(
+        1, "--max-files", min=1, help="Drop commits touching more files."
+    ),
     max_functions: int = typer.Option(
         1, "--max-functions", min=1, help="Drop commits changing more functions."
     ),
@@ -164,7 +174,9 @@ def commits(
                 store, sources, options, [KeywordLabeler()], reporter, clone_dir, batch_size
             )
     except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/]: everything up to the last batch is saved; run again to resume")
+        err.print(
+            "[yellow]interrupted[/]: everything up to the last batch is saved; run again to resume"
+        )
         raise typer.Exit(130) from None
     finally:
         store.close()
@@ -178,8 +190,6 @@ def commits(
     stored = sum(s.stored for s in summaries)
     seen = sum(s.seen for s in summaries)
     dups = sum(s.duplicates for s in summaries)
-    out.print(
-        f"seen {seen}, filtered {sum(filtered.values())}, duplicates {dups}, stored {stored}"
-    )
+    out.print(f"seen {seen}, filtered {sum(filtered.values())}, duplicates {dups}, stored {stored}")
     if any(s.failed for s in summaries):
         raise typer.Exit(1)

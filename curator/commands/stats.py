@@ -36,19 +36,31 @@ def stats(
     if as_json:
         out.print_json(json.dumps(data))
         return
-    out.print(f"database {one_line(data['database'])} (schema v{data['schema_version']}): "
-              f"{data['items']} items, {data['votes']} votes, {data['sets']} sets")
+    out.print(
+        f"database {one_line(data['database'])} (schema v{data['schema_version']}): "
+        f"{data['items']} items, {data['votes']} votes, {data['sets']} sets"
+    )
     out.print(_table("Items by kind", ("kind", "items"), list(data["by_kind"].items())))
-    out.print(_table(
-        "Items by language",
-        ("kind", "language", "items"),
-        [(k, lang, n) for k, langs in data["by_language"].items() for lang, n in langs.items()],
-    ))
+    out.print(
+        _table(
+            "Items by language",
+            ("kind", "language", "items"),
+            [(k, lang, n) for k, langs in data["by_language"].items() for lang, n in langs.items()],
+        )
+    )
     out.print(_table("Items by source", ("source", "items"), list(data["by_source"].items())))
-    out.print(_table(
-        "Predictions by labeler and label",
-        ("labeler", "label", "predictions"),
-        [(lb, label, n) for lb, labels in data["predictions"].items() for label, n in labels.items()],
-    ))
+    out.print(
+        _table(
+            "Predictions by labeler and label",
+            ("labeler", "label", "predictions"),
+            [
+                (lb, label, n)
+                for lb, labels in data["predictions"].items()
+                for label, n in labels.items()
+            ],
+        )
+    )
     if data["duplicates"]:
-        out.print(_table("Duplicates linked", ("kind", "duplicates"), list(data["duplicates"].items())))
+        out.print(
+            _table("Duplicates linked", ("kind", "duplicates"), list(data["duplicates"].items()))
+        )

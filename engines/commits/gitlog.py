@@ -122,7 +122,9 @@ def _range_args(rev: str, since: str | None, until: str | None) -> list[str]:
     return [*args, rev, "--"]
 
 
-def list_commits(repo: Path, rev: str, since: str | None = None, until: str | None = None) -> list[str]:
+def list_commits(
+    repo: Path, rev: str, since: str | None = None, until: str | None = None
+) -> list[str]:
     """Non-merge commits reachable from ``rev``, oldest first."""
     out = run_git(repo, "rev-list", "--reverse", *_range_args(rev, since, until))
     return out.decode().split()
@@ -191,8 +193,20 @@ def iter_commit_stats(
     ``after`` skips commits up to and including that sha (a resume point).
     """
     proc = subprocess.Popen(
-        ["git", "-C", str(repo), "log", "--reverse", "-z", "--numstat", "-M", "--no-color",
-         "--no-ext-diff", _LOG_FORMAT, *_range_args(rev, since, until)],
+        [
+            "git",
+            "-C",
+            str(repo),
+            "log",
+            "--reverse",
+            "-z",
+            "--numstat",
+            "-M",
+            "--no-color",
+            "--no-ext-diff",
+            _LOG_FORMAT,
+            *_range_args(rev, since, until),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=git_env(),

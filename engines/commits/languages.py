@@ -12,7 +12,9 @@ _EXTENSIONS: dict[str, str] = {}
 _ALIASES: dict[str, str] = {}
 
 
-def register_language(name: str, extensions: list[str], aliases: tuple[str, ...] | list[str] = ()) -> None:
+def register_language(
+    name: str, extensions: list[str], aliases: tuple[str, ...] | list[str] = ()
+) -> None:
     """Map each extension (with its dot, any case) and alias to ``name``."""
     for ext in extensions:
         _EXTENSIONS[ext.lower()] = name

@@ -7,8 +7,13 @@ code runs in-process or on a Dask worker.
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from pydriller import Git
@@ -20,6 +25,10 @@ from engines.commits.languages import language_of
 from engines.commits.options import MineOptions
 from engines.commits.representation import model_input
 from store.records import CommitRow
+
+EXTRACT_WORKERS = 2
+IN_FLIGHT = 32  # outcomes held back at most, to keep memory flat on long histories
+
 
 @dataclass(frozen=True)
 class Mined:
@@ -49,6 +58,26 @@ class Rejected:
 
 
 Outcome = Mined | Filtered | Rejected
+
+
+class _CachedFile(ModifiedFile):
+    """PyDriller's ModifiedFile reading each blob once.
+
+    Upstream re-reads the blob from git on every ``source_code`` access (a dozen
+    times per file while computing ``changed_methods``); the analysis is unchanged.
+    """
+
+    @cached_property
+    def content(self) -> bytes | None:  # type: ignore[override]
+        return super().content
+
+    @cached_property
+    def content_before(self) -> bytes | None:  # type: ignore[override]
+        return super().content_before
+
+    @cached_property
+    def diff(self) -> str:  # type: ignore[override]
+        return super().diff
 
 
 @dataclass
@@ -86,33 +115,84 @@ def mine_repository(
     rev: str,
     options: MineOptions,
     after: str | None = None,
+    workers: int = EXTRACT_WORKERS,
 ) -> Iterator[Outcome]:
-    """Yield one outcome per non-merge commit of ``rev`` after ``after``, oldest first."""
-    git = Git(str(path))
+    """Yield one outcome per non-merge commit of ``rev`` after ``after``, oldest first.
+
+    Commits that pass the cheap filter are extracted by a small thread pool (each
+    thread with its own PyDriller ``Git``): one waits on git while another runs the
+    function parser. Outcomes still come out in commit order.
+    """
+    local = threading.local()
+    opened: list[Git] = []
+
+    def extract(stat: CommitStat) -> Outcome:
+        try:
+            git = getattr(local, "git", None)
+            if git is None:
+                git = local.git = _open_git(path)
+                opened.append(git)
+            return _extract(git, source, rev, stat, options)
+        except Exception as exc:  # a damaged object or a parser failure: skip this commit
+            detail = str(exc).strip().splitlines()[-1:] or [type(exc).__name__]
+            return Rejected(stat.sha, "error", f"cannot read commit: {detail[0]}")
+
+    window: deque[Future[Outcome] | Outcome] = deque()
+    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="extract")
     try:
         for stat in iter_commit_stats(path, rev, options.since, options.until, after):
             if isinstance(stat, StatProblem):
-                yield Rejected(stat.sha, "error", f"cannot read commit: {stat.message}")
-                continue
-            verdict = cheap_filter(stat, options)
-            if verdict is not None:
-                yield verdict
-                continue
-            try:
-                yield _extract(git, path, source, rev, stat, options)
-            except Exception as exc:  # a damaged object or a parser failure: skip this commit
-                detail = str(exc).strip().splitlines()[-1:] or [type(exc).__name__]
-                yield Rejected(stat.sha, "error", f"cannot read commit: {detail[0]}")
+                window.append(Rejected(stat.sha, "error", f"cannot read commit: {stat.message}"))
+            else:
+                verdict = cheap_filter(stat, options)
+                window.append(verdict if verdict is not None else pool.submit(extract, stat))
+            while window and (len(window) > IN_FLIGHT or _ready(window[0])):
+                yield _result(window.popleft())
+        while window:
+            yield _result(window.popleft())
     finally:
-        git.clear()
+        for pending in window:
+            if isinstance(pending, Future):
+                pending.cancel()
+        pool.shutdown(wait=True)
+        for git in opened:
+            git.clear()
 
 
-def _extract(
-    git: Git, path: Path, source: str, rev: str, stat: CommitStat, options: MineOptions
-) -> Outcome:
+_OPEN_LOCK = threading.Lock()
+
+
+def _open_git(path: Path) -> Git:
+    """A PyDriller ``Git``, opened one at a time.
+
+    Opening writes a setting into the repository's config under a lock file, so
+    two threads (or two processes) opening at once can collide: wait and retry.
+    """
+    with _OPEN_LOCK:
+        for attempt in range(50):
+            try:
+                return Git(str(path))
+            except OSError:
+                if attempt == 49:
+                    raise
+                time.sleep(0.1)
+    raise AssertionError("unreachable")
+
+
+def _ready(entry: Future[Outcome] | Outcome) -> bool:
+    return not isinstance(entry, Future) or entry.done()
+
+
+def _result(entry: Future[Outcome] | Outcome) -> Outcome:
+    return entry.result() if isinstance(entry, Future) else entry
+
+
+def _extract(git: Git, source: str, rev: str, stat: CommitStat, options: MineOptions) -> Outcome:
     commit = git.get_commit(stat.sha)
     modified = [
-        m for m in commit.modified_files if language_of(_path_of(m)) in options.languages
+        _CachedFile(m._c_diff)
+        for m in commit.modified_files
+        if language_of(_path_of(m)) in options.languages
     ]
     diff_parts = []
     for m in modified:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from engines.commits.gitlog import GitError, count_commits, resolve_branch
-from engines.commits.miner import Filtered, Mined, Rejected, mine_repository
+from engines.commits.miner import Mined, Rejected, mine_repository
 from engines.commits.options import MineOptions
 from engines.commits.sources import SourceError, resolve_source
 from engines.labelers.base import Labeler

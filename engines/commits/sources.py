@@ -65,16 +65,24 @@ def _clone_or_fetch(url: str, clone_dir: Path) -> LocalRepo:
     dest = _cache_path(url, clone_dir)
     if dest.exists() and is_repository(dest):
         try:
-            run_git(dest, "fetch", "--quiet", "--prune", "origin", "+refs/heads/*:refs/heads/*",
-                    timeout=CLONE_TIMEOUT_S)
+            run_git(
+                dest,
+                "fetch",
+                "--quiet",
+                "--prune",
+                "origin",
+                "+refs/heads/*:refs/heads/*",
+                timeout=CLONE_TIMEOUT_S,
+            )
         except GitError as exc:
             return LocalRepo(url, dest, warning=f"fetch failed, mining the cached copy ({exc})")
         return LocalRepo(url, dest)
     clone_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".clone-", dir=clone_dir))
     try:
-        run_git(clone_dir, "clone", "--quiet", "--bare", url, str(tmp / "repo"),
-                timeout=CLONE_TIMEOUT_S)
+        run_git(
+            clone_dir, "clone", "--quiet", "--bare", url, str(tmp / "repo"), timeout=CLONE_TIMEOUT_S
+        )
         if dest.exists():
             shutil.rmtree(dest)
         (tmp / "repo").rename(dest)

@@ -6,10 +6,13 @@ The list is data, not code: ``perf_keywords.toml`` beside this module holds a
 ``note``) and an optional array of ``[[exclude]]`` tables with the same keys. Users who
 keep their own list pass its path to :func:`load_terms`.
 
-Every pattern is wrapped in word-boundary guards and all of them are compiled into a
-single case-insensitive alternation, so a message is scanned once however long the list
-is. Exclusions come first in that alternation: text they match (``fast-forward``, for
-instance) is consumed and reported as nothing, so a term cannot fire inside it.
+All patterns are compiled into one alternation guarded by word boundaries (no letter,
+digit or underscore may touch a match on either side), so a message is scanned once
+however long the list is. Matching ignores case: the alternation runs on the lower-cased
+message, which keeps character offsets intact, and a case-insensitive twin handles the
+rare texts whose lower-cased form has a different length. Exclusions come first in the
+alternation: text they match (``fast-forward``, for instance) is consumed and reported
+as nothing, so no term can fire inside it.
 """
 
 from __future__ import annotations
@@ -220,6 +223,10 @@ class _Compiled:
 @functools.lru_cache(maxsize=16)
 def _compile(terms: TermList) -> _Compiled:
     entries = [*terms.excludes, *terms.terms]
+    for kind, group in (("exclude", terms.excludes), ("term", terms.terms)):
+        for position, entry in enumerate(group, start=1):
+            # Lists built in code skip load_terms, so they are checked here as well.
+            _check_pattern(entry.pattern, terms.source, f"[[{kind}]] #{position} ({entry.name!r})")
     names: list[str | None] = [None] * len(terms.excludes) + [t.name for t in terms.terms]
     try:
         lower, markers = _combine([_lower_pattern(e.pattern) for e in entries], 0)

@@ -185,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if path.is_file():
             corpus.extend(m for m, _ in read_jsonl(path)[0])
     if args.quick:
-        corpus = corpus[:800]
+        corpus = corpus[:500]
     rounds = args.rounds or (2 if args.quick else 3)
     chars = sum(len(m) for m in corpus)
 
