@@ -92,14 +92,21 @@ def _git_env(name: str, email: str, date: str) -> dict[str, str]:
     return env
 
 
-def _git(dest: Path, args: list[str], name: str, email: str, date: str, stdin: str | None = None) -> str:
+def _git(
+    dest: Path, args: list[str], name: str, email: str, date: str, stdin: str | None = None
+) -> str:
     cmd = [
         "git",
-        "-c", f"user.name={name}",
-        "-c", f"user.email={email}",
-        "-c", "commit.gpgsign=false",
-        "-c", "core.autocrlf=false",
-        "-c", "core.hooksPath=/dev/null",
+        "-c",
+        f"user.name={name}",
+        "-c",
+        f"user.email={email}",
+        "-c",
+        "commit.gpgsign=false",
+        "-c",
+        "core.autocrlf=false",
+        "-c",
+        "core.hooksPath=/dev/null",
         *args,
     ]
     result = subprocess.run(
@@ -187,8 +194,13 @@ def build_repository(recipe_path: Path, dest: Path) -> list[dict[str, Any]]:
     if start.tzinfo is None:
         raise RecipeError("repository.start_date must include a UTC offset")
     first_author = DEFAULT_AUTHOR
-    _git(dest, ["init", "-q", "-b", repo["default_branch"]],
-         first_author["name"], first_author["email"], _git_date(start, 0))
+    _git(
+        dest,
+        ["init", "-q", "-b", repo["default_branch"]],
+        first_author["name"],
+        first_author["email"],
+        _git_date(start, 0),
+    )
 
     results: list[dict[str, Any]] = []
     for i, commit in enumerate(recipe["commits"]):
@@ -201,13 +213,17 @@ def build_repository(recipe_path: Path, dest: Path) -> list[dict[str, Any]]:
             if rel not in files:
                 files.append(rel)
         _git(dest, ["add", "-A", "--", *files], author["name"], author["email"], date)
-        staged = _git(dest, ["diff", "--cached", "--name-only"], author["name"], author["email"], date)
+        staged = _git(
+            dest, ["diff", "--cached", "--name-only"], author["name"], author["email"], date
+        )
         if not staged.strip():
             raise RecipeError(f"commit {cid}: changes produce an empty commit")
         _git(
             dest,
             ["commit", "-q", "--no-verify", "--cleanup=verbatim", "-F", "-"],
-            author["name"], author["email"], date,
+            author["name"],
+            author["email"],
+            date,
             stdin=_normalize_message(commit["message"]),
         )
         sha = _git(dest, ["rev-parse", "HEAD"], author["name"], author["email"], date).strip()
@@ -226,7 +242,9 @@ def build_repository(recipe_path: Path, dest: Path) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Build the deterministic sample commit repository.")
+    parser = argparse.ArgumentParser(
+        description="Build the deterministic sample commit repository."
+    )
     parser.add_argument("dest", type=Path, help="directory to create the repository in")
     parser.add_argument("--recipe", type=Path, default=DEFAULT_RECIPE, help="recipe YAML file")
     parser.add_argument("--force", action="store_true", help="remove DEST first if it exists")
@@ -236,7 +254,10 @@ def main(argv: list[str] | None = None) -> int:
     dest: Path = args.dest
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         if not args.force:
-            print(f"error: {dest} exists and is not empty (use --force to replace it)", file=sys.stderr)
+            print(
+                f"error: {dest} exists and is not empty (use --force to replace it)",
+                file=sys.stderr,
+            )
             return 2
         if dest.is_dir() and not dest.is_symlink():
             shutil.rmtree(dest)

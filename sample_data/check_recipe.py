@@ -44,7 +44,7 @@ PERF_WORDS = re.compile(
 def _lines(source: str | None, start: int, end: int) -> str:
     if not source:
         return ""
-    return "\n".join(source.splitlines()[start - 1:end])
+    return "\n".join(source.splitlines()[start - 1 : end])
 
 
 def classify(commit) -> tuple[str, object, list]:
@@ -78,7 +78,9 @@ def main(argv: list[str] | None = None) -> int:
         func_hashes: dict[str, str] = {}
         diff_hashes: dict[str, str] = {}
         actual_counts: Counter[str] = Counter()
-        for commit in Repository(str(Path(tmp) / "a"), order="reverse", only_no_merge=True).traverse_commits():
+        for commit in Repository(
+            str(Path(tmp) / "a"), order="reverse", only_no_merge=True
+        ).traverse_commits():
             entry = by_sha[commit.hash]
             actual, mf, methods = classify(commit)
             actual_counts[actual] += 1
@@ -94,8 +96,14 @@ def main(argv: list[str] | None = None) -> int:
             name = methods[0].name
             before = [m for m in mf.methods_before if m.name == name]
             after = [m for m in mf.methods if m.name == name]
-            code_before = _lines(mf.source_code_before, before[0].start_line, before[0].end_line) if before else ""
-            code_after = _lines(mf.source_code, after[0].start_line, after[0].end_line) if after else ""
+            code_before = (
+                _lines(mf.source_code_before, before[0].start_line, before[0].end_line)
+                if before
+                else ""
+            )
+            code_after = (
+                _lines(mf.source_code, after[0].start_line, after[0].end_line) if after else ""
+            )
             fh = hashlib.md5((code_before + "\0" + code_after).encode()).hexdigest()
             dh = hashlib.md5(mf.diff.encode()).hexdigest()
             if fh in func_hashes:
@@ -106,15 +114,24 @@ def main(argv: list[str] | None = None) -> int:
 
     for commit in recipe["commits"]:
         if commit.get("trap") == "perf-without-keyword" and PERF_WORDS.search(commit["message"]):
-            problems.append(f"{commit['id']}: perf-without-keyword message contains a performance word")
+            problems.append(
+                f"{commit['id']}: perf-without-keyword message contains a performance word"
+            )
         if commit.get("trap") == "keyword-not-perf" and not PERF_WORDS.search(commit["message"]):
             problems.append(f"{commit['id']}: keyword-not-perf message has no performance word")
 
     langs = Counter()
     for c in first:
         exts = {Path(f).suffix for f in c["files"]}
-        lang = ("python" if exts <= {".py"} else "cpp" if exts <= {".cpp", ".h", ".hpp", ".cc"}
-                else "java" if exts <= {".java"} else "other")
+        lang = (
+            "python"
+            if exts <= {".py"}
+            else "cpp"
+            if exts <= {".cpp", ".h", ".hpp", ".cc"}
+            else "java"
+            if exts <= {".java"}
+            else "other"
+        )
         langs[lang] += 1
     print(f"commits: {len(first)}  head: {first[-1]['sha']}")
     print("expect:", dict(Counter(c["expect"] for c in first)))

@@ -43,7 +43,7 @@ def _date(value: str | None) -> str | None:
 
 
 class RateColumn(ProgressColumn):
-    """Commits per second, averaged by rich over the recent past."""
+    """Commits examined per second in this run (resumed work not counted)."""
 
     def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
@@ -62,7 +62,7 @@ class RichReporter:
 
     def source_started(self, source: str, total: int, done: int) -> None:
         self.tasks[source] = self.progress.add_task(
-            one_line(source, 50), total=max(total, 1) if total else 1, completed=done
+            one_line(source, 50), total=max(total, done, 1), completed=done, start=done
         )
 
     def advance(self, source: str, count: int) -> None:

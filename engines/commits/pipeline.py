@@ -75,8 +75,7 @@ class SilentReporter:
 def label_rows(rows: Sequence[CommitRow], labelers: Sequence[Labeler]) -> None:
     """Attach every labeler's prediction to every row (labelers choose their input field)."""
     for labeler in labelers:
-        attr = getattr(labeler, "input_field", "model_input")
-        predictions = labeler.predict([getattr(row, attr) for row in rows])
+        predictions = labeler.predict([getattr(row, labeler.input_field) for row in rows])
         for row, p in zip(rows, predictions, strict=True):
             row.predictions.append(PredictionRow(labeler.name, p.label, p.score, p.details))
 

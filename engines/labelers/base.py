@@ -27,9 +27,12 @@ class Prediction:
 class Labeler(Protocol):
     """Anything that can pre-label a batch of texts.
 
-    ``name`` is the stable identifier stored with each prediction, e.g. ``keyword@1``.
+    ``name`` is the stable identifier stored with each prediction, e.g. ``keyword@1``;
+    ``input_field`` names the commit text it reads: ``message`` or ``model_input``
+    (message || diff).
     """
 
     name: str
+    input_field: str
 
     def predict(self, texts: Sequence[str]) -> list[Prediction]: ...

@@ -286,7 +286,12 @@ def find_matches(text: str, terms: TermList | None = None) -> list[KeywordMatch]
 
 
 class KeywordLabeler:
-    """Rule baseline: ``perf`` when any term matches, else ``non-perf``; score 1.0."""
+    """Rule baseline: ``perf`` when any term matches, else ``non-perf``; score 1.0.
+
+    It reads commit messages only, as the papers' keyword baselines do.
+    """
+
+    input_field = "message"
 
     def __init__(self, terms: TermList | None = None) -> None:
         self.terms: TermList = terms if terms is not None else _default_terms()
