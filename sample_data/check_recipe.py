@@ -32,7 +32,7 @@ from pathlib import Path
 from pydriller import Repository
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from build_commit_repo import DEFAULT_RECIPE, build_repository, load_recipe  # noqa: E402
+from build_commit_repo import DEFAULT_RECIPE, build_repository, load_recipe
 
 SOURCE_EXT = {".py", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".java"}
 PERF_WORDS = re.compile(
