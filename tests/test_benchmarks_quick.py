@@ -1,0 +1,38 @@
+"""The benchmarks' short forms: they run, and their results cross-check the miner.
+
+Full runs: ``make bench``. No timing is asserted here, only what the runs compute.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.benchmarks import bench_mining
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_mining_benchmark_agrees_with_a_plain_pydriller_filter() -> None:
+    result = bench_mining.run(150, multi_file_share=0.7)
+    # the plain PyDriller loop applying the same rules keeps the same commits
+    assert result["stored_by_curator"] == result["kept_by_plain_filter"]
+    assert result["stored_by_curator"] > 0
+    rates = result["commits_per_s"]
+    assert isinstance(rates, dict) and all(rate > 0 for rate in rates.values())
+
+
+def test_keyword_benchmark_quick_form_reports_a_ratio() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests/benchmarks/bench_keyword.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "speed-up vs same-output naive" in proc.stdout
+    # the fast path and the naive per-term loop must label every message alike
+    agreement = next(ln for ln in proc.stdout.splitlines() if "agreement with naive" in ln)
+    labels = agreement.split("labels ")[1].split(",")[0]
+    agreed, total = labels.split("/")
+    assert agreed == total
