@@ -108,3 +108,25 @@ def test_sigkill_then_rerun_equals_clean_run(tmp_path: Path) -> None:
 
     subprocess.run(mine_cmd(repo.path, killed_db), check=True, env=env, capture_output=True)
     assert snapshot(killed_db) == clean
+
+
+def test_rewritten_history_walks_again_without_duplicates(tmp_path: Path) -> None:
+    from engines.commits.options import MineOptions
+    from engines.commits.pipeline import SilentReporter, mine_commits
+    from store import open_store
+    from tests.gitrepo import py_module
+
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("init", {"m.py": py_module("y += 1", "y += 2")})
+    kept = repo.commit("kept", {"m.py": py_module("y += 1", "y += 3")})
+    repo.commit("dropped later", {"m.py": py_module("y += 1", "y += 4")})
+    with open_store(tmp_path / "s.db") as store:
+        mine_commits(store, [str(repo.path)], MineOptions())
+        repo.git("reset", "-q", "--hard", kept)
+        new = repo.commit("replacement", {"m.py": py_module("y += 1", "y += 5")})
+        reporter = SilentReporter()
+        (summary,) = mine_commits(store, [str(repo.path)], MineOptions(), reporter=reporter)
+        assert any("no longer on main" in p for p in reporter.problems)
+        assert (summary.stored, summary.known) == (1, 1)  # "kept" is recognised, not redone
+        shas = {r[0] for r in store.query("SELECT sha FROM commits")}
+        assert new in shas and kept in shas

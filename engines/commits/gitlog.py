@@ -122,6 +122,15 @@ def _range_args(rev: str, since: str | None, until: str | None) -> list[str]:
     return [*args, rev, "--"]
 
 
+def is_ancestor(repo: Path, sha: str, rev: str) -> bool:
+    """Whether ``sha`` is still in the history of ``rev`` (false after a force-push)."""
+    try:
+        run_git(repo, "merge-base", "--is-ancestor", sha, rev)
+    except GitError:
+        return False
+    return True
+
+
 def list_commits(
     repo: Path, rev: str, since: str | None = None, until: str | None = None
 ) -> list[str]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from engines.commits.gitlog import GitError, count_commits, resolve_branch
+from engines.commits.gitlog import GitError, count_commits, is_ancestor, resolve_branch
 from engines.commits.miner import Mined, Rejected, mine_repository
 from engines.commits.options import MineOptions
 from engines.commits.sources import SourceError, resolve_source
@@ -123,6 +123,12 @@ def _mine_source(
     checkpoint = load_checkpoint(store, KIND, repo.source, scope)
     after = checkpoint.last_key if checkpoint else None
     base: dict[str, Any] = checkpoint.counters if checkpoint else {}
+    if after is not None and not is_ancestor(repo.path, after, rev):
+        report.problem(
+            f"{repo.source}: checkpoint {after[:12]} is no longer on {rev} (history rewritten?);"
+            " walking the whole branch again, stored commits are skipped"
+        )
+        after, base = None, {}
     summary.resumed_after = after
     total = count_commits(repo.path, rev, options.since, options.until)
     done = int(base.get("seen", 0))
