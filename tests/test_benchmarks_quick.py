@@ -9,7 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.benchmarks import bench_mining
+from tests.conftest import SHARED_DATA
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,6 +26,10 @@ def test_mining_benchmark_agrees_with_a_plain_pydriller_filter() -> None:
     assert isinstance(rates, dict) and all(rate > 0 for rate in rates.values())
 
 
+@pytest.mark.skipif(
+    not (SHARED_DATA / "perf-commit-messages").is_dir(),
+    reason=f"labeled commit messages not found at {SHARED_DATA / 'perf-commit-messages'}",
+)
 def test_keyword_benchmark_quick_form_reports_a_ratio() -> None:
     proc = subprocess.run(
         [sys.executable, str(ROOT / "tests/benchmarks/bench_keyword.py"), "--quick"],
