@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from store.connection import Store
@@ -26,6 +27,12 @@ def corpus_stats(store: Store) -> dict[str, Any]:
         " GROUP BY kind, language ORDER BY kind, language"
     ):
         by_kind_language.setdefault(kind, {})[language] = count
+    mining: dict[str, dict[str, Any]] = {}
+    for kind, source, counters in store.query(
+        "SELECT kind, source, counters FROM checkpoints ORDER BY updated_at, source"
+    ):
+        # the latest scope (set of filters) mined for each source
+        mining[f"{kind}:{source}"] = json.loads(counters)
     return {
         "database": str(store.path),
         "schema_version": SCHEMA_VERSION,
@@ -42,4 +49,5 @@ def corpus_stats(store: Store) -> dict[str, Any]:
         "predictions": by_labeler,
         "votes": int(store.scalar("SELECT COUNT(*) FROM votes") or 0),
         "sets": int(store.scalar("SELECT COUNT(*) FROM sets") or 0),
+        "mining": mining,
     }

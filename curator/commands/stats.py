@@ -16,8 +16,9 @@ from store.stats import corpus_stats
 
 def _table(title: str, header: tuple[str, ...], rows: list[tuple[object, ...]]) -> Table:
     table = Table(title=title, title_justify="left")
-    for i, name in enumerate(header):
-        table.add_column(name, justify="right" if i == len(header) - 1 else "left")
+    numeric = [bool(rows) and all(isinstance(r[i], int) for r in rows) for i in range(len(header))]
+    for name, is_number in zip(header, numeric, strict=True):
+        table.add_column(name, justify="right" if is_number else "left")
     for row in rows:
         table.add_row(*(one_line(str(cell), 80) for cell in row))
     return table
@@ -60,6 +61,23 @@ def stats(
             ],
         )
     )
+    if data["mining"]:
+        out.print(
+            _table(
+                "Mining runs (latest filters per source)",
+                ("source", "seen", "filtered", "duplicates", "stored"),
+                [
+                    (
+                        source.split(":", 1)[1],
+                        c.get("seen", 0),
+                        sum(c.get("filtered", {}).values()),
+                        c.get("duplicates", 0),
+                        c.get("stored", 0),
+                    )
+                    for source, c in data["mining"].items()
+                ],
+            )
+        )
     if data["duplicates"]:
         out.print(
             _table("Duplicates linked", ("kind", "duplicates"), list(data["duplicates"].items()))
