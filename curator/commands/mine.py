@@ -62,7 +62,7 @@ class RichReporter:
 
     def source_started(self, source: str, total: int, done: int) -> None:
         self.tasks[source] = self.progress.add_task(
-            one_line(source, 50), total=max(total, done, 1), completed=done, start=done
+            one_line(source, 50), total=max(total, done, 1), completed=done, resumed_from=done
         )
 
     def advance(self, source: str, count: int) -> None:
