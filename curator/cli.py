@@ -9,7 +9,6 @@ from curator.commands import mine, stats
 
 app = typer.Typer(
     name="curator",
-    help="Curate ground-truth datasets of performance commits, OpenCL kernels and LLVM IR.",
     no_args_is_help=True,
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,

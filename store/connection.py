@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -81,6 +82,24 @@ class Store:
         self.close()
 
 
+def _enable_wal(conn: sqlite3.Connection, db_path: Path) -> None:
+    """Switch to WAL, waiting for other writers: on a new file SQLite refuses the switch
+    at once (ignoring the busy timeout) while another connection holds the write lock."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+    if mode.lower() != "wal":
+        raise StoreError(f"{db_path}: could not switch to WAL journal mode (got {mode})")
+
+
 def open_store(path: str | os.PathLike[str] | None = None, *, create: bool = True) -> Store:
     """Open (and create or migrate) the store at ``path`` resolved as :func:`resolve_db_path`."""
     db_path = resolve_db_path(path)
@@ -88,6 +107,7 @@ def open_store(path: str | os.PathLike[str] | None = None, *, create: bool = Tru
         raise StoreError(f"{db_path}: no such database")
     if db_path.parent and not db_path.parent.exists():
         db_path.parent.mkdir(parents=True, exist_ok=True)
+    conn: sqlite3.Connection | None = None
     try:
         conn = sqlite3.connect(
             db_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
@@ -95,11 +115,15 @@ def open_store(path: str | os.PathLike[str] | None = None, *, create: bool = Tru
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if mode.lower() != "wal" and str(db_path) != ":memory:":
-            raise StoreError(f"{db_path}: could not switch to WAL journal mode (got {mode})")
+        _enable_wal(conn, db_path)
         conn.execute("PRAGMA synchronous = NORMAL")
         migrate(conn)
     except sqlite3.DatabaseError as exc:
+        if conn is not None:
+            conn.close()
         raise StoreError(f"{db_path}: not a usable Curator database ({exc})") from exc
+    except BaseException:
+        if conn is not None:
+            conn.close()
+        raise
     return Store(db_path, conn)

@@ -23,7 +23,7 @@ from rich.text import Text
 
 from curator.commands.options import DbOption, open_db
 from curator.console import err, out
-from curator.safe_text import one_line
+from curator.safe_text import labelled, one_line
 from engines.commits.languages import parse_languages
 from engines.commits.options import MineOptions
 from engines.commits.pipeline import BATCH_ROWS, SourceSummary, mine_commits
@@ -62,7 +62,7 @@ class RichReporter:
 
     def source_started(self, source: str, total: int, done: int) -> None:
         self.tasks[source] = self.progress.add_task(
-            one_line(source, 50), total=max(total, done, 1), completed=done, resumed_from=done
+            one_line(source, 50).plain, total=max(total, done, 1), completed=done, resumed_from=done
         )
 
     def advance(self, source: str, count: int) -> None:
@@ -70,12 +70,14 @@ class RichReporter:
 
     def problem(self, text: str) -> None:
         self.problems += 1
-        self.progress.console.print(f"[yellow]warning:[/] {one_line(text, 300)}")
+        self.progress.console.print(labelled("warning", "yellow", one_line(text, 300)))
 
     def source_finished(self, summary: SourceSummary) -> None:
         if summary.failed:
             self.progress.console.print(
-                f"[red]error:[/] {one_line(summary.source, 120)}: {one_line(summary.failed, 200)}"
+                labelled(
+                    "error", "red", one_line(summary.source, 120), ": ", one_line(summary.failed)
+                )
             )
         task = self.tasks.get(summary.source)
         if task is not None:
@@ -91,7 +93,7 @@ def _summary_table(summaries: list[SourceSummary]) -> Table:
         table.add_column(name, justify="right")
     for s in summaries:
         if s.failed:
-            table.add_row(one_line(s.source, 60), "-", "-", "-", "-", "[red]failed[/]")
+            table.add_row(one_line(s.source, 60), "-", "-", "-", "-", Text("failed", "red"))
             continue
         table.add_row(
             one_line(s.source, 60),
@@ -158,7 +160,7 @@ def commits(
     )
     store = open_db(db)
     progress = Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         RateColumn(),

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from curator.console import err
-from curator.safe_text import one_line
+from curator.safe_text import labelled, one_line
 from store import Store, open_store
 from store.connection import StoreError
 
@@ -25,5 +25,5 @@ def open_db(db: Path | None) -> Store:
     try:
         return open_store(db)
     except StoreError as exc:
-        err.print(f"[red]error:[/] {one_line(str(exc))}")
+        err.print(labelled("error", "red", one_line(str(exc))))
         raise typer.Exit(2) from exc

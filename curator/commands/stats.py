@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from curator.commands.options import DbOption, open_db
 from curator.console import out
@@ -35,11 +36,16 @@ def stats(
     finally:
         store.close()
     if as_json:
-        out.print_json(json.dumps(data))
+        # ensure_ascii: control characters in source paths leave as \u escapes
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=True))
         return
     out.print(
-        f"database {one_line(data['database'])} (schema v{data['schema_version']}): "
-        f"{data['items']} items, {data['votes']} votes, {data['sets']} sets"
+        Text.assemble(
+            "database ",
+            one_line(data["database"]),
+            f" (schema v{data['schema_version']}): {data['items']} items,"
+            f" {data['votes']} votes, {data['sets']} sets",
+        )
     )
     out.print(_table("Items by kind", ("kind", "items"), list(data["by_kind"].items())))
     out.print(

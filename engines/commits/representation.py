@@ -31,7 +31,7 @@ class Hunk:
 
     @property
     def edit_size(self) -> int:
-        return sum(1 for line in self.body.splitlines()[1:] if line[:1] in "+-")
+        return sum(1 for line in self.body.splitlines()[1:] if line.startswith(("+", "-")))
 
 
 def approximate_tokens(text: str) -> int:
@@ -71,10 +71,16 @@ def order_hunks(diff: str) -> str:
 
 
 def truncate_tokens(text: str, budget: int) -> str:
-    """Cut ``text`` after its ``budget``-th token (by :func:`approximate_tokens`)."""
-    for count, match in enumerate(_TOKEN.finditer(text), start=1):
+    """Cut ``text`` right after its ``budget``-th token (by :func:`approximate_tokens`).
+
+    Text with at most ``budget`` tokens comes back whole; a budget of 0 means no cut.
+    """
+    if budget <= 0:
+        return text
+    tokens = _TOKEN.finditer(text)
+    for count, match in enumerate(tokens, start=1):
         if count == budget:
-            return text[: match.end()]
+            return text if next(tokens, None) is None else text[: match.end()]
     return text
 
 
