@@ -25,17 +25,17 @@ def strip_controls(text: str) -> str:
     return _ESCAPES.sub("", text)
 
 
-def plain(text: str, style: str = "") -> Text:
+def plain(text: str) -> Text:
     """Untrusted text as a Rich ``Text``, shown literally."""
-    return Text(strip_controls(text), style=style)
+    return Text(strip_controls(text))
 
 
-def one_line(text: str, width: int = 200, style: str = "") -> Text:
+def one_line(text: str, width: int = 200) -> Text:
     """Untrusted text on one line, shortened to ``width`` with an ellipsis."""
     flat = " ".join(strip_controls(text).split())
     if len(flat) > width:
         flat = flat[: width - 1] + "…"
-    return Text(flat, style=style)
+    return Text(flat)
 
 
 def labelled(label: str, label_style: str, *parts: str | Text) -> Text:

@@ -43,7 +43,8 @@ def _date(value: str | None) -> str | None:
 
 
 class RateColumn(ProgressColumn):
-    """Commits examined per second in this run (resumed work not counted)."""
+    """Commits examined per second, as rich measures it over this run's recent advances
+    (commits done by an earlier, resumed run are the bar's start, not a sample)."""
 
     def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
@@ -62,7 +63,7 @@ class RichReporter:
 
     def source_started(self, source: str, total: int, done: int) -> None:
         self.tasks[source] = self.progress.add_task(
-            one_line(source, 50).plain, total=max(total, done, 1), completed=done, resumed_from=done
+            one_line(source, 50).plain, total=max(total, done, 1), completed=done
         )
 
     def advance(self, source: str, count: int) -> None:
