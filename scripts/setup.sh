@@ -14,6 +14,23 @@ if ! command -v git >/dev/null; then
     exit 1
 fi
 
+# clang compiles C/C++ to LLVM IR (`curator mine ir --build`) and OpenCL kernels to IR
+# for their instruction count. Installed from Debian's packages when missing.
+if ! command -v clang >/dev/null; then
+    echo "setup: installing clang"
+    sudo_cmd=""
+    if [ "$(id -u)" != 0 ]; then sudo_cmd="sudo"; fi
+    if command -v apt-get >/dev/null; then
+        $sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null 2>&1 \
+            || { $sudo_cmd apt-get update -qq && $sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null; }
+    fi
+    if ! command -v clang >/dev/null; then
+        echo "error: clang is not installed and could not be installed with apt-get;" \
+             "install clang (14 or newer) and run this again" >&2
+        exit 1
+    fi
+fi
+
 if [ ! -x .venv/bin/python ]; then
     echo "setup: creating .venv"
     "$PYTHON" -m venv .venv
