@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from curator import __version__
-from curator.commands import mine, stats
+from curator.commands import audit, importing, mine, review, sets, stats, votes
 
 app = typer.Typer(
     name="curator",
@@ -16,6 +16,14 @@ app = typer.Typer(
 )
 app.add_typer(mine.app, name="mine")
 app.command("stats")(stats.stats)
+app.add_typer(sets.app, name="set")
+app.add_typer(importing.app, name="import")
+app.command("vote")(votes.vote)
+app.command("undo")(votes.undo_command)
+app.command("agree")(review.agree)
+app.command("adjudicate")(review.adjudicate)
+app.add_typer(audit.app, name="audit")
+app.command("eval")(review.eval_command)
 
 
 def _version(value: bool) -> None:

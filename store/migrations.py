@@ -132,8 +132,63 @@ CREATE TABLE checkpoints (
 );
 """
 
+_ANNOTATION = """
+ALTER TABLE votes ADD COLUMN role TEXT NOT NULL DEFAULT 'annotator'
+    CHECK (role IN ('annotator', 'adjudicator'));
+ALTER TABLE votes ADD COLUMN undoes INTEGER REFERENCES votes (id);
+ALTER TABLE votes ADD COLUMN set_id INTEGER REFERENCES sets (id) ON DELETE SET NULL;
+ALTER TABLE votes ADD COLUMN origin TEXT NOT NULL DEFAULT 'cli';
+CREATE INDEX votes_annotator ON votes (annotator, role, id);
+
+CREATE TABLE live_votes (
+    item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+    annotator TEXT NOT NULL,
+    role TEXT NOT NULL,
+    vote_id INTEGER NOT NULL REFERENCES votes (id),
+    label TEXT NOT NULL,
+    category TEXT,
+    note TEXT,
+    PRIMARY KEY (item_id, annotator, role)
+);
+CREATE INDEX live_votes_annotator ON live_votes (annotator, role, item_id);
+
+ALTER TABLE sets ADD COLUMN purpose TEXT NOT NULL DEFAULT 'ground-truth';
+ALTER TABLE sets ADD COLUMN categories TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE sets ADD COLUMN votes_per_item INTEGER NOT NULL DEFAULT 2;
+ALTER TABLE sets ADD COLUMN description TEXT NOT NULL DEFAULT '';
+CREATE INDEX set_items_item ON set_items (item_id);
+"""
+
+_KERNELS = """
+CREATE TABLE kernels (
+    item_id INTEGER PRIMARY KEY REFERENCES items (id) ON DELETE CASCADE,
+    source_file TEXT NOT NULL,
+    kernel_name TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    original_source TEXT NOT NULL,
+    normalized_source TEXT,
+    normalized_hash TEXT NOT NULL,
+    shim_needed INTEGER NOT NULL DEFAULT 0,
+    shim_names TEXT NOT NULL DEFAULT '[]',
+    filter_status TEXT NOT NULL CHECK (filter_status IN ('accepted', 'rejected')),
+    instructions INTEGER,
+    message TEXT,
+    features TEXT NOT NULL DEFAULT '{}',
+    verdict TEXT CHECK (verdict IS NULL OR verdict IN ('useful', 'no-output',
+        'input-insensitive', 'non-deterministic', 'timeout', 'crash', 'compile-error',
+        'too-few-instructions')),
+    check_details TEXT NOT NULL DEFAULT '{}',
+    checked_at TEXT
+);
+CREATE INDEX kernels_normalized_hash ON kernels (normalized_hash);
+CREATE INDEX kernels_verdict ON kernels (verdict);
+CREATE INDEX kernels_unchecked ON kernels (filter_status, checked_at);
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "initial schema: items, commits, predictions, votes, sets, models, releases", _INITIAL),
+    (2, "annotation: vote roles and undo, live votes, set purpose and label options", _ANNOTATION),
+    (3, "kernels: OpenCL kernel payload, filter result, features, check verdict", _KERNELS),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

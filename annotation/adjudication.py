@@ -1,0 +1,144 @@
+"""Final labels derived from votes: unanimous and majority items settle by themselves,
+ties and skips become conflicts, and an adjudicator's vote settles a conflict.
+
+Nothing here is stored: a final label is always recomputed from the live votes, so it
+can never disagree with them and is never typed twice.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from annotation.agreement import cohen_kappa
+from annotation.labels import SKIP
+from store import Store
+from store.sets import SetRow, set_item_ids
+from store.votes import ADJUDICATOR, ANNOTATOR, live_votes_in_set
+
+RULES = ("majority", "unanimous")
+SETTLED = ("unanimous", "majority", "adjudicated")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One item's state: ``status`` is unanimous, majority, adjudicated, conflict or
+    pending; ``reason`` says why an item is a conflict (tie, skipped, disagreement)."""
+
+    item_id: int
+    status: str
+    label: str | None
+    reason: str | None
+    votes: dict[str, str]
+    notes: dict[str, str] = field(default_factory=dict)
+    adjudicated_by: str | None = None
+
+    @property
+    def settled(self) -> bool:
+        return self.status in SETTLED
+
+
+def decide(
+    item_id: int,
+    votes: Mapping[str, str],
+    required: int,
+    rule: str = "majority",
+    adjudication: tuple[str, str] | None = None,
+) -> Decision:
+    """Settle one item from its annotators' live votes (``skip`` included)."""
+    if rule not in RULES:
+        raise ValueError(f"unknown rule {rule!r}: use {' or '.join(RULES)}")
+    votes = dict(votes)
+    if adjudication is not None and adjudication[1] != SKIP:
+        return Decision(item_id, "adjudicated", adjudication[1], None, votes, {}, adjudication[0])
+    counted = Counter(label for label in votes.values() if label != SKIP)
+    skipped = sum(1 for label in votes.values() if label == SKIP)
+    real = sum(counted.values())
+    if real < required:
+        if skipped and len(votes) >= required:
+            return Decision(item_id, "conflict", None, "skipped", votes)
+        return Decision(item_id, "pending", None, None, votes)
+    ranked = counted.most_common()
+    if len(ranked) == 1:
+        if rule == "unanimous" and skipped:
+            return Decision(item_id, "conflict", None, "skipped", votes)
+        return Decision(item_id, "unanimous", ranked[0][0], None, votes)
+    if rule == "unanimous":
+        return Decision(item_id, "conflict", None, "disagreement", votes)
+    if ranked[0][1] == ranked[1][1]:
+        return Decision(item_id, "conflict", None, "tie", votes)
+    return Decision(item_id, "majority", ranked[0][0], None, votes)
+
+
+def decisions_for_set(store: Store, set_row: SetRow, rule: str = "majority") -> list[Decision]:
+    """A decision for every item of the set, in set order."""
+    votes: dict[int, dict[str, str]] = defaultdict(dict)
+    notes: dict[int, dict[str, str]] = defaultdict(dict)
+    adjudications: dict[int, tuple[str, str]] = {}
+    for vote in live_votes_in_set(store, set_row.id):
+        if vote.role == ADJUDICATOR:
+            adjudications[vote.item_id] = (vote.annotator, vote.label)
+        elif vote.role == ANNOTATOR:
+            votes[vote.item_id][vote.annotator] = vote.label
+            if vote.note:
+                notes[vote.item_id][vote.annotator] = vote.note
+    result = []
+    for item_id in set_item_ids(store, set_row.id):
+        d = decide(
+            item_id,
+            votes.get(item_id, {}),
+            set_row.votes_per_item,
+            rule,
+            adjudications.get(item_id),
+        )
+        if notes.get(item_id):
+            d = Decision(
+                d.item_id, d.status, d.label, d.reason, d.votes, notes[item_id], d.adjudicated_by
+            )
+        result.append(d)
+    return result
+
+
+def final_labels(store: Store, set_row: SetRow, rule: str = "majority") -> dict[int, str]:
+    """Item id -> final label, for the settled items of a set."""
+    return {
+        d.item_id: d.label
+        for d in decisions_for_set(store, set_row, rule)
+        if d.settled and d.label is not None
+    }
+
+
+@dataclass(frozen=True)
+class Drift:
+    """How one annotator's votes compare with the final labels."""
+
+    annotator: str
+    items: int
+    agreeing: int
+    kappa: float | None
+
+    @property
+    def rate(self) -> float | None:
+        return self.agreeing / self.items if self.items else None
+
+
+def annotator_drift(decisions: list[Decision]) -> list[Drift]:
+    """Per annotator: on settled items they labeled (skips aside), how often their vote is
+    the final label, and Cohen's kappa against the final labels."""
+    pairs: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for d in decisions:
+        if not d.settled or d.label is None:
+            continue
+        for annotator, label in d.votes.items():
+            if label != SKIP:
+                pairs[annotator].append((label, d.label))
+    return [
+        Drift(name, len(p), sum(a == b for a, b in p), cohen_kappa(p)[0])
+        for name, p in sorted(pairs.items())
+    ]
+
+
+def summary(decisions: list[Decision]) -> dict[str, int]:
+    counts = Counter(d.status for d in decisions)
+    return {s: counts.get(s, 0) for s in (*SETTLED, "conflict", "pending")}

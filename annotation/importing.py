@@ -1,0 +1,290 @@
+"""Reading items and votes from JSONL or CSV files, with errors that name file and line.
+
+Parsing and checking come first, for the whole file; the caller writes only a file that
+produced no error, in one transaction, so a bad line never leaves half a file behind.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from annotation.labels import DEFAULT_LABELS, taxonomy_slugs
+from annotation.votes import VoteError, prepare_vote
+from store import Store
+from store.items import ImportedItem, find_by_id, insert_imported_items, keys_to_ids
+from store.sets import NewSet, SetRow, add_set_items, create_set, get_set
+from store.votes import VoteRow, append_votes
+
+VOTE_COLUMNS = ("item", "annotator", "label")
+OPTIONAL_VOTE_COLUMNS = ("category", "note")
+MAX_ERRORS = 20
+
+
+class FileImportError(ValueError):
+    """A file that cannot be imported; ``errors`` holds one line per problem."""
+
+    def __init__(self, errors: list[str]) -> None:
+        super().__init__(errors[0] if errors else "import failed")
+        self.errors = errors
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str | None]]:
+    """(line number, text) for every line; text None when the line is not UTF-8."""
+    data = path.read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            yield number, raw.decode("utf-8").rstrip("\r")
+        except UnicodeDecodeError:
+            yield number, None
+
+
+def read_jsonl(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
+    records: list[tuple[int, dict[str, Any]]] = []
+    errors: list[str] = []
+    for number, text in _lines(path):
+        if text is None:
+            errors.append(f"{path}:{number}: not UTF-8 text")
+            continue
+        if not text.strip():
+            continue
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            errors.append(f"{path}:{number}: malformed JSON ({exc.msg} at column {exc.colno})")
+            continue
+        if not isinstance(value, dict):
+            errors.append(f"{path}:{number}: expected a JSON object, got {type(value).__name__}")
+            continue
+        records.append((number, value))
+    return records, errors
+
+
+def read_csv(
+    path: Path, required: tuple[str, ...]
+) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
+    lines = list(_lines(path))
+    bad = [f"{path}:{n}: not UTF-8 text" for n, text in lines if text is None]
+    if bad:
+        return [], bad
+    reader = csv.DictReader(io.StringIO("\n".join(text or "" for _, text in lines)))
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    missing = [c for c in required if c not in header]
+    if missing:
+        return [], [
+            f"{path}:1: missing column {', '.join(repr(m) for m in missing)}"
+            f" (the header has {', '.join(header) or 'nothing'})"
+        ]
+    records = []
+    for row in reader:
+        values = {(k or "").strip(): (v or "").strip() for k, v in row.items() if k is not None}
+        if not any(values.values()):
+            continue
+        # DictReader counts physical lines, so quoted multi-line fields keep numbers right
+        records.append((reader.line_num, values))
+    return records, []
+
+
+def read_records(
+    path: Path, csv_columns: tuple[str, ...]
+) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
+    if not path.is_file():
+        return [], [f"{path}: no such file"]
+    if path.suffix.lower() in (".csv", ".tsv"):
+        return read_csv(path, csv_columns)
+    return read_jsonl(path)
+
+
+def _text(record: dict[str, Any], name: str) -> str | None:
+    value = record.get(name)
+    if value is None:
+        return None
+    return (
+        value
+        if isinstance(value, str)
+        else json.dumps(value)
+        if isinstance(value, (dict, list))
+        else str(value)
+    )
+
+
+def parse_items(
+    path: Path, kind: str, model_input: Callable[[str, str], str]
+) -> list[ImportedItem]:
+    """Items of one kind from a JSONL file; raises :class:`FileImportError` listing every
+    bad line. ``model_input(message, diff)`` builds a commit's model input."""
+    records, errors = read_records(path, ("id",))
+    items: list[ImportedItem] = []
+    seen: dict[str, int] = {}
+    for number, record in records:
+        key = _text(record, "id")
+        if not key or not key.strip():
+            errors.append(f"{path}:{number}: missing 'id' (the item's external id)")
+            continue
+        if key in seen:
+            errors.append(f"{path}:{number}: id {key!r} already on line {seen[key]}")
+            continue
+        seen[key] = number
+        problem = _check_fields(kind, record)
+        if problem:
+            errors.append(f"{path}:{number}: {problem}")
+            continue
+        items.append(_imported(kind, key, record, path, model_input))
+    if errors:
+        raise FileImportError(errors)
+    return items
+
+
+def _check_fields(kind: str, record: dict[str, Any]) -> str | None:
+    required = {"commit": ("message",), "kernel": ("source",), "ir": ("text",)}[kind]
+    for name in required:
+        if not isinstance(record.get(name), str):
+            return f"missing {name!r} (a string) for a {kind} item"
+    stars = record.get("stars")
+    if stars is not None and not (isinstance(stars, int) and stars >= 0):
+        return "'stars' must be a non-negative integer"
+    return None
+
+
+def _imported(
+    kind: str, key: str, record: dict[str, Any], path: Path, model_input: Callable[[str, str], str]
+) -> ImportedItem:
+    payload = {k: v for k, v in record.items() if k != "id"}
+    if kind == "commit":
+        payload["model_input"] = model_input(record["message"], _text(record, "diff") or "")
+    provenance: dict[str, Any] = {"imported_from": path.name}
+    if record.get("stars") is not None:
+        provenance["stars"] = record["stars"]
+    return ImportedItem(
+        kind=kind,
+        key=key,
+        source=_text(record, "repo") or f"import:{path.name}",
+        language=_text(record, "language"),
+        path=_text(record, "file") or _text(record, "path"),
+        payload=payload,
+        provenance=provenance,
+    )
+
+
+@dataclass(frozen=True)
+class ParsedVotes:
+    rows: list[VoteRow]
+    annotators: list[str]
+
+
+def parse_votes(
+    store: Store, path: Path, kind: str | None = None, in_set: SetRow | None = None
+) -> ParsedVotes:
+    """Votes from JSONL or CSV, every one checked against its item's set labels; raises
+    :class:`FileImportError` listing every bad line."""
+    records, errors = read_records(path, VOTE_COLUMNS)
+    keyed: list[tuple[int, dict[str, Any], str]] = []
+    for number, record in records:
+        missing = [c for c in VOTE_COLUMNS if not _text(record, c)]
+        if missing:
+            errors.append(f"{path}:{number}: missing {', '.join(repr(m) for m in missing)}")
+            continue
+        keyed.append((number, record, _text(record, "item") or ""))
+    kinds = [kind] if kind else ["commit", "kernel", "ir"]
+    ids = {k: keys_to_ids(store, k, [key for _, _, key in keyed]) for k in kinds}
+    rows: list[VoteRow] = []
+    for number, record, key in keyed:
+        matches = [(k, ids[k][key]) for k in kinds if key in ids[k]]
+        if not matches:
+            errors.append(f"{path}:{number}: unknown item {key!r}")
+            continue
+        if len(matches) > 1:
+            errors.append(f"{path}:{number}: item {key!r} exists as several kinds; pass --kind")
+            continue
+        item = find_by_id(store, matches[0][1])
+        assert item is not None
+        try:
+            rows.append(
+                prepare_vote(
+                    store,
+                    item,
+                    _text(record, "label") or "",
+                    _text(record, "annotator") or "",
+                    category=_text(record, "category"),
+                    note=_text(record, "note"),
+                    in_set=in_set,
+                    origin=f"import:{path.name}",
+                )
+            )
+        except VoteError as exc:
+            errors.append(f"{path}:{number}: {exc}")
+    if errors:
+        raise FileImportError(errors)
+    return ParsedVotes(rows, sorted({r.annotator for r in rows}))
+
+
+@dataclass(frozen=True)
+class ItemImport:
+    stored: int
+    known: int
+    added_to_set: int
+    set_created: bool
+
+
+def import_items_file(
+    store: Store,
+    path: Path,
+    kind: str,
+    model_input: Callable[[str, str], str],
+    set_name: str | None = None,
+    labels: list[str] | None = None,
+) -> ItemImport:
+    """Import one file's items (and put them in a set, created if needed) in one
+    transaction; nothing is written when any line is bad."""
+    items = parse_items(path, kind, model_input)
+    target = get_set(store, set_name) if set_name else None
+    if target is not None:
+        if target.kind != kind:
+            raise FileImportError(
+                [f"{path}: set {set_name!r} holds {target.kind} items, not {kind}"]
+            )
+        if labels and labels != target.labels:
+            raise FileImportError(
+                [f"{path}: set {set_name!r} already has labels {', '.join(target.labels)}"]
+            )
+    with store.transaction():
+        results = insert_imported_items(store, items)
+        created = False
+        added = 0
+        if set_name:
+            if target is None:
+                target = create_set(
+                    store,
+                    NewSet(
+                        name=set_name,
+                        kind=kind,
+                        labels=list(labels or DEFAULT_LABELS[kind]),
+                        categories=taxonomy_slugs() if kind == "commit" else [],
+                        params={"imported": [path.name]},
+                        purpose="ground-truth",
+                    ),
+                )
+                created = True
+            added = add_set_items(store, target.id, [item_id for _, item_id in results])
+    return ItemImport(
+        stored=sum(1 for status, _ in results if status == "stored"),
+        known=sum(1 for status, _ in results if status == "known"),
+        added_to_set=added,
+        set_created=created,
+    )
+
+
+def import_votes_file(
+    store: Store, path: Path, kind: str | None = None, in_set: SetRow | None = None
+) -> ParsedVotes:
+    """Check every vote of a file, then append them all in one transaction."""
+    parsed = parse_votes(store, path, kind, in_set)
+    append_votes(store, parsed.rows)
+    return parsed

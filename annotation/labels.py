@@ -1,0 +1,98 @@
+"""Label sets per kind, the always-allowed ``skip``, and the performance-bug taxonomy.
+
+The two-level taxonomy follows the categories PerfCurator used to classify performance
+fixes (its Table 6); categories are stored as ``top/sub`` slugs, e.g.
+``memory-inefficiency/memory-leak``, and a top-level slug alone is accepted too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+SKIP = "skip"
+
+DEFAULT_LABELS: dict[str, list[str]] = {
+    "commit": ["perf", "non-perf"],
+    "kernel": ["keep", "reject"],
+    "ir": ["keep", "reject"],
+}
+
+POSITIVE_LABEL: dict[str, str] = {"commit": "perf", "kernel": "keep", "ir": "keep"}
+
+TAXONOMY: dict[str, list[str]] = {
+    "API Misuse": ["Incorrect API Usage", "Deprecated API", "Redundant API Calls"],
+    "Memory Inefficiency": ["Memory Leak", "Unnecessary Memory Allocation"],
+    "Poor Concurrency Control": [
+        "Thread Contention",
+        "Unnecessary Locks",
+        "Unnecessary Thread Synchronization",
+    ],
+    "Inefficient I/O": ["Inefficient Disk I/O", "Inefficient Caching", "Unnecessary Logging"],
+    "Network Bottlenecks": ["Inefficient Data Transfer", "Excessive Network Calls"],
+    "Inefficient Algorithm/Data-structure": [
+        "Suboptimal Data Structures",
+        "Suboptimal Algorithm",
+        "Expensive Operation",
+        "Unnecessary Computations",
+        "Inefficient Loops",
+    ],
+    "Parallelization": ["Missing Parallelism", "Inefficient Parallelism"],
+    "Micro-architectural": ["Data Locality", "Missed Compiler Optimization"],
+    "Other": [],
+}
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def taxonomy_slugs() -> list[str]:
+    """Every valid category: each top level, then each ``top/sub``; every top level also
+    has a ``misc`` sub-category, as in the paper's table."""
+    found: list[str] = []
+    for top, subs in TAXONOMY.items():
+        found.append(slug(top))
+        found.extend(f"{slug(top)}/{slug(sub)}" for sub in [*subs, "misc"])
+    return found
+
+
+class LabelError(ValueError):
+    """A label or category outside what the set allows."""
+
+
+def parse_labels(text: str | None, kind: str) -> list[str]:
+    """``perf,non-perf`` -> a clean list; the kind's defaults when not given."""
+    if not text:
+        return list(DEFAULT_LABELS[kind])
+    labels = [part.strip() for part in text.split(",") if part.strip()]
+    if len(labels) < 2:
+        raise LabelError("a set needs at least two labels (skip is always allowed on top)")
+    if SKIP in labels:
+        labels.remove(SKIP)
+    if len(set(labels)) != len(labels):
+        raise LabelError(f"labels repeat: {text}")
+    return labels
+
+
+def check_label(label: str, allowed: Sequence[str]) -> str:
+    if label == SKIP or label in allowed:
+        return label
+    raise LabelError(f"label {label!r} is not one of {', '.join([*allowed, SKIP])}")
+
+
+def normalize_category(category: str | None, allowed: Sequence[str]) -> str | None:
+    """The stored slug for a category given as a slug or a display name (``a/b`` or
+    ``A / B``); ``allowed`` empty means any category is accepted as written."""
+    if category is None or not category.strip():
+        return None
+    parts = [slug(p) for p in category.split("/") if p.strip()]
+    candidate = "/".join(parts)
+    if not allowed:
+        return category.strip()
+    if candidate in allowed:
+        return candidate
+    raise LabelError(
+        f"category {category!r} is not in this set's taxonomy (e.g. {allowed[0]!r};"
+        " `curator set show NAME` lists them)"
+    )

@@ -1,0 +1,44 @@
+"""Reports computed over one set from the store: agreement and labeler evaluation."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from annotation.adjudication import final_labels
+from annotation.agreement import AgreementReport, agreement_report
+from annotation.audit import resolve_labeler
+from annotation.evaluation import Evaluation, evaluate
+from annotation.labels import SKIP
+from store import Store
+from store.sets import SetRow, latest_predictions, set_size
+from store.votes import ANNOTATOR, live_votes_in_set
+
+
+def set_ratings(
+    store: Store, set_row: SetRow
+) -> tuple[dict[int, dict[str, str]], dict[int, dict[str, str]]]:
+    """Annotators' live labels and top-level categories per item, skips left out."""
+    labels: dict[int, dict[str, str]] = defaultdict(dict)
+    categories: dict[int, dict[str, str]] = defaultdict(dict)
+    for vote in live_votes_in_set(store, set_row.id, ANNOTATOR):
+        if vote.label == SKIP:
+            continue
+        labels[vote.item_id][vote.annotator] = vote.label
+        if vote.category:
+            categories[vote.item_id][vote.annotator] = vote.category.split("/")[0]
+    return dict(labels), dict(categories)
+
+
+def agreement_for_set(store: Store, set_row: SetRow) -> AgreementReport:
+    labels, categories = set_ratings(store, set_row)
+    return agreement_report(labels, set_size(store, set_row.id), set_row.labels, categories)
+
+
+def evaluate_on_set(
+    store: Store, set_row: SetRow, labeler: str, rule: str = "majority"
+) -> Evaluation:
+    """Score a labeler's latest predictions against the set's final labels."""
+    name = resolve_labeler(store, labeler)
+    truth = final_labels(store, set_row, rule)
+    predicted = {item: label for item, (label, _) in latest_predictions(store, name).items()}
+    return evaluate(name, truth, {i: predicted[i] for i in truth if i in predicted}, set_row.labels)

@@ -1,0 +1,204 @@
+"""Creating sets: seeded samples, balanced draws, repository-disjoint exclusions and splits.
+
+Each set records the parameters it was drawn with, and :func:`redraw` repeats a draw
+from them, so a set can be re-derived (and checked) from its stored description.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotation.labels import DEFAULT_LABELS, POSITIVE_LABEL, taxonomy_slugs
+from annotation.sampling import (
+    SamplingError,
+    balanced_sample,
+    labelers_for,
+    stratified_sample,
+)
+from annotation.splits import split_by_source
+from store import Store
+from store.sets import (
+    Candidate,
+    NewSet,
+    SetRow,
+    candidates,
+    create_set,
+    get_set,
+    sources_in_sets,
+)
+
+
+class SetError(ValueError):
+    """A set that cannot be created or found as asked."""
+
+
+@dataclass(frozen=True)
+class DrawSpec:
+    """How to draw a set's items; stored with the set as its ``params``."""
+
+    kind: str
+    sample: int | None = None
+    stratify: list[str] = field(default_factory=list)
+    seed: int = 0
+    exclude_repos_of: list[str] = field(default_factory=list)
+    balanced: str | None = None
+    within: str | None = None
+    languages: list[str] = field(default_factory=list)
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "sample": self.sample,
+            "stratify": self.stratify,
+            "seed": self.seed,
+            "exclude_repos_of": self.exclude_repos_of,
+            "balanced": self.balanced,
+            "within": self.within,
+            "languages": self.languages,
+        }
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> DrawSpec:
+        return cls(
+            kind=params["kind"],
+            sample=params.get("sample"),
+            stratify=list(params.get("stratify") or []),
+            seed=int(params.get("seed") or 0),
+            exclude_repos_of=list(params.get("exclude_repos_of") or []),
+            balanced=params.get("balanced"),
+            within=params.get("within"),
+            languages=list(params.get("languages") or []),
+        )
+
+
+def require_set(store: Store, name: str) -> SetRow:
+    found = get_set(store, name)
+    if found is None:
+        raise SetError(f"no set named {name!r} (`curator set list` shows them)")
+    return found
+
+
+def pool(store: Store, spec: DrawSpec) -> list[Candidate]:
+    """The candidates a draw picks from: the kind's items (or a set's members) minus every
+    item from a repository used by the excluded sets."""
+    labelers = labelers_for(spec.stratify)
+    if spec.balanced:
+        labelers.append(spec.balanced)
+    within = require_set(store, spec.within).id if spec.within else None
+    excluded_sets = [require_set(store, name) for name in spec.exclude_repos_of]
+    for other in excluded_sets:
+        if other.kind != spec.kind:
+            raise SetError(f"set {other.name!r} holds {other.kind} items, not {spec.kind}")
+    banned = sources_in_sets(store, [s.id for s in excluded_sets])
+    found = candidates(store, spec.kind, labelers, within_set=within, languages=spec.languages)
+    return [c for c in found if c.source not in banned]
+
+
+def draw(store: Store, spec: DrawSpec) -> tuple[list[int], dict[str, int]]:
+    """Item ids in set order and the allocation per stratum."""
+    items = pool(store, spec)
+    rng = random.Random(spec.seed)
+    n = len(items) if spec.sample is None else spec.sample
+    if spec.sample is not None and spec.sample > len(items):
+        raise SamplingError(f"asked for {spec.sample} items but only {len(items)} qualify")
+    if spec.balanced:
+        chosen, allocation = balanced_sample(
+            items, n, spec.balanced, POSITIVE_LABEL[spec.kind], spec.stratify, rng
+        )
+    else:
+        chosen, allocation = stratified_sample(items, n, spec.stratify, rng)
+    return [c.item_id for c in chosen], allocation
+
+
+def redraw(store: Store, name: str) -> list[int]:
+    """Repeat a set's recorded draw; equals its members while the pool is unchanged."""
+    found = require_set(store, name)
+    if "draw" not in found.params:
+        raise SetError(f"set {name!r} was not drawn by sampling (it was {found.purpose})")
+    return draw(store, DrawSpec.from_params(found.params["draw"]))[0]
+
+
+def default_categories(kind: str) -> list[str]:
+    return taxonomy_slugs() if kind == "commit" else []
+
+
+def create_sampled_set(
+    store: Store,
+    name: str,
+    spec: DrawSpec,
+    labels: Sequence[str] | None = None,
+    blind: bool = True,
+    votes_per_item: int = 2,
+    purpose: str = "ground-truth",
+    description: str = "",
+) -> tuple[SetRow, dict[str, int]]:
+    if get_set(store, name) is not None:
+        raise SetError(f"a set named {name!r} already exists")
+    item_ids, allocation = draw(store, spec)
+    row = create_set(
+        store,
+        NewSet(
+            name=name,
+            kind=spec.kind,
+            labels=list(labels or DEFAULT_LABELS[spec.kind]),
+            categories=default_categories(spec.kind),
+            params={"draw": spec.params(), "allocation": allocation},
+            blind=blind,
+            purpose=purpose,
+            votes_per_item=votes_per_item,
+            description=description,
+        ),
+        item_ids,
+    )
+    return row, allocation
+
+
+def create_split(
+    store: Store,
+    kind: str,
+    parts: Sequence[tuple[str, float]],
+    seed: int,
+    within: str | None = None,
+    labels: Sequence[str] | None = None,
+    blind: bool = True,
+    votes_per_item: int = 2,
+) -> list[SetRow]:
+    """One set per part, repositories disjoint between them, created in one transaction."""
+    for part, _ in parts:
+        if get_set(store, part) is not None:
+            raise SetError(f"a set named {part!r} already exists")
+    items = pool(store, DrawSpec(kind=kind, within=within))
+    assigned = split_by_source(items, parts, seed)
+    created = []
+    with store.transaction():
+        for part, share in parts:
+            ids = assigned[part]
+            random.Random(f"{seed}:{part}").shuffle(ids)
+            created.append(
+                create_set(
+                    store,
+                    NewSet(
+                        name=part,
+                        kind=kind,
+                        labels=list(labels or DEFAULT_LABELS[kind]),
+                        categories=default_categories(kind),
+                        params={
+                            "split": {
+                                "parts": [[p, s] for p, s in parts],
+                                "part": part,
+                                "share": share,
+                                "seed": seed,
+                                "within": within,
+                                "by": "repository",
+                            }
+                        },
+                        blind=blind,
+                        votes_per_item=votes_per_item,
+                    ),
+                    ids,
+                )
+            )
+    return created

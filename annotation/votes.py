@@ -1,0 +1,117 @@
+"""Casting and undoing votes, with the checks that keep labels inside a set's choices."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from annotation.labels import DEFAULT_LABELS, LabelError, check_label, normalize_category
+from store import Store
+from store.items import ItemRef, find_by_id, find_by_key
+from store.sets import SetRow, is_member, sets_of_item
+from store.votes import ADJUDICATOR, ANNOTATOR, UndoResult, VoteRow, append_votes, undo_last
+
+
+class VoteError(ValueError):
+    """A vote that cannot be recorded (unknown item, label outside the set...)."""
+
+
+def resolve_item(store: Store, ref: str, kind: str | None = None) -> ItemRef:
+    """An item by external id (its key) or by ``#N`` / ``N`` for the internal id.
+
+    A bare number is taken as a key first; when it is both some item's key and another
+    item's internal id the caller must say which (``#N`` for the id, or ``--kind``)."""
+    text = ref.strip()
+    if text.startswith("#") and text[1:].isdigit():
+        found = find_by_id(store, int(text[1:]))
+        if found is None or (kind is not None and found.kind != kind):
+            raise VoteError(f"no item with id {text}")
+        return found
+    by_key = find_by_key(store, text, kind)
+    by_id = find_by_id(store, int(text)) if text.isdigit() else None
+    if by_id is not None and kind is not None and by_id.kind != kind:
+        by_id = None
+    if len(by_key) > 1:
+        kinds = ", ".join(r.kind for r in by_key)
+        raise VoteError(f"{text!r} names items of several kinds ({kinds}); pass --kind")
+    if by_key and by_id is not None and by_id.id != by_key[0].id:
+        raise VoteError(
+            f"{text!r} is the key of item #{by_key[0].id} and the id of another item;"
+            f" write #{by_id.id} for the id"
+        )
+    if by_key:
+        return by_key[0]
+    if by_id is not None:
+        return by_id
+    raise VoteError(f"no item {text!r} (give its external id, or #N for the internal id)")
+
+
+@dataclass(frozen=True)
+class Allowed:
+    labels: list[str]
+    categories: list[str]
+    set_id: int | None
+
+
+def allowed_for(store: Store, item: ItemRef, in_set: SetRow | None = None) -> Allowed:
+    """Labels and categories an item may get: those of the named set, else the union of
+    the sets holding it, else the kind's defaults."""
+    if in_set is not None:
+        return Allowed(in_set.labels, in_set.categories, in_set.id)
+    sets = sets_of_item(store, item.id)
+    if not sets:
+        return Allowed(DEFAULT_LABELS[item.kind], [], None)
+    labels = list(dict.fromkeys(label for s in sets for label in s.labels))
+    categories = (
+        []
+        if any(not s.categories for s in sets)
+        else sorted({c for s in sets for c in s.categories})
+    )
+    return Allowed(labels, categories, sets[0].id if len(sets) == 1 else None)
+
+
+def prepare_vote(
+    store: Store,
+    item: ItemRef,
+    label: str,
+    annotator: str,
+    category: str | None = None,
+    note: str | None = None,
+    adjudicate: bool = False,
+    in_set: SetRow | None = None,
+    origin: str = "cli",
+) -> VoteRow:
+    """Check a vote against the item's set(s) and build the row to append."""
+    if not annotator.strip():
+        raise VoteError("an annotator name is required")
+    if in_set is not None and in_set.kind != item.kind:
+        raise VoteError(f"set {in_set.name!r} holds {in_set.kind} items; item is a {item.kind}")
+    if in_set is not None and not is_member(store, in_set.id, item.id):
+        raise VoteError(f"item #{item.id} is not in set {in_set.name!r}")
+    allowed = allowed_for(store, item, in_set)
+    try:
+        checked = check_label(label.strip(), allowed.labels)
+        slug = normalize_category(category, allowed.categories)
+    except LabelError as exc:
+        raise VoteError(str(exc)) from None
+    return VoteRow(
+        item_id=item.id,
+        annotator=annotator.strip(),
+        label=checked,
+        category=slug,
+        note=note.strip() if note and note.strip() else None,
+        role=ADJUDICATOR if adjudicate else ANNOTATOR,
+        set_id=allowed.set_id,
+        origin=origin,
+    )
+
+
+def cast_vote(store: Store, row: VoteRow) -> int:
+    return append_votes(store, [row])[0]
+
+
+def undo(
+    store: Store, annotator: str, adjudicate: bool = False, in_set: SetRow | None = None
+) -> UndoResult | None:
+    return undo_last(
+        store, annotator, ADJUDICATOR if adjudicate else ANNOTATOR, in_set.id if in_set else None
+    )

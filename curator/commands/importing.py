@@ -1,0 +1,104 @@
+"""``curator import items|votes``: bring in items and votes made elsewhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.text import Text
+
+from annotation.importing import FileImportError, import_items_file, import_votes_file
+from annotation.labels import LabelError, parse_labels
+from annotation.sets import SetError, require_set
+from curator.commands.options import DbOption, open_db
+from curator.commands.output import EXIT_INPUT, EXIT_USAGE, fail
+from curator.commands.sets import KIND_HELP, _kind
+from curator.console import err, out
+from curator.safe_text import labelled, one_line
+from engines.commits.representation import model_input
+
+app = typer.Typer(help="Import items or votes from JSONL/CSV files.", no_args_is_help=True)
+
+
+def _report(errors: list[str]) -> None:
+    shown = errors[:20]
+    for line in shown:
+        err.print(labelled("error", "red", one_line(line, 400)))
+    if len(errors) > len(shown):
+        err.print(f"... and {len(errors) - len(shown)} more errors")
+
+
+@app.command("items")
+def items(
+    files: list[Path] = typer.Argument(..., help="JSONL files: one object per line with 'id'."),
+    kind: str = typer.Option("commit", "--kind", callback=_kind, help=KIND_HELP),
+    set_name: str | None = typer.Option(
+        None, "--set", help="Put the items in this set (created if needed)."
+    ),
+    labels: str | None = typer.Option(
+        None, "--labels", help="Labels of a set created here, e.g. perf,non-perf."
+    ),
+    db: Path | None = DbOption,
+) -> None:
+    """Import items that did not come from mining; each file is all or nothing."""
+    try:
+        allowed = parse_labels(labels, kind) if labels else None
+    except LabelError as exc:
+        fail(str(exc), EXIT_USAGE)
+    failed = 0
+    with open_db(db) as store:
+        for path in files:
+            try:
+                result = import_items_file(store, path, kind, model_input, set_name, allowed)
+            except FileImportError as exc:
+                _report(exc.errors)
+                err.print(labelled("skipped", "yellow", one_line(str(path)), ": nothing imported"))
+                failed += 1
+                continue
+            parts = [f"{result.stored} new, {result.known} already stored"]
+            if set_name:
+                verb = "created set" if result.set_created else "set"
+                parts.append(f"{result.added_to_set} added to {verb} ")
+            out.print(
+                Text.assemble(one_line(str(path)), ": ", ", ".join(parts), one_line(set_name or ""))
+            )
+    if failed:
+        raise typer.Exit(EXIT_INPUT)
+
+
+@app.command("votes")
+def votes(
+    files: list[Path] = typer.Argument(
+        ..., help="JSONL or CSV (with a header): item, annotator, label[, category, note]."
+    ),
+    kind: str | None = typer.Option(None, "--kind", help="Item kind, when ids are ambiguous."),
+    set_name: str | None = typer.Option(
+        None, "--set", help="Check labels against this set (and require membership)."
+    ),
+    db: Path | None = DbOption,
+) -> None:
+    """Import votes from another tool or a spreadsheet; each file is all or nothing."""
+    if kind is not None:
+        _kind(kind)
+    failed = 0
+    with open_db(db) as store:
+        try:
+            in_set = require_set(store, set_name) if set_name else None
+        except SetError as exc:
+            fail(str(exc))
+        for path in files:
+            try:
+                parsed = import_votes_file(store, path, kind, in_set)
+            except FileImportError as exc:
+                _report(exc.errors)
+                err.print(labelled("skipped", "yellow", one_line(str(path)), ": nothing imported"))
+                failed += 1
+                continue
+            out.print(
+                Text.assemble(
+                    one_line(str(path)),
+                    f": {len(parsed.rows)} votes from {len(parsed.annotators)} annotators",
+                )
+            )
+    if failed:
+        raise typer.Exit(EXIT_INPUT)

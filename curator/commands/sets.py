@@ -1,0 +1,230 @@
+"""``curator set``: create sampled or split sets, list them, show one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.text import Text
+
+from annotation.adjudication import decisions_for_set, summary
+from annotation.labels import LabelError, parse_labels
+from annotation.sampling import SamplingError
+from annotation.sets import DrawSpec, SetError, create_sampled_set, create_split, require_set
+from annotation.splits import SplitError, parse_parts
+from curator.commands.options import DbOption, open_db
+from curator.commands.output import EXIT_USAGE, fail, print_json, table
+from curator.console import out
+from curator.safe_text import one_line
+from store.sets import all_sets, set_progress
+
+app = typer.Typer(help="Create and inspect sets of items to label.", no_args_is_help=True)
+
+KIND_HELP = "Item kind: commit, kernel or ir."
+
+
+def _kind(value: str) -> str:
+    if value not in ("commit", "kernel", "ir"):
+        raise typer.BadParameter(f"{value!r} is not a kind; use commit, kernel or ir")
+    return value
+
+
+def _fields(text: str | None) -> list[str]:
+    return [f.strip() for f in (text or "").split(",") if f.strip()]
+
+
+@app.command("create")
+def create(
+    name: str = typer.Argument(..., help="Name of the new set, e.g. gt-eval."),
+    kind: str = typer.Option("commit", "--kind", callback=_kind, help=KIND_HELP),
+    sample: int | None = typer.Option(
+        None, "--sample", min=1, help="How many items to draw (default: every qualifying item)."
+    ),
+    stratify: str | None = typer.Option(
+        None,
+        "--stratify",
+        help="Comma-separated strata: language, repo, stars, keyword, pred:LABELER.",
+    ),
+    seed: int = typer.Option(0, "--seed", help="Random seed; the same seed redraws the same set."),
+    exclude_repos_of: list[str] = typer.Option(
+        [], "--exclude-repos-of", help="Leave out every repository used by this set (repeatable)."
+    ),
+    balanced: str | None = typer.Option(
+        None,
+        "--balanced",
+        metavar="LABELER",
+        help="Draw half from LABELER's positives and half from its negatives.",
+    ),
+    from_set: str | None = typer.Option(None, "--from-set", help="Draw only from this set."),
+    language: list[str] = typer.Option([], "--language", help="Only this language (repeatable)."),
+    labels: str | None = typer.Option(
+        None, "--labels", help="Allowed labels, e.g. perf,non-perf (skip is always allowed)."
+    ),
+    open_votes: bool = typer.Option(
+        False, "--open", help="Not blind: annotators may see each other's votes."
+    ),
+    votes_per_item: int = typer.Option(
+        2, "--votes-per-item", min=1, help="Votes an item needs before it can settle."
+    ),
+    db: Path | None = DbOption,
+) -> None:
+    """Draw a set of items to label: seeded, stratified, repository-disjoint if asked."""
+    try:
+        allowed = parse_labels(labels, kind)
+    except LabelError as exc:
+        fail(str(exc), EXIT_USAGE)
+    spec = DrawSpec(
+        kind=kind,
+        sample=sample,
+        stratify=_fields(stratify),
+        seed=seed,
+        exclude_repos_of=list(exclude_repos_of),
+        balanced=balanced,
+        within=from_set,
+        languages=list(language),
+    )
+    with open_db(db) as store:
+        try:
+            row, allocation = create_sampled_set(
+                store, name, spec, allowed, not open_votes, votes_per_item
+            )
+        except (SetError, SamplingError) as exc:
+            fail(str(exc))
+        size = sum(allocation.values())
+    out.print(
+        Text.assemble(
+            "created set ",
+            one_line(row.name),
+            f" ({row.kind}, {size} items, labels ",
+            one_line(", ".join(row.labels)),
+            ", blind" if row.blind else ", open",
+            ")",
+        )
+    )
+    if len(allocation) > 1:
+        out.print(table("Items per stratum", ("stratum", "items"), list(allocation.items())))
+
+
+@app.command("split")
+def split(
+    into: str = typer.Option(
+        ..., "--into", help="Parts and weights, e.g. gt-dev:10,gt-eval:10,train:80."
+    ),
+    kind: str = typer.Option("commit", "--kind", callback=_kind, help=KIND_HELP),
+    seed: int = typer.Option(0, "--seed", help="Random seed for assigning repositories."),
+    from_set: str | None = typer.Option(None, "--from-set", help="Split this set's items."),
+    labels: str | None = typer.Option(None, "--labels", help="Allowed labels of every part."),
+    open_votes: bool = typer.Option(False, "--open", help="Parts are not blind."),
+    votes_per_item: int = typer.Option(2, "--votes-per-item", min=1),
+    db: Path | None = DbOption,
+) -> None:
+    """Split items into sets whose repositories never overlap (no leakage)."""
+    try:
+        parts = parse_parts(into)
+        allowed = parse_labels(labels, kind)
+    except (SplitError, LabelError) as exc:
+        fail(str(exc), EXIT_USAGE)
+    with open_db(db) as store:
+        try:
+            created = create_split(
+                store, kind, parts, seed, from_set, allowed, not open_votes, votes_per_item
+            )
+        except SetError as exc:
+            fail(str(exc))
+        rows = [
+            (s.name, f"{100 * s.params['split']['share']:.1f}%", set_progress(store, s.id)["items"])
+            for s in created
+        ]
+    out.print(table("Repository-disjoint split", ("set", "target share", "items"), rows))
+
+
+@app.command("list")
+def list_sets(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    db: Path | None = DbOption,
+) -> None:
+    """Every set with its kind, purpose, size and voting progress."""
+    with open_db(db) as store:
+        data = []
+        for s in all_sets(store):
+            progress = set_progress(store, s.id)
+            data.append(
+                {
+                    "name": s.name,
+                    "kind": s.kind,
+                    "purpose": s.purpose,
+                    "blind": s.blind,
+                    "labels": s.labels,
+                    **progress,
+                }
+            )
+    if as_json:
+        print_json(data)
+        return
+    if not data:
+        out.print("no sets yet: create one with `curator set create NAME --sample N`")
+        return
+    out.print(
+        table(
+            "Sets",
+            ("set", "kind", "purpose", "items", "items voted", "votes", "blind"),
+            [
+                (
+                    d["name"],
+                    d["kind"],
+                    d["purpose"],
+                    d["items"],
+                    d["voted_items"],
+                    d["votes"],
+                    "yes" if d["blind"] else "no",
+                )
+                for d in data
+            ],
+        )
+    )
+
+
+@app.command("show")
+def show(
+    name: str = typer.Argument(..., help="The set."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    db: Path | None = DbOption,
+) -> None:
+    """A set's parameters (how to re-derive it), labels, categories and progress."""
+    with open_db(db) as store:
+        try:
+            s = require_set(store, name)
+        except SetError as exc:
+            fail(str(exc))
+        progress = set_progress(store, s.id)
+        states = summary(decisions_for_set(store, s))
+    data = {
+        "name": s.name,
+        "kind": s.kind,
+        "purpose": s.purpose,
+        "blind": s.blind,
+        "labels": s.labels,
+        "categories": s.categories,
+        "votes_per_item": s.votes_per_item,
+        "description": s.description,
+        "created_at": s.created_at,
+        "params": s.params,
+        "progress": progress,
+        "decisions": states,
+    }
+    if as_json:
+        print_json(data)
+        return
+    out.print(
+        table(
+            f"Set {s.name}",
+            ("field", "value"),
+            [(k, data[k]) for k in ("kind", "purpose", "blind", "votes_per_item", "created_at")]
+            + [("labels", ", ".join(s.labels) + ", skip")]
+            + [(k, v) for k, v in progress.items()]
+            + [(k, v) for k, v in states.items()]
+            + [(f"param {k}", v) for k, v in s.params.items()],
+        )
+    )
+    if s.categories:
+        out.print(one_line("categories: " + ", ".join(s.categories), 10_000))

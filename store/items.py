@@ -1,0 +1,148 @@
+"""Item lookups shared by every kind, and the writes for items imported from files."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from store.connection import Store, utc_now
+
+
+@dataclass(frozen=True)
+class ItemRef:
+    id: int
+    kind: str
+    key: str
+    source: str
+    language: str | None
+
+
+@dataclass(frozen=True)
+class ImportedItem:
+    """An item read from a file: its external id (``key``), origin and kind payload."""
+
+    kind: str
+    key: str
+    source: str
+    language: str | None
+    path: str | None
+    payload: dict[str, Any]
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+
+def find_by_key(store: Store, key: str, kind: str | None = None) -> list[ItemRef]:
+    sql = "SELECT id, kind, key, source, language FROM items WHERE key = ?"
+    params: list[Any] = [key]
+    if kind is not None:
+        sql += " AND kind = ?"
+        params.append(kind)
+    return [ItemRef(*row) for row in store.conn.execute(sql + " ORDER BY kind", params)]
+
+
+def find_by_id(store: Store, item_id: int) -> ItemRef | None:
+    row = store.conn.execute(
+        "SELECT id, kind, key, source, language FROM items WHERE id = ?", (item_id,)
+    ).fetchone()
+    return None if row is None else ItemRef(*row)
+
+
+def keys_to_ids(store: Store, kind: str, keys: Sequence[str]) -> dict[str, int]:
+    """Map external ids of one kind to item ids; unknown keys are simply absent."""
+    found: dict[str, int] = {}
+    unique = list(dict.fromkeys(keys))
+    for start in range(0, len(unique), 500):
+        chunk = unique[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for item_id, key in store.conn.execute(
+            f"SELECT id, key FROM items WHERE kind = ? AND key IN ({marks})", [kind, *chunk]
+        ):
+            found[key] = item_id
+    return found
+
+
+def item_summaries(store: Store, item_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """Key, source, language and a one-line title (the commit subject when there is one)."""
+    found: dict[int, dict[str, Any]] = {}
+    ids = list(item_ids)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in store.conn.execute(
+            "SELECT i.id, i.kind, i.key, i.source, i.language, c.message FROM items AS i"
+            f" LEFT JOIN commits AS c ON c.item_id = i.id WHERE i.id IN ({marks})",
+            chunk,
+        ):
+            message = row[5] or ""
+            found[row[0]] = {
+                "kind": row[1],
+                "key": row[2],
+                "source": row[3],
+                "language": row[4],
+                "title": message.splitlines()[0] if message else "",
+            }
+    return found
+
+
+def _write_commit(conn: sqlite3.Connection, item_id: int, item: ImportedItem) -> None:
+    p = item.payload
+    conn.execute(
+        "INSERT INTO commits (item_id, repo, sha, author_date, message, diff, file, files,"
+        " code_before, code_after, model_input, diff_hash)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            item_id,
+            p.get("repo") or item.source,
+            p.get("sha") or "",
+            p.get("date"),
+            p["message"],
+            p.get("diff") or "",
+            p.get("file"),
+            json.dumps([p["file"]] if p.get("file") else []),
+            p.get("code_before"),
+            p.get("code_after"),
+            p["model_input"],
+            p.get("diff_hash") or "",
+        ),
+    )
+
+
+PAYLOAD_WRITERS: dict[str, Callable[[sqlite3.Connection, int, ImportedItem], None]] = {
+    "commit": _write_commit,
+}
+
+
+def insert_imported_items(store: Store, items: Sequence[ImportedItem]) -> list[tuple[str, int]]:
+    """Insert items that are not stored yet, in one transaction; an external id already
+    stored for the kind is left as it is. Returns ("stored" | "known", item id) per item."""
+    results: list[tuple[str, int]] = []
+    now = utc_now()
+    with store.transaction() as conn:
+        for item in items:
+            row = conn.execute(
+                "SELECT id FROM items WHERE kind = ? AND key = ?", (item.kind, item.key)
+            ).fetchone()
+            if row is not None:
+                results.append(("known", row[0]))
+                continue
+            cur = conn.execute(
+                "INSERT INTO items (kind, key, source, path, language, provenance, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    item.kind,
+                    item.key,
+                    item.source,
+                    item.path,
+                    item.language,
+                    json.dumps(item.provenance, sort_keys=True),
+                    now,
+                ),
+            )
+            item_id = int(cur.lastrowid or 0)
+            writer = PAYLOAD_WRITERS.get(item.kind)
+            if writer is not None:
+                writer(conn, item_id, item)
+            results.append(("stored", item_id))
+    return results

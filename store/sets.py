@@ -1,0 +1,289 @@
+"""Sets of items (ground truth, audits, queues): their rows, members and sampling pools."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from store.connection import Store, utc_now
+
+
+class SetExistsError(Exception):
+    """A set with this name already exists."""
+
+
+@dataclass(frozen=True)
+class SetRow:
+    id: int
+    name: str
+    kind: str
+    labels: list[str]
+    categories: list[str]
+    params: dict[str, Any]
+    blind: bool
+    purpose: str
+    votes_per_item: int
+    description: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class NewSet:
+    """What a set is created with; ``params`` records how it was drawn."""
+
+    name: str
+    kind: str
+    labels: list[str]
+    categories: list[str] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    blind: bool = True
+    purpose: str = "ground-truth"
+    votes_per_item: int = 2
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An item as sampling sees it: where it comes from and what machines said."""
+
+    item_id: int
+    key: str
+    source: str
+    language: str | None
+    stars: int | None
+    predictions: dict[str, str]
+
+
+_SET_COLUMNS = (
+    "id, name, kind, labels, categories, params, blind, purpose, votes_per_item,"
+    " description, created_at"
+)
+
+
+def _set_row(row: Sequence[Any]) -> SetRow:
+    return SetRow(
+        id=row[0],
+        name=row[1],
+        kind=row[2],
+        labels=json.loads(row[3]),
+        categories=json.loads(row[4]),
+        params=json.loads(row[5]),
+        blind=bool(row[6]),
+        purpose=row[7],
+        votes_per_item=row[8],
+        description=row[9],
+        created_at=row[10],
+    )
+
+
+def get_set(store: Store, name: str) -> SetRow | None:
+    row = store.conn.execute(f"SELECT {_SET_COLUMNS} FROM sets WHERE name = ?", (name,)).fetchone()
+    return None if row is None else _set_row(row)
+
+
+def get_set_by_id(store: Store, set_id: int) -> SetRow | None:
+    row = store.conn.execute(f"SELECT {_SET_COLUMNS} FROM sets WHERE id = ?", (set_id,)).fetchone()
+    return None if row is None else _set_row(row)
+
+
+def all_sets(store: Store) -> list[SetRow]:
+    return [_set_row(r) for r in store.query(f"SELECT {_SET_COLUMNS} FROM sets ORDER BY name")]
+
+
+def create_set(store: Store, spec: NewSet, item_ids: Iterable[int] = ()) -> SetRow:
+    """Create the set and its members in one transaction."""
+    with store.transaction() as conn:
+        try:
+            cur = conn.execute(
+                "INSERT INTO sets (name, kind, labels, categories, params, blind, purpose,"
+                " votes_per_item, description, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    spec.name,
+                    spec.kind,
+                    json.dumps(spec.labels),
+                    json.dumps(spec.categories),
+                    json.dumps(spec.params, sort_keys=True),
+                    int(spec.blind),
+                    spec.purpose,
+                    spec.votes_per_item,
+                    spec.description,
+                    utc_now(),
+                ),
+            )
+        except sqlite3.IntegrityError as exc:
+            raise SetExistsError(f"a set named {spec.name!r} already exists") from exc
+        set_id = int(cur.lastrowid or 0)
+        add_set_items(store, set_id, item_ids)
+    found = get_set_by_id(store, set_id)
+    assert found is not None
+    return found
+
+
+def add_set_items(store: Store, set_id: int, item_ids: Iterable[int]) -> int:
+    """Append items to a set after its last position; members already in it are kept
+    where they are. Returns how many were added."""
+    added = 0
+    with store.transaction() as conn:
+        last = conn.execute(
+            "SELECT COALESCE(MAX(position), -1) FROM set_items WHERE set_id = ?", (set_id,)
+        ).fetchone()[0]
+        for item_id in item_ids:
+            cur = conn.execute(
+                "INSERT OR IGNORE INTO set_items (set_id, item_id, position) VALUES (?, ?, ?)",
+                (set_id, item_id, last + 1),
+            )
+            if cur.rowcount:
+                last += 1
+                added += 1
+    return added
+
+
+def set_item_ids(store: Store, set_id: int) -> list[int]:
+    return [
+        r[0]
+        for r in store.conn.execute(
+            "SELECT item_id FROM set_items WHERE set_id = ? ORDER BY position", (set_id,)
+        )
+    ]
+
+
+def is_member(store: Store, set_id: int, item_id: int) -> bool:
+    return (
+        store.conn.execute(
+            "SELECT 1 FROM set_items WHERE set_id = ? AND item_id = ?", (set_id, item_id)
+        ).fetchone()
+        is not None
+    )
+
+
+def set_size(store: Store, set_id: int) -> int:
+    return int(store.scalar("SELECT COUNT(*) FROM set_items WHERE set_id = ?", (set_id,)) or 0)
+
+
+def sets_of_item(store: Store, item_id: int) -> list[SetRow]:
+    return [
+        _set_row(r)
+        for r in store.query(
+            f"SELECT {_SET_COLUMNS} FROM sets WHERE id IN"
+            " (SELECT set_id FROM set_items WHERE item_id = ?) ORDER BY name",
+            (item_id,),
+        )
+    ]
+
+
+def sources_in_sets(store: Store, set_ids: Iterable[int]) -> set[str]:
+    """The repositories (item sources) that items of these sets come from."""
+    found: set[str] = set()
+    for set_id in set_ids:
+        found.update(
+            r[0]
+            for r in store.conn.execute(
+                "SELECT DISTINCT i.source FROM set_items AS si JOIN items AS i ON i.id = si.item_id"
+                " WHERE si.set_id = ?",
+                (set_id,),
+            )
+        )
+    return found
+
+
+def candidates(
+    store: Store,
+    kind: str,
+    labelers: Sequence[str] = (),
+    within_set: int | None = None,
+    languages: Sequence[str] = (),
+) -> list[Candidate]:
+    """Items of a kind (optionally only a set's members or some languages) with each named
+    labeler's latest prediction, ordered by item id so a seeded draw is reproducible."""
+    sql = (
+        "SELECT i.id, i.key, i.source, i.language,"
+        " CAST(json_extract(i.provenance, '$.stars') AS INTEGER) FROM items AS i"
+    )
+    params: list[Any] = []
+    if within_set is not None:
+        sql += " JOIN set_items AS si ON si.item_id = i.id AND si.set_id = ?"
+        params.append(within_set)
+    sql += " WHERE i.kind = ?"
+    params.append(kind)
+    if languages:
+        sql += f" AND i.language IN ({','.join('?' * len(languages))})"
+        params.extend(languages)
+    rows = store.conn.execute(sql + " ORDER BY i.id", params).fetchall()
+    predicted = {labeler: latest_predictions(store, labeler) for labeler in labelers}
+    return [
+        Candidate(
+            item_id=r[0],
+            key=r[1],
+            source=r[2],
+            language=r[3],
+            stars=r[4],
+            predictions={
+                labeler: by_item[r[0]][0]
+                for labeler, by_item in predicted.items()
+                if r[0] in by_item
+            },
+        )
+        for r in rows
+    ]
+
+
+def latest_predictions(store: Store, labeler: str) -> dict[int, tuple[str, float | None]]:
+    """Each item's most recent (label, score) from one labeler."""
+    return {
+        r[0]: (r[1], r[2])
+        for r in store.conn.execute(
+            "SELECT item_id, label, score FROM predictions WHERE id IN"
+            " (SELECT MAX(id) FROM predictions WHERE labeler = ? GROUP BY item_id)",
+            (labeler,),
+        )
+    }
+
+
+def labeler_versions(store: Store, name: str) -> list[str]:
+    """Stored labeler names ``name@N``, newest version last."""
+    found = [
+        r[0]
+        for r in store.conn.execute(
+            "SELECT DISTINCT labeler FROM predictions WHERE labeler LIKE ? ESCAPE '\\'",
+            (name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "@%",),
+        )
+    ]
+
+    def version(label: str) -> tuple[int, str]:
+        tail = label.rsplit("@", 1)[1]
+        return (int(tail), label) if tail.isdigit() else (-1, label)
+
+    return sorted(found, key=version)
+
+
+def queue_page(
+    store: Store, set_id: int, annotator: str, after_position: int = -1, limit: int = 50
+) -> list[tuple[int, int]]:
+    """(position, item id) of the set's items the annotator has not voted on yet, after a
+    position: keyset pagination over the (set, position) index, never the whole set."""
+    return [
+        (r[0], r[1])
+        for r in store.conn.execute(
+            "SELECT si.position, si.item_id FROM set_items AS si"
+            " WHERE si.set_id = ? AND si.position > ? AND NOT EXISTS ("
+            "  SELECT 1 FROM live_votes AS lv WHERE lv.item_id = si.item_id"
+            "  AND lv.annotator = ? AND lv.role = 'annotator')"
+            " ORDER BY si.position LIMIT ?",
+            (set_id, after_position, annotator, limit),
+        )
+    ]
+
+
+def set_progress(store: Store, set_id: int) -> dict[str, int]:
+    """Items, items with at least one annotator vote, and live annotator votes in a set."""
+    row = store.conn.execute(
+        "SELECT COUNT(*), COUNT(DISTINCT lv.item_id), COUNT(lv.item_id) FROM set_items AS si"
+        " LEFT JOIN live_votes AS lv ON lv.item_id = si.item_id AND lv.role = 'annotator'"
+        " WHERE si.set_id = ?",
+        (set_id,),
+    ).fetchone()
+    items = int(store.scalar("SELECT COUNT(*) FROM set_items WHERE set_id = ?", (set_id,)) or 0)
+    return {"items": items, "voted_items": int(row[1]), "votes": int(row[2])}

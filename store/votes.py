@@ -1,0 +1,183 @@
+"""Votes: the append-only history, the live vote per (item, annotator, role), and undo.
+
+Every vote and every undo appends a row to ``votes``; ``live_votes`` holds the state the
+latest row left behind, updated in the same transaction, so queues and agreement read one
+row per annotator instead of replaying history.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from store.connection import Store, utc_now
+
+ANNOTATOR = "annotator"
+ADJUDICATOR = "adjudicator"
+
+
+@dataclass(frozen=True)
+class VoteRow:
+    """One vote to append. ``label`` None means "no vote" (what an undo may restore)."""
+
+    item_id: int
+    annotator: str
+    label: str | None
+    category: str | None = None
+    note: str | None = None
+    role: str = ANNOTATOR
+    set_id: int | None = None
+    origin: str = "cli"
+
+
+@dataclass(frozen=True)
+class LiveVote:
+    item_id: int
+    annotator: str
+    role: str
+    label: str
+    category: str | None
+    note: str | None
+
+
+@dataclass(frozen=True)
+class UndoResult:
+    """The vote an undo took back and the state it restored (label None: no vote)."""
+
+    undone_vote_id: int
+    item_id: int
+    undone_label: str | None
+    restored_label: str | None
+
+
+def append_votes(store: Store, rows: Sequence[VoteRow], undoes: int | None = None) -> list[int]:
+    """Append votes in one transaction and move the live votes; returns the new row ids."""
+    now = utc_now()
+    ids: list[int] = []
+    with store.transaction() as conn:
+        for row in rows:
+            cur = conn.execute(
+                "INSERT INTO votes (item_id, annotator, label, category, note, created_at, role,"
+                " undoes, set_id, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.item_id,
+                    row.annotator,
+                    row.label,
+                    row.category,
+                    row.note,
+                    now,
+                    row.role,
+                    undoes,
+                    row.set_id,
+                    row.origin,
+                ),
+            )
+            vote_id = int(cur.lastrowid or 0)
+            ids.append(vote_id)
+            _set_live(conn, row, vote_id)
+    return ids
+
+
+def _set_live(conn: sqlite3.Connection, row: VoteRow, vote_id: int) -> None:
+    if row.label is None:
+        conn.execute(
+            "DELETE FROM live_votes WHERE item_id = ? AND annotator = ? AND role = ?",
+            (row.item_id, row.annotator, row.role),
+        )
+        return
+    conn.execute(
+        "INSERT INTO live_votes (item_id, annotator, role, vote_id, label, category, note)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (item_id, annotator, role) DO UPDATE SET"
+        " vote_id = excluded.vote_id, label = excluded.label, category = excluded.category,"
+        " note = excluded.note",
+        (row.item_id, row.annotator, row.role, vote_id, row.label, row.category, row.note),
+    )
+
+
+def undo_last(
+    store: Store, annotator: str, role: str = ANNOTATOR, set_id: int | None = None
+) -> UndoResult | None:
+    """Take back the annotator's latest vote that is still in effect (within a set if
+    given): append a row restoring the state before it. Repeated undos walk further back."""
+    with store.transaction() as conn:
+        in_set = " AND item_id IN (SELECT item_id FROM set_items WHERE set_id = :set)"
+        target = conn.execute(
+            "SELECT id, item_id, label FROM votes AS v WHERE annotator = :who AND role = :role"
+            " AND undoes IS NULL AND NOT EXISTS (SELECT 1 FROM votes AS u WHERE u.undoes = v.id)"
+            + (in_set if set_id is not None else "")
+            + " ORDER BY id DESC LIMIT 1",
+            {"who": annotator, "role": role, "set": set_id},
+        ).fetchone()
+        if target is None:
+            return None
+        vote_id, item_id, label = target
+        before = conn.execute(
+            "SELECT label, category, note FROM votes WHERE item_id = ? AND annotator = ?"
+            " AND role = ? AND id < ? ORDER BY id DESC LIMIT 1",
+            (item_id, annotator, role, vote_id),
+        ).fetchone()
+        restored = VoteRow(
+            item_id=item_id,
+            annotator=annotator,
+            label=before[0] if before else None,
+            category=before[1] if before else None,
+            note=before[2] if before else None,
+            role=role,
+            set_id=set_id,
+            origin="undo",
+        )
+        append_votes(store, [restored], undoes=vote_id)
+    return UndoResult(vote_id, item_id, label, restored.label)
+
+
+def live_votes_for_items(
+    store: Store, item_ids: Iterable[int], role: str | None = None
+) -> list[LiveVote]:
+    """Live votes on the given items (all roles unless one is named)."""
+    ids = list(item_ids)
+    found: list[LiveVote] = []
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        sql = (
+            "SELECT item_id, annotator, role, label, category, note FROM live_votes"
+            f" WHERE item_id IN ({marks})"
+        )
+        params: list[object] = list(chunk)
+        if role is not None:
+            sql += " AND role = ?"
+            params.append(role)
+        found.extend(
+            LiveVote(*row)
+            for row in store.conn.execute(sql + " ORDER BY item_id, annotator", params)
+        )
+    return found
+
+
+def live_votes_in_set(store: Store, set_id: int, role: str | None = None) -> list[LiveVote]:
+    """Live votes on every item of a set, ordered by the item's position in the set."""
+    sql = (
+        "SELECT lv.item_id, lv.annotator, lv.role, lv.label, lv.category, lv.note"
+        " FROM set_items AS si JOIN live_votes AS lv ON lv.item_id = si.item_id"
+        " WHERE si.set_id = ?"
+    )
+    params: list[object] = [set_id]
+    if role is not None:
+        sql += " AND lv.role = ?"
+        params.append(role)
+    return [
+        LiveVote(*row)
+        for row in store.conn.execute(sql + " ORDER BY si.position, lv.annotator", params)
+    ]
+
+
+def vote_history(store: Store, item_id: int) -> list[dict[str, object]]:
+    """Every row ever written for an item, oldest first."""
+    cur = store.conn.execute(
+        "SELECT id, annotator, role, label, category, note, undoes, origin, created_at"
+        " FROM votes WHERE item_id = ? ORDER BY id",
+        (item_id,),
+    )
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur]
