@@ -17,7 +17,9 @@ from typing import Any
 from annotation.labels import DEFAULT_LABELS, taxonomy_slugs
 from annotation.votes import VoteError, prepare_vote
 from store import Store
+from store.commits import insert_predictions
 from store.items import ImportedItem, find_by_id, insert_imported_items, keys_to_ids
+from store.records import PredictionRow
 from store.sets import NewSet, SetRow, add_set_items, create_set, get_set
 from store.votes import VoteRow, append_votes
 
@@ -225,6 +227,9 @@ def parse_votes(
     return ParsedVotes(rows, sorted({r.annotator for r in rows}))
 
 
+Prelabel = Callable[[list[ImportedItem]], list[list[PredictionRow]]]
+
+
 @dataclass(frozen=True)
 class ItemImport:
     stored: int
@@ -240,9 +245,11 @@ def import_items_file(
     model_input: Callable[[str, str], str],
     set_name: str | None = None,
     labels: list[str] | None = None,
+    prelabel: Prelabel | None = None,
 ) -> ItemImport:
     """Import one file's items (and put them in a set, created if needed) in one
-    transaction; nothing is written when any line is bad."""
+    transaction; nothing is written when any line is bad. ``prelabel`` gives machine
+    predictions for the newly stored items, written in the same transaction."""
     items = parse_items(path, kind, model_input)
     target = get_set(store, set_name) if set_name else None
     if target is not None:
@@ -256,6 +263,16 @@ def import_items_file(
             )
     with store.transaction():
         results = insert_imported_items(store, items)
+        fresh = [
+            (item, item_id)
+            for item, (status, item_id) in zip(items, results, strict=True)
+            if status == "stored"
+        ]
+        if prelabel is not None and fresh:
+            for (_, item_id), predictions in zip(
+                fresh, prelabel([item for item, _ in fresh]), strict=True
+            ):
+                insert_predictions(store, item_id, predictions)
         created = False
         added = 0
         if set_name:

@@ -16,6 +16,9 @@ from curator.commands.sets import KIND_HELP, _kind
 from curator.console import err, out
 from curator.safe_text import labelled, one_line
 from engines.commits.representation import model_input
+from engines.labelers.keyword import KeywordLabeler
+from store.items import ImportedItem
+from store.records import PredictionRow
 
 app = typer.Typer(help="Import items or votes from JSONL/CSV files.", no_args_is_help=True)
 
@@ -28,6 +31,12 @@ def _report(errors: list[str]) -> None:
         err.print(f"... and {len(errors) - len(shown)} more errors")
 
 
+def _keyword_prelabel(items: list[ImportedItem]) -> list[list[PredictionRow]]:
+    labeler = KeywordLabeler()
+    predictions = labeler.predict([item.payload["message"] for item in items])
+    return [[PredictionRow(labeler.name, p.label, p.score, p.details)] for p in predictions]
+
+
 @app.command("items")
 def items(
     files: list[Path] = typer.Argument(..., help="JSONL files: one object per line with 'id'."),
@@ -37,6 +46,9 @@ def items(
     ),
     labels: str | None = typer.Option(
         None, "--labels", help="Labels of a set created here, e.g. perf,non-perf."
+    ),
+    prelabel: bool = typer.Option(
+        True, "--prelabel/--no-prelabel", help="Run the keyword labeler on new commits."
     ),
     db: Path | None = DbOption,
 ) -> None:
@@ -49,7 +61,15 @@ def items(
     with open_db(db) as store:
         for path in files:
             try:
-                result = import_items_file(store, path, kind, model_input, set_name, allowed)
+                result = import_items_file(
+                    store,
+                    path,
+                    kind,
+                    model_input,
+                    set_name,
+                    allowed,
+                    _keyword_prelabel if kind == "commit" and prelabel else None,
+                )
             except FileImportError as exc:
                 _report(exc.errors)
                 err.print(labelled("skipped", "yellow", one_line(str(path)), ": nothing imported"))

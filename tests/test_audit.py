@@ -1,0 +1,116 @@
+"""Audit sample sizes, Wilson intervals, stratified draws and the precision report."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from statsmodels.stats.proportion import proportion_confint
+
+from annotation.audit import audit_report, cochran_size, draw_audit, wilson_interval
+from annotation.sampling import SamplingError
+from annotation.sets import SetError
+from store import Store
+from store.sets import set_item_ids
+from tests.annotation_data import Spec, add_items, many, vote
+
+
+def test_cochran_large_population_is_384() -> None:
+    assert cochran_size(None) == 384
+    assert cochran_size(10_000_000) == 384
+
+
+@pytest.mark.parametrize(
+    # Krejcie and Morgan's (1970) table, the same formula with the correction
+    ("population", "size"),
+    [(100, 80), (500, 217), (1000, 278), (10_000, 370), (10, 10), (1, 1)],
+)
+def test_cochran_finite_population_correction(population: int, size: int) -> None:
+    assert cochran_size(population) == size
+
+
+def test_cochran_other_levels() -> None:
+    assert cochran_size(None, confidence=0.99, margin=0.05) == 663
+    assert cochran_size(None, confidence=0.95, margin=0.03) == 1067
+
+
+def test_wilson_known_values() -> None:
+    low, high = wilson_interval(0, 10)
+    assert (low, high) == (pytest.approx(0.0, abs=1e-12), pytest.approx(0.2775, abs=1e-4))
+    low, high = wilson_interval(10, 10)
+    assert (low, high) == (pytest.approx(0.7225, abs=1e-4), pytest.approx(1.0, abs=1e-12))
+    low, high = wilson_interval(346, 384)  # about the papers' 0.90 audit
+    assert low == pytest.approx(0.8671, abs=5e-4)
+    assert high == pytest.approx(0.9271, abs=5e-4)
+
+
+@given(
+    st.integers(0, 500).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+    st.sampled_from([0.9, 0.95, 0.99]),
+)
+def test_wilson_matches_statsmodels(counts: tuple[int, int], confidence: float) -> None:
+    successes, n = counts
+    if n == 0:
+        assert wilson_interval(0, 0) == (0.0, 1.0)
+        return
+    low, high = wilson_interval(successes, n, confidence)
+    theirs = proportion_confint(successes, n, alpha=1 - confidence, method="wilson")
+    assert low == pytest.approx(theirs[0], abs=1e-9)
+    assert high == pytest.approx(theirs[1], abs=1e-9)
+
+
+def test_draw_uses_cochran_size_and_stratifies(store: Store) -> None:
+    ids = add_items(store, many(2000, positive_every=2))  # 1000 positives
+    result = draw_audit(store, "audit", "keyword@1", stratify=["language"], seed=3)
+    assert result.population == 1000
+    assert result.size == 278
+    members = set_item_ids(store, result.set_row.id)
+    assert len(members) == 278
+    positives = {i for k, i in ids.items() if int(k[1:]) % 2 == 0}
+    assert set(members) <= positives
+    # proportional allocation over the three languages of the positives
+    assert sum(result.allocation.values()) == 278
+    assert max(result.allocation.values()) - min(result.allocation.values()) <= 1
+    assert result.set_row.purpose == "audit"
+    assert result.set_row.params["audit"]["population"] == 1000
+
+
+def test_draw_resolves_latest_labeler_version(store: Store) -> None:
+    add_items(store, many(50), labeler="student@1")
+    add_items(store, [Spec("x1", prediction="perf")], labeler="student@2")
+    result = draw_audit(store, "audit", "student@latest")
+    assert result.set_row.params["audit"]["labeler"] == "student@2"
+    assert result.population == 1
+
+
+def test_draw_refuses_when_nothing_to_audit(store: Store) -> None:
+    add_items(store, [Spec("a", prediction="non-perf")])
+    with pytest.raises(SamplingError, match="nothing to audit"):
+        draw_audit(store, "audit", "keyword@1")
+    with pytest.raises(SetError, match="no predictions"):
+        draw_audit(store, "audit", "ghost@latest")
+
+
+def test_report_precision_and_strata(store: Store) -> None:
+    add_items(store, many(40, positive_every=1))
+    draw = draw_audit(store, "audit", "keyword@1", stratify=["language"], size=12, seed=1)
+    members = set_item_ids(store, draw.set_row.id)
+    for n, item in enumerate(members[:10]):
+        vote(store, item, "ann", "perf" if n < 8 else "non-perf")
+    report = audit_report(store, "audit")
+    assert report.overall.judged == 10
+    assert report.overall.correct == 8
+    assert report.overall.value == pytest.approx(0.8)
+    assert (report.overall.low, report.overall.high) == pytest.approx(wilson_interval(8, 10))
+    assert report.pending == 2
+    assert sum(p.judged for p in report.strata.values()) == 10
+    assert set(report.strata) <= {"python", "java", "cpp"}
+
+
+def test_report_refuses_a_set_that_is_not_an_audit(store: Store) -> None:
+    from annotation.sets import DrawSpec, create_sampled_set
+
+    add_items(store, many(10))
+    create_sampled_set(store, "gt", DrawSpec(kind="commit"))
+    with pytest.raises(SetError, match="not an audit"):
+        audit_report(store, "gt")
