@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from store.connection import Store
+from store.ir import ir_counts
 from store.migrations import SCHEMA_VERSION
 
 
@@ -50,4 +51,5 @@ def corpus_stats(store: Store) -> dict[str, Any]:
         "votes": int(store.scalar("SELECT COUNT(*) FROM votes") or 0),
         "sets": int(store.scalar("SELECT COUNT(*) FROM sets") or 0),
         "mining": mining,
+        "ir": ir_counts(store),
     }

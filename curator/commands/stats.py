@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
+from curator.commands import ir_stats
 from curator.commands.options import DbOption, open_db
 from curator.console import out
 from curator.safe_text import one_line
@@ -25,11 +27,25 @@ def _table(title: str, header: tuple[str, ...], rows: list[tuple[object, ...]]) 
     return table
 
 
+# `--kind NAME`: a kind's own statistics instead of the overview.
+KIND_VIEWS: dict[str, Callable[[Path | None, bool], None]] = {"ir": ir_stats.show}
+
+
 def stats(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+    kind: str | None = typer.Option(
+        None, "--kind", help="One kind's own statistics instead of the overview: ir."
+    ),
     db: Path | None = DbOption,
 ) -> None:
     """Counts by kind, language, source, labeler and label."""
+    if kind is not None:
+        if kind not in KIND_VIEWS:
+            raise typer.BadParameter(
+                f"{kind!r}: choose one of {', '.join(sorted(KIND_VIEWS))}", param_hint="--kind"
+            )
+        KIND_VIEWS[kind](db, as_json)
+        return
     store = open_db(db)
     try:
         data = corpus_stats(store)
@@ -84,6 +100,8 @@ def stats(
                 ],
             )
         )
+    if any(data["ir"][k] for k in ("stored", "duplicates", "rejected", "filtered")):
+        out.print(ir_stats.counts_table(data["ir"]))
     if data["duplicates"]:
         out.print(
             _table("Duplicates linked", ("kind", "duplicates"), list(data["duplicates"].items()))

@@ -1,0 +1,182 @@
+"""``curator mine ir``: LLVM IR files, or C/C++ built to IR, deduplicated into the store."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from curator.commands.options import DbOption, open_db
+from curator.console import err, out
+from curator.safe_text import labelled, one_line
+from engines.ir.build import CompilerNotFound, parse_flags
+from engines.ir.pipeline import BATCH_ROWS, IROptions, IRRunSummary, mine_ir
+
+SHOWN_REJECTIONS = 20
+
+
+class RichIRReporter:
+    """One progress bar over all inputs; problems printed above it."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.task: TaskID | None = None
+
+    def started(self, total: int) -> None:
+        self.task = self.progress.add_task("IR modules", total=max(total, 1))
+
+    def advance(self, count: int) -> None:
+        if self.task is not None:
+            self.progress.advance(self.task, count)
+
+    def problem(self, text: str) -> None:
+        self.progress.console.print(labelled("warning", "yellow", one_line(text, 300)))
+
+
+def _summary_table(summary: IRRunSummary) -> Table:
+    table = Table(title="IR summary", title_justify="left")
+    table.add_column("outcome")
+    table.add_column("inputs", justify="right")
+    rows = [
+        ("seen", summary.seen),
+        ("stored", summary.stored),
+        ("duplicates (linked)", summary.duplicates),
+        ("already stored (skipped)", summary.known),
+        ("filtered by license", sum(summary.filtered.values())),
+        ("rejected", sum(summary.rejected.values())),
+    ]
+    for name, count in rows:
+        table.add_row(name, str(count))
+    for reason, count in sorted(summary.rejected.items()):
+        table.add_row(Text(f"  rejected: {reason}", "red"), str(count))
+    for reason, count in sorted(summary.filtered.items()):
+        table.add_row(Text.assemble("  filtered: ", one_line(reason, 60)), str(count))
+    if summary.missing:
+        table.add_row(Text("missing paths", "red"), str(len(summary.missing)))
+    return table
+
+
+def _rejections_table(summary: IRRunSummary) -> Table:
+    table = Table(title="Rejected inputs", title_justify="left")
+    table.add_column("file", overflow="fold")
+    table.add_column("reason")
+    table.add_column("message", overflow="fold")
+    for rejection in summary.rejections[:SHOWN_REJECTIONS]:
+        table.add_row(
+            one_line(rejection.path, 80), one_line(rejection.reason), one_line(rejection.message)
+        )
+    if len(summary.rejections) > SHOWN_REJECTIONS:
+        table.caption = f"{len(summary.rejections) - SHOWN_REJECTIONS} more not shown"
+    return table
+
+
+def _as_json(summary: IRRunSummary) -> str:
+    return json.dumps(
+        {
+            "seen": summary.seen,
+            "stored": summary.stored,
+            "duplicates": summary.duplicates,
+            "known": summary.known,
+            "filtered": dict(sorted(summary.filtered.items())),
+            "rejected": dict(sorted(summary.rejected.items())),
+            "rejections": [
+                {"path": r.path, "reason": r.reason, "message": r.message}
+                for r in summary.rejections
+            ],
+            "missing": summary.missing,
+        },
+        indent=2,
+        ensure_ascii=True,
+    )
+
+
+def mine_ir_command(
+    paths: list[Path] | None = typer.Argument(
+        None, help=".ll or .bc files, or folders holding them.", show_default=False
+    ),
+    build: Path | None = typer.Option(
+        None,
+        "--build",
+        metavar="SRC_DIR",
+        help="Compile every C/C++ translation unit under SRC_DIR to IR before optimization.",
+    ),
+    cc: str = typer.Option("clang", "--cc", help="The compiler --build runs."),
+    flags: str = typer.Option(
+        "-O0", "--flags", help='Compiler flags for --build, one string (e.g. "-O2 -Iinclude").'
+    ),
+    permissive_only: bool = typer.Option(
+        False,
+        "--permissive-only",
+        help="Keep only projects licensed MIT, Apache-2.0, BSD-2-Clause or BSD-3-Clause.",
+    ),
+    jobs: int = typer.Option(
+        max(1, os.cpu_count() or 1), "--jobs", min=1, help="Compiles run at once (--build)."
+    ),
+    max_mb: float = typer.Option(256.0, "--max-mb", min=0.001, help="Skip larger IR files."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    batch_size: int = typer.Option(BATCH_ROWS, "--batch-size", min=1, hidden=True),
+    db: Path | None = DbOption,
+) -> None:
+    """Ingest LLVM IR modules: structural-hash dedup, provenance, license, statistics."""
+    if not paths and build is None:
+        raise typer.BadParameter("give IR files or folders, or --build SRC_DIR", param_hint="PATH")
+    try:
+        flag_list = parse_flags(flags)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--flags") from None
+    options = IROptions(
+        permissive_only=permissive_only,
+        cc=cc,
+        flags=flag_list,
+        jobs=jobs,
+        max_bytes=int(max_mb * 1024 * 1024),
+    )
+    store = open_db(db)
+    progress = Progress(
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=False,
+    )
+    try:
+        with progress:
+            summary = mine_ir(
+                store, paths or [], build, options, RichIRReporter(progress), batch_size
+            )
+    except CompilerNotFound as exc:
+        err.print(labelled("error", "red", one_line(str(exc))))
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/]: finished batches are saved; run again to resume")
+        raise typer.Exit(130) from None
+    finally:
+        store.close()
+    if as_json:
+        typer.echo(_as_json(summary))
+    else:
+        out.print(_summary_table(summary))
+        if summary.rejections:
+            out.print(_rejections_table(summary))
+        out.print(
+            f"ir: seen {summary.seen}, stored {summary.stored}, duplicates {summary.duplicates},"
+            f" known {summary.known}, filtered {sum(summary.filtered.values())},"
+            f" rejected {sum(summary.rejected.values())}"
+        )
+    if summary.failed:
+        raise typer.Exit(1)

@@ -1,0 +1,101 @@
+"""``curator stats --kind ir``: the IR corpus in ComPile's Table 1 shape.
+
+Modules, text size, bitcode size and tokens, before and after structural-hash dedup,
+by language and by license; then the input counts and the latest rejections.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from curator.commands.options import open_db
+from curator.console import out
+from curator.safe_text import one_line
+from store.ir import ir_corpus_table
+
+_COLUMNS = ("modules", "text_bytes", "bitcode_bytes", "tokens")
+
+
+def human_bytes(count: int) -> str:
+    """1,234 B / 12.3 KB / 4.5 MB / 6.7 GB (powers of 1000, like the paper's table)."""
+    value = float(count)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{int(value):,} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
+        value /= 1000
+    return f"{count} B"
+
+
+def _cell(key: str, value: int) -> str:
+    return human_bytes(value) if key.endswith("_bytes") else f"{value:,}"
+
+
+def _size_table(title: str, group: str, rows: dict[str, dict[str, Any]], total: Any) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column(group)
+    for side in ("", "dedup "):
+        for key in _COLUMNS:
+            table.add_column(side + key.replace("_bytes", "").replace("_", " "), justify="right")
+    for name, sides in rows.items():
+        table.add_row(
+            one_line(name, 60),
+            *(_cell(k, sides["before"][k]) for k in _COLUMNS),
+            *(_cell(k, sides["after"][k]) for k in _COLUMNS),
+        )
+    table.add_row(
+        Text("total", "bold"),
+        *(_cell(k, total["before"][k]) for k in _COLUMNS),
+        *(_cell(k, total["after"][k]) for k in _COLUMNS),
+    )
+    return table
+
+
+def counts_table(counts: dict[str, Any]) -> Table:
+    """Stored, duplicate, rejected and filtered inputs, with their reasons."""
+    table = Table(title="IR inputs", title_justify="left")
+    table.add_column("outcome")
+    table.add_column("inputs", justify="right")
+    for name in ("stored", "duplicates", "rejected", "filtered"):
+        table.add_row(name, f"{counts.get(name, 0):,}")
+        for reason, n in counts.get(f"{name}_by_reason", {}).items():
+            table.add_row(Text.assemble(f"  {name}: ", one_line(reason, 60)), f"{n:,}")
+    return table
+
+
+def show(db: Path | None, as_json: bool) -> None:
+    """Print the IR statistics of the database as tables or JSON."""
+    store = open_db(db)
+    try:
+        data = ir_corpus_table(store)
+    finally:
+        store.close()
+    if as_json:
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=True))
+        return
+    total = data["total"]
+    out.print(
+        _size_table(
+            "IR modules by language (before / after dedup)", "language", data["by_language"], total
+        )
+    )
+    out.print(
+        _size_table(
+            "IR modules by license (before / after dedup)", "license", data["by_license"], total
+        )
+    )
+    out.print(counts_table(data["counts"]))
+    if data["rejections"]:
+        table = Table(title="Latest rejections", title_justify="left")
+        for name in ("source", "path", "reason", "message"):
+            table.add_column(name, overflow="fold")
+        for r in data["rejections"]:
+            table.add_row(
+                *(one_line(str(r[k] or ""), 80) for k in ("source", "path", "reason", "message"))
+            )
+        out.print(table)

@@ -1,0 +1,192 @@
+"""Reading LLVM IR modules with llvmlite: textual ``.ll`` and bitcode ``.bc``.
+
+Each module is parsed in its own LLVM context (named struct types would otherwise pile
+up in the global one and be renamed ``%struct.S.0``), verified, and printed back by
+llvmlite's LLVM: that printout is what the structural hash and the statistics read,
+so a ``.ll`` and a ``.bc`` of one module, or clang 14's typed pointers and today's
+opaque ones, look alike. Whatever LLVM cannot read becomes an :class:`IRReadError`
+with a short reason code and LLVM's own message, located in the file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import llvmlite.binding as llvm
+
+IR_SUFFIXES = (".ll", ".bc")
+BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")  # raw bitcode, bitcode wrapper
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+
+# What a module's source_filename says about the language it was compiled from.
+_LANGUAGES = {
+    ".c": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".c++": "cpp",
+    ".cp": "cpp",
+    ".rs": "rust",
+    ".swift": "swift",
+    ".jl": "julia",
+    ".f": "fortran",
+    ".f90": "fortran",
+    ".f95": "fortran",
+    ".m": "objc",
+    ".mm": "objcpp",
+    ".cu": "cuda",
+    ".cl": "opencl",
+}
+_TEXT_ERROR = re.compile(r"^<string>:(\d+):(\d+): error: (.*)$", re.MULTILINE)
+
+
+class IRReadError(Exception):
+    """A module LLVM could not read; ``reason`` is a short code for counting."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+@dataclass(frozen=True)
+class LoadedModule:
+    """One parsed, verified module.
+
+    ``text`` and ``bitcode`` are what gets stored: the input as it came plus the other
+    form written by llvmlite. ``printed`` is LLVM's printout of the parsed module.
+    """
+
+    input_format: str
+    text: str
+    bitcode: bytes
+    printed: str
+    source_file: str
+
+
+def language_of_source(source_file: str, fallback: str = "unknown") -> str:
+    """The language a module was compiled from, judged by its source file name."""
+    suffix = PurePosixPath(source_file).suffix
+    return _LANGUAGES.get(suffix) or _LANGUAGES.get(suffix.lower()) or fallback
+
+
+def is_bitcode(data: bytes) -> bool:
+    return data[:4] in BITCODE_MAGIC
+
+
+def _text_error(message: str) -> str:
+    match = _TEXT_ERROR.search(message)
+    if match:
+        line, column, text = match.groups()
+        return f"line {line}, column {column}: {text}"
+    return " ".join(message.replace("LLVM IR parsing error", "").split())
+
+
+def _bitcode_error(message: str, data: bytes) -> str:
+    detail = " ".join(message.replace("LLVM bitcode parsing error", "").split())
+    if data[:4] == BITCODE_MAGIC[0] and len(data) % 4:
+        return f"truncated bitcode ({len(data)} bytes, not a whole number of words): {detail}"
+    return f"corrupt, truncated or too new for LLVM {_llvm_version()}: {detail}"
+
+
+def _llvm_version() -> str:
+    return ".".join(str(part) for part in llvm.llvm_version_info)
+
+
+def load_module(data: bytes, input_format: str | None = None) -> LoadedModule:
+    """Parse, verify and print one module given as bytes (format sniffed if not given)."""
+    if not data:
+        raise IRReadError("empty", "empty file")
+    fmt = input_format or ("bc" if is_bitcode(data) else "ll")
+    context = llvm.create_context()
+    module = None
+    try:
+        if fmt == "bc":
+            if not is_bitcode(data):
+                raise IRReadError("bitcode-error", "not LLVM bitcode (no BC signature)")
+            try:
+                module = llvm.parse_bitcode(data, context=context)
+            except RuntimeError as exc:
+                raise IRReadError("bitcode-error", _bitcode_error(str(exc), data)) from None
+            text = None
+        else:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise IRReadError(
+                    "not-text", f"not UTF-8 text at byte {exc.start} (not IR?)"
+                ) from None
+            try:
+                module = llvm.parse_assembly(text, context=context)
+            except RuntimeError as exc:
+                raise IRReadError("parse-error", _text_error(str(exc))) from None
+        try:
+            module.verify()
+        except RuntimeError as exc:
+            raise IRReadError("invalid", "verifier: " + " ".join(str(exc).split())) from None
+        printed = str(module)
+        return LoadedModule(
+            input_format=fmt,
+            text=printed if text is None else text,
+            bitcode=data if fmt == "bc" else module.as_bitcode(),
+            printed=printed,
+            source_file=module.source_file,
+        )
+    finally:
+        if module is not None:
+            module.close()
+        context.close()
+
+
+def read_input(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """A file's bytes, or an :class:`IRReadError` when it cannot or should not be read."""
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise IRReadError("too-large", f"{size:,} bytes is over the {max_bytes:,} limit")
+        return path.read_bytes()
+    except OSError as exc:
+        raise IRReadError("unreadable", exc.strerror or str(exc)) from None
+
+
+def input_format_of(path: Path) -> str | None:
+    """``ll`` or ``bc`` by suffix; None for other names (then sniffed from the bytes)."""
+    suffix = path.suffix.lower()
+    return suffix[1:] if suffix in IR_SUFFIXES else None
+
+
+def find_ir_files(folder: Path) -> Iterator[Path]:
+    """``.ll`` and ``.bc`` files below ``folder``, sorted, hidden folders skipped."""
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if name.lower().endswith(IR_SUFFIXES):
+                yield Path(root) / name
+
+
+def expand_paths(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[Path]]:
+    """Each IR file named or found in a folder (absolute, once) with the folder it came
+    from (the project fallback), and the paths that do not exist."""
+    found: list[tuple[Path, Path]] = []
+    missing: list[Path] = []
+    seen: set[Path] = set()
+    for path in paths:
+        absolute = path.absolute()
+        if absolute.is_dir():
+            candidates: Iterable[Path] = find_ir_files(absolute)
+            base = absolute
+        elif absolute.exists():
+            candidates = [absolute]
+            base = absolute.parent
+        else:
+            missing.append(path)
+            continue
+        for candidate in candidates:
+            if candidate not in seen:
+                seen.add(candidate)
+                found.append((candidate, base))
+    return found, missing

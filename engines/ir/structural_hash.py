@@ -1,0 +1,226 @@
+"""A module-level structural hash of LLVM IR that ignores names, metadata and debug info.
+
+The input is the module as LLVM prints it (llvmlite's LLVM, after parsing ``.ll`` or
+``.bc``), so both forms of one module, and old typed-pointer IR, reach the same text.
+What the hash keeps: opcodes, instruction flags and predicates, types (named struct
+types by their layout), operand structure (which value, argument, block or global each
+operand is), constants, control flow, linkage, and the target triple.
+
+What it drops:
+
+- names of local values and blocks (renumbered in order of first appearance);
+- names of defined globals and functions, and their comdats (numbered, see below);
+- names of struct types (each reference becomes a digest of its element types);
+- metadata and its attachments (``!dbg``, ``!tbaa``, ``!llvm.loop`` ...), debug
+  records and ``llvm.dbg.*`` calls, named metadata (``!llvm.ident`` ...);
+- attribute groups (``#0``: frame pointer, target CPU, optnone: build options);
+- comments, ``source_filename``, the module identifier and the data layout (it follows
+  from the triple, and LLVM upgrades old layouts differently in text and bitcode).
+
+Names of external declarations (``declare ptr @malloc(i64)``, ``@stdout = external
+global ptr``) are kept: calling ``malloc`` is not calling ``free``, and the name is all
+a module says about an external symbol. Intrinsics (``llvm.*``) keep their names too.
+
+Defined globals are numbered independently of their order in the module: each entity
+is first hashed with every defined-global reference anonymous; entities are ordered by
+that digest (module order breaks ties) and numbered in that order; the module hash
+combines the sorted digests of the entities rendered with those numbers. Moving
+functions around therefore leaves the hash unchanged, except in the rare case where
+two entities differ only in which defined globals they refer to.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+from engines.ir.lexer import Entity, entities, label_of, tokens
+
+HASHED_KINDS = frozenset({"global", "external", "define", "declare", "comdat"})
+# The data layout follows from the triple, and LLVM upgrades it differently when it
+# reads text and bitcode (clang 14's .ll and .bc of one module would differ).
+_UNHASHED_HEADERS = ("source_filename", "target datalayout")
+_REF = "\x00"  # marks a reference to a defined global, resolved per pass
+
+
+def _digest(text: str, size: int = 16) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=size).hexdigest()
+
+
+class _Types:
+    """Named struct types, each reference replaced by a digest of its layout."""
+
+    def __init__(self, defs: dict[str, list[str]]) -> None:
+        self.defs = defs
+        self.memo: dict[str, str] = {}
+
+    def ref(self, name: str, active: frozenset[str] = frozenset()) -> str:
+        known = self.memo.get(name)
+        if known is not None:
+            return known
+        if name in active:  # a cycle cannot occur with opaque pointers; stay finite anyway
+            return "%T(cycle)"
+        inner = active | {name}
+        body = " ".join(self.ref(t, inner) if t in self.defs else t for t in self.defs[name])
+        digest = "%T" + _digest(body, 8)
+        self.memo[name] = digest
+        return digest
+
+
+def _type_definitions(ents: Iterable[Entity]) -> dict[str, list[str]]:
+    defs: dict[str, list[str]] = {}
+    for ent in ents:
+        if ent.kind != "type" or ent.name is None:
+            continue
+        toks = [t for t in tokens(ent.lines[0]) if t[0] != ";"]
+        # "%name = type BODY"
+        defs[ent.name] = toks[3:] if len(toks) > 3 and toks[2] == "type" else toks[2:]
+    return defs
+
+
+def _strip_metadata(toks: list[str]) -> list[str]:
+    """Drop metadata attachments and attribute group references; anonymise ``!N``."""
+    out: list[str] = []
+    i = 0
+    n = len(toks)
+    while i < n:
+        tok = toks[i]
+        first = tok[0]
+        if first == ";" or first == "#":
+            i += 1
+            continue
+        if first == "!":
+            rest = tok[1:]
+            if rest and rest[0] != '"' and not rest[0].isdigit() and i + 1 < n:
+                nxt = toks[i + 1]
+                if nxt[0] == "!" and not nxt.startswith('!"'):
+                    # "!kind !N" or "!kind !{...}": an attachment
+                    i += 2
+                    if nxt == "!" and i < n and toks[i] == "{":
+                        depth = 0
+                        while i < n:
+                            if toks[i] == "{":
+                                depth += 1
+                            elif toks[i] == "}":
+                                depth -= 1
+                                if depth == 0:
+                                    i += 1
+                                    break
+                            i += 1
+                    if out and out[-1] == ",":
+                        out.pop()
+                    continue
+            if rest.isdigit():
+                out.append("!")
+                i += 1
+                continue
+        out.append(tok)
+        i += 1
+    return out
+
+
+def _is_debug_line(line: str) -> bool:
+    stripped = line.lstrip()
+    return stripped.startswith("#dbg_") or "@llvm.dbg." in line
+
+
+class _Canonicalizer:
+    def __init__(self, ents: list[Entity]) -> None:
+        self.types = _Types(_type_definitions(ents))
+        self.defined = {
+            e.name
+            for e in ents
+            if e.kind in ("global", "define")
+            and e.name is not None
+            and not e.name.startswith("@llvm.")
+        }
+
+    def _global(self, tok: str) -> str:
+        return _REF + tok if tok in self.defined else tok
+
+    def prepare(self, ent: Entity) -> list[str]:
+        """The entity's tokens with locals numbered and globals marked for renaming."""
+        locals_: dict[str, str] = {}
+        out: list[str] = []
+        in_body = ent.kind == "define"
+        for number, line in enumerate(ent.lines):
+            if in_body and number > 0:
+                if _is_debug_line(line):
+                    continue
+                label = label_of(line)
+                if label is not None:
+                    out.append(locals_.setdefault(label, f"%{len(locals_)}"))
+                    out.append(":")
+                    continue
+            for tok in _strip_metadata(tokens(line)):
+                first = tok[0]
+                if first == "%":
+                    if tok in self.types.defs and not (in_body and tok[1:].isdigit()):
+                        out.append(self.types.ref(tok))
+                    elif in_body:
+                        out.append(locals_.setdefault(tok, f"%{len(locals_)}"))
+                    else:  # a block named in a global's initializer (blockaddress)
+                        out.append("%?")
+                elif first == "@":
+                    out.append(self._global(tok))
+                elif first == "$":
+                    out.append(_REF + "$" + tok[1:])
+                else:
+                    out.append(tok)
+        return out
+
+
+def _render(prepared: list[str], names: dict[str, str] | None) -> str:
+    parts = []
+    for tok in prepared:
+        if tok[0] == _REF:
+            ref = tok[1:]
+            if ref[0] == "$":
+                key = "@" + ref[1:]
+                if names is None or key not in names:
+                    parts.append("$?")
+                else:
+                    parts.append("$" + names[key][1:])
+            else:
+                parts.append("@?" if names is None else names[ref])
+        else:
+            parts.append(tok)
+    return " ".join(parts)
+
+
+def canonical_entities(text: str) -> tuple[list[str], list[str]]:
+    """The canonical header lines and the canonical text of every hashed entity.
+
+    Exposed for tests and for explaining why two modules do or do not match.
+    """
+    ents = list(entities(text))
+    canon = _Canonicalizer(ents)
+    header = [
+        " ".join(t for t in tokens(e.lines[0]) if t[0] != ";")
+        for e in ents
+        if e.kind == "header" and not e.lines[0].startswith(_UNHASHED_HEADERS)
+    ]
+    hashed = [
+        e
+        for e in ents
+        if e.kind in HASHED_KINDS and not (e.kind == "declare" and _is_debug_line(e.lines[0]))
+    ]
+    prepared = [canon.prepare(e) for e in hashed]
+    anonymous = [_digest(_render(p, None)) for p in prepared]
+    order = sorted(range(len(hashed)), key=lambda i: (anonymous[i], i))
+    names: dict[str, str] = {}
+    for i in order:
+        ent = hashed[i]
+        if ent.kind in ("global", "define") and ent.name is not None and ent.name in canon.defined:
+            names.setdefault(ent.name, f"@#{len(names)}")
+    for name in canon.defined - names.keys():  # defined more than once: invalid, stay total
+        names[name] = f"@#{len(names)}"
+    return header, [_render(p, names) for p in prepared]
+
+
+def structural_hash(text: str) -> str:
+    """The module's structural hash: 64 hex digits of SHA-256."""
+    header, rendered = canonical_entities(text)
+    digests = sorted(_digest(r) for r in rendered)
+    payload = "\n".join(["structural-hash/1", *header, "--", *digests])
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
