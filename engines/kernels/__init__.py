@@ -1,0 +1,1 @@
+"""OpenCL kernel mining: scrape, shim, rejection filter, rewriter, features, dynamic checker."""

@@ -1,0 +1,269 @@
+"""The dynamic checker (CLgen section 5.2) and the worker child it runs kernels in.
+
+A kernel runs four times on payloads A1, B1, A2, B2 with A1 = A2, B1 = B2, A1 != B1.
+Verdicts: ``no-output`` (a run leaves its buffers as they were), ``input-insensitive``
+(A and B give the same outputs), ``non-deterministic`` (A1 != A2 or B1 != B2), else
+``useful``; ``compile-error``, ``timeout`` and ``crash`` when it gets no further.
+
+Kernels run in a long-lived child process (:class:`KernelWorker`) with a memory cap;
+each stage has its own timeout. A child that hangs is killed, one that dies is
+reported, and the next request starts a fresh child.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engines.kernels.worker import MEMORY_ENV, read_frame, write_frame
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_MEMORY_MB = 4096
+BUILD_TIMEOUT_S = 60.0
+START_TIMEOUT_S = 60.0
+SEEDS = (1, 2, 1, 2)  # A1, B1, A2, B2
+RTOL = 1e-5
+ATOL = 1e-6
+
+
+class WorkerFailure(Exception):
+    """The worker child timed out or died; ``verdict`` says which."""
+
+    def __init__(self, verdict: str, detail: str) -> None:
+        super().__init__(detail)
+        self.verdict = verdict
+        self.detail = detail
+
+
+@dataclass
+class BuildOutcome:
+    ok: bool
+    message: str
+    kernels: list[str] = field(default_factory=list)
+    device: str = ""
+
+
+@dataclass
+class CheckOutcome:
+    verdict: str
+    details: dict[str, Any]
+    runs: list[tuple[list[np.ndarray], list[np.ndarray]]] = field(default_factory=list)
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name if code < 0 else f"exit status {code}"
+    except ValueError:
+        return f"signal {-code}"
+
+
+class KernelWorker:
+    """One reusable worker child; replaced after a timeout or a crash."""
+
+    def __init__(self, memory_mb: int = DEFAULT_MEMORY_MB) -> None:
+        self.memory_mb = memory_mb
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.stderr_file: Any = None
+        self.restarts = 0
+        self.device = ""
+        self.stderr_mark = 0
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self.proc is not None and self.proc.poll() is None:
+            return self.proc
+        self._discard()
+        env = dict(os.environ)
+        env[MEMORY_ENV] = str(self.memory_mb)
+        env.setdefault("POCL_KERNEL_CACHE", "0")
+        env.setdefault("PYOPENCL_NO_CACHE", "1")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        self.stderr_file = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the child
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "engines.kernels.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr_file,
+            bufsize=0,
+            env=env,
+            cwd=str(ROOT),
+        )
+        return self.proc
+
+    def _stderr_tail(self) -> str:
+        if self.stderr_file is None:
+            return ""
+        self.stderr_file.seek(self.stderr_mark)
+        lines = self.stderr_file.read().decode("utf-8", "replace").strip().splitlines()
+        return " | ".join(lines[-3:])[-400:]
+
+    def _discard(self) -> None:
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+            for stream in (self.proc.stdin, self.proc.stdout):
+                if stream is not None:
+                    stream.close()
+        if self.stderr_file is not None:
+            self.stderr_file.close()
+        self.proc = None
+        self.stderr_file = None
+        self.stderr_mark = 0
+
+    def _fail(self, verdict: str, detail: str) -> WorkerFailure:
+        tail = self._stderr_tail()
+        self._discard()
+        self.restarts += 1
+        return WorkerFailure(verdict, f"{detail}; stderr: {tail}" if tail else detail)
+
+    def send(self, message: dict[str, Any]) -> None:
+        proc = self._start()
+        assert proc.stdin is not None and self.stderr_file is not None
+        self.stderr_mark = self.stderr_file.seek(0, os.SEEK_END)
+        try:
+            write_frame(proc.stdin, message)  # type: ignore[arg-type]
+        except (BrokenPipeError, OSError) as exc:
+            raise self._fail("crash", f"worker gone before the request ({exc})") from None
+
+    def receive(self, timeout: float, stage: str) -> dict[str, Any]:
+        proc = self.proc
+        assert proc is not None and proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], timeout)
+        if not ready:
+            raise self._fail("timeout", f"no answer within {timeout:g} s while {stage}")
+        reply = read_frame(proc.stdout)  # type: ignore[arg-type]
+        if reply is None:
+            code = proc.wait()
+            raise self._fail("crash", f"runtime died while {stage} ({_signal_name(code)})")
+        if reply.get("stage") == "failed" or ("error" in reply and "stage" not in reply):
+            raise WorkerFailure("crash", str(reply.get("error")))
+        return reply
+
+    def build(self, source: str, timeout: float = BUILD_TIMEOUT_S) -> BuildOutcome:
+        """Compile ``source`` on the OpenCL device; a compiler crash or hang is a failed
+        build whose message says so."""
+        first = self.proc is None
+        try:
+            self.send({"op": "build", "source": source})
+            reply = self.receive(timeout + (START_TIMEOUT_S if first else 0), "compiling")
+        except WorkerFailure as exc:
+            return BuildOutcome(False, f"compiler {exc.verdict}: {exc.detail}")
+        self.device = reply.get("device", self.device)
+        return BuildOutcome(reply["ok"], reply["message"], reply["kernels"], self.device)
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None and self.proc.stdin is not None:
+            try:
+                write_frame(self.proc.stdin, {"op": "exit"})  # type: ignore[arg-type]
+                self.proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self._discard()
+
+    def __enter__(self) -> KernelWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _equal(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> bool:
+    for x, y in zip(a, b, strict=True):
+        if x.shape != y.shape:
+            return False
+        if np.issubdtype(x.dtype, np.floating):
+            if not np.allclose(x, y, rtol=RTOL, atol=ATOL, equal_nan=True):
+                return False
+        elif not np.array_equal(x, y):
+            return False
+    return True
+
+
+def judge(runs: list[tuple[list[np.ndarray], list[np.ndarray]]]) -> tuple[str, dict[str, Any]]:
+    """CLgen's verdict from the inputs and outputs of the four runs A1, B1, A2, B2.
+
+    Only buffers some run changed count as outputs when comparing A with B: unchanged
+    input buffers differ between A and B by construction."""
+    (a1_in, a1), (b1_in, b1), (_a2_in, a2), (_b2_in, b2) = runs
+    if _equal(a1, a1_in) or _equal(b1, b1_in):
+        return "no-output", {"reason": "a run left every global buffer unchanged"}
+    written = [
+        i for i in range(len(a1)) if any(not _equal([out[i]], [inp[i]]) for inp, out in runs)
+    ]
+
+    def pick(arrays: list[np.ndarray]) -> list[np.ndarray]:
+        return [arrays[i] for i in written]
+
+    if _equal(pick(a1), pick(b1)) or _equal(pick(a2), pick(b2)):
+        return "input-insensitive", {"reason": "inputs A and B gave the same outputs"}
+    if not _equal(a1, a2) or not _equal(b1, b2):
+        return "non-deterministic", {"reason": "the same input gave different outputs"}
+    return "useful", {"written_buffers": len(written)}
+
+
+def check_kernel(
+    worker: KernelWorker,
+    source: str,
+    kernel: str | None = None,
+    global_size: int = 1024,
+    local_size: int = 32,
+    timeout: float = 5.0,
+    seeds: Sequence[int] = SEEDS,
+) -> CheckOutcome:
+    """Build ``source`` and run ``kernel`` (the only one when None) on the four payloads."""
+    first = worker.proc is None
+    details: dict[str, Any] = {"global_size": global_size, "timeout_s": timeout}
+    runs: list[tuple[list[np.ndarray], list[np.ndarray]]] = []
+    started = time.perf_counter()
+    try:
+        worker.send(
+            {
+                "op": "run",
+                "source": source,
+                "kernel": kernel,
+                "global_size": global_size,
+                "local_size": local_size,
+                "seeds": list(seeds),
+            }
+        )
+        built = worker.receive(BUILD_TIMEOUT_S + (START_TIMEOUT_S if first else 0), "compiling")
+        if not built["ok"]:
+            details["message"] = built["message"]
+            return CheckOutcome("compile-error", details)
+        if "unsupported" in built:
+            details["message"] = f"no payload rule: {built['unsupported']}"
+            return CheckOutcome("crash", details)
+        details.update(
+            kernel=built["kernel"],
+            local_size=built["local_size"],
+            transfer_bytes=built["transfer_bytes"],
+            args=built["args"],
+        )
+        for index in range(len(seeds)):
+            ran = worker.receive(timeout, f"running {'ABAB'[index % 4]}{index // 2 + 1}")
+            if "error" in ran:
+                details["message"] = f"launch failed: {ran['error']}"
+                return CheckOutcome("crash", details)
+            runs.append((ran["inputs"], ran["outputs"]))
+        worker.receive(timeout, "finishing")
+    except WorkerFailure as exc:
+        details["message"] = exc.detail
+        return CheckOutcome(exc.verdict, details, runs)
+    finally:
+        details["seconds"] = round(time.perf_counter() - started, 4)
+    if len(seeds) != 4:
+        return CheckOutcome("useful", details, runs)
+    verdict, why = judge(runs)
+    details.update(why)
+    return CheckOutcome(verdict, details, runs)

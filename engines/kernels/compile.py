@@ -1,0 +1,117 @@
+"""The rejection filter (CLgen section 4.1): a real build on the OpenCL device, the shim
+header tried only when the plain build fails, and a minimum static instruction count
+measured on the LLVM IR that clang's OpenCL front end produces."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from typing import Any
+
+from engines.kernels.checker import KernelWorker
+from engines.kernels.features import instruction_count, parse_ir, static_features
+from engines.kernels.shim import apply_shim, shim_for
+
+MIN_INSTRUCTIONS = 3
+CLANG_TIMEOUT_S = 60.0
+CL_STANDARDS = ("CL1.2", "CL3.0")
+
+
+class ToolError(Exception):
+    """clang is missing or failed in a way that says nothing about the kernel."""
+
+
+@dataclass
+class FilterResult:
+    accepted: bool
+    verdict: str | None  # "compile-error" or "too-few-instructions" when refused
+    message: str | None
+    source: str  # the source that compiled: with the shim entries when they were needed
+    shim_names: list[str] = field(default_factory=list)
+    instructions: int | None = None
+    features: dict[str, Any] = field(default_factory=dict)
+
+
+def clang_path() -> str:
+    path = shutil.which("clang")
+    if path is None:
+        raise ToolError("clang not found on PATH (scripts/setup.sh installs it)")
+    return path
+
+
+def lower_to_ir(source: str, optimize: str = "-O1") -> tuple[str | None, str]:
+    """OpenCL C to textual LLVM IR for the SPIR target; (None, message) when clang fails."""
+    message = ""
+    for std in CL_STANDARDS:
+        proc = subprocess.run(
+            [
+                clang_path(),
+                "-x",
+                "cl",
+                f"-cl-std={std}",
+                "-Xclang",
+                "-finclude-default-header",
+                "-Dinline=",
+                "-target",
+                "spir64",
+                optimize,
+                "-S",
+                "-emit-llvm",
+                "-w",
+                "-o",
+                "-",
+                "-",
+            ],
+            input=source,
+            capture_output=True,
+            text=True,
+            timeout=CLANG_TIMEOUT_S,
+            check=False,
+        )
+        if proc.returncode == 0:
+            return proc.stdout, ""
+        message = message or proc.stderr.replace("<stdin>", "kernel.cl").strip()
+    return None, message
+
+
+def measure(source: str) -> tuple[int | None, dict[str, int], str]:
+    """Instruction count and static features of ``source``; (None, {}, why) on failure."""
+    ir, message = lower_to_ir(source)
+    if ir is None:
+        return None, {}, f"clang: {message}"
+    try:
+        module = parse_ir(ir)
+    except RuntimeError as exc:
+        return None, {}, f"llvmlite: {str(exc).strip()}"
+    return instruction_count(module), static_features(module), ""
+
+
+def rejection_filter(
+    worker: KernelWorker, source: str, min_instructions: int = MIN_INSTRUCTIONS
+) -> FilterResult:
+    """Accept ``source`` when it builds on the device (with the shim if it must) and has at
+    least ``min_instructions`` instructions; the compiler's message goes with a refusal."""
+    built = worker.build(source)
+    names: list[str] = []
+    compiled = source
+    if not built.ok:
+        _header, names = shim_for(source)
+        shimmed = apply_shim(source, names) if names else None
+        if shimmed is None or not worker.build(shimmed).ok:
+            return FilterResult(False, "compile-error", built.message, source)
+        compiled = shimmed
+    count, feats, problem = measure(compiled)
+    if count is None:
+        return FilterResult(False, "compile-error", problem, compiled, names)
+    if count < min_instructions:
+        return FilterResult(
+            False,
+            "too-few-instructions",
+            f"{count} instructions in the optimised IR; the minimum is {min_instructions}",
+            compiled,
+            names,
+            count,
+            feats,
+        )
+    return FilterResult(True, None, None, compiled, names, count, feats)

@@ -1,0 +1,368 @@
+"""``curator mine kernels`` and ``curator check kernels``: the drivers.
+
+Mining: sources -> files -> scrape -> rejection filter -> rewrite -> dedup on the
+normalised source's hash -> features -> store, in batches, each batch written with its
+source's checkpoint (the last file done) in one transaction, so a killed run resumes
+after the last file it saved. Checking: stored kernels -> the dynamic checker in the
+worker child -> verdicts stored in batches. Neither prints: progress goes to a
+reporter (the CLI draws it; a TUI worker thread can pass its own).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from engines.commits.gitlog import GitError, run_git
+from engines.commits.sources import SourceError, is_url, resolve_source
+from engines.kernels.checker import KernelWorker, check_kernel
+from engines.kernels.compile import MIN_INSTRUCTIONS, ToolError, rejection_filter
+from engines.kernels.features import combined, with_dynamic
+from engines.kernels.rewrite import RewriteError, rewrite, source_hash
+from engines.kernels.scrape import (
+    Candidate,
+    candidate_keys,
+    decode_source,
+    is_candidate_file,
+    scrape_text,
+)
+from engines.kernels.shim import apply_shim, shim_for
+from store import Store
+from store.commits import load_checkpoint
+from store.kernel_records import KernelCheck, KernelRow, StoredKernel
+from store.kernels import save_checks, save_kernel_batch
+from store.records import Checkpoint, SaveResult
+
+KIND = "kernel"
+BATCH_ROWS = 50
+BATCH_SECONDS = 2.0
+MAX_FILE_BYTES = 2 * 1024 * 1024
+
+
+@dataclass
+class SourceSummary:
+    """What one source contributed in this run."""
+
+    source: str
+    files: int = 0
+    seen: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    known: int = 0
+    filtered: Counter[str] = field(default_factory=Counter)
+    unreadable: int = 0
+    failed: str | None = None
+
+
+class KernelReporter(Protocol):
+    def source_started(self, source: str, total: int, done: int) -> None: ...
+
+    def advance(self, source: str, count: int) -> None: ...
+
+    def problem(self, text: str) -> None: ...
+
+    def source_finished(self, summary: SourceSummary) -> None: ...
+
+
+class SilentReporter:
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+
+    def source_started(self, source: str, total: int, done: int) -> None:
+        pass
+
+    def advance(self, source: str, count: int) -> None:
+        pass
+
+    def problem(self, text: str) -> None:
+        self.problems.append(text)
+
+    def source_finished(self, summary: SourceSummary) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    rel: str
+    path: Path  # where local includes are looked up
+    read: Callable[[], bytes]
+
+
+def _walk(spec: str, clone_dir: Path | None) -> tuple[str, Path, list[SourceFile]]:
+    """The stored source name, the include root, and the candidate files in order."""
+    if is_url(spec):
+        repo = resolve_source(spec, clone_dir)
+        listing = run_git(repo.path, "ls-tree", "-r", "-z", "--name-only", "HEAD").decode(
+            "utf-8", "surrogateescape"
+        )
+        names = sorted(n for n in listing.split("\0") if n and is_candidate_file(Path(n)))
+        root = repo.path
+
+        def reader(name: str) -> Callable[[], bytes]:
+            def read() -> bytes:
+                return run_git(repo.path, "show", f"HEAD:{name}")
+
+            return read
+
+        return spec, root, [SourceFile(n, root / n, reader(n)) for n in names]
+    path = Path(spec).expanduser()
+    if not path.exists():
+        raise SourceError("no such file or directory")
+    path = path.resolve()
+    if path.is_file():
+        return str(path), path.parent, [SourceFile(path.name, path, path.read_bytes)]
+    files = []
+    for file in sorted(path.rglob("*")):
+        rel = file.relative_to(path)
+        if any(part.startswith(".") for part in rel.parts) or not file.is_file():
+            continue
+        if is_candidate_file(file):
+            files.append(SourceFile(str(rel), file, file.read_bytes))
+    return str(path), path, files
+
+
+def _row(
+    source: str,
+    key: str,
+    cand: Candidate,
+    worker: KernelWorker,
+    min_instructions: int,
+    report: KernelReporter,
+) -> KernelRow:
+    result = rejection_filter(worker, cand.source, min_instructions)
+    normalized: str | None = None
+    features: dict[str, Any] = dict(result.features)
+    if features:
+        features.update(combined(features))
+    provenance: dict[str, Any] = {
+        "line": cand.line,
+        "includes": list(cand.includes),
+        "device": worker.device,
+    }
+    if result.accepted:
+        try:
+            normalized = rewrite(result.source).source
+        except (RewriteError, ToolError) as exc:
+            report.problem(f"{cand.file}::{cand.name}: rewriter failed ({exc}); kept as written")
+            provenance["rewrite_error"] = str(exc)
+    return KernelRow(
+        source=source,
+        key=key,
+        source_file=cand.file,
+        kernel_name=cand.name,
+        origin=cand.origin,
+        original_source=cand.source,
+        normalized_source=normalized,
+        normalized_hash=source_hash(normalized or cand.source),
+        shim_needed=bool(result.shim_names),
+        shim_names=result.shim_names,
+        accepted=result.accepted,
+        instructions=result.instructions,
+        message=result.message,
+        verdict=result.verdict,
+        features=features,
+        provenance=provenance,
+    )
+
+
+def mine_kernels(
+    store: Store,
+    specs: Sequence[str],
+    min_instructions: int = MIN_INSTRUCTIONS,
+    reporter: KernelReporter | None = None,
+    clone_dir: Path | None = None,
+    worker: KernelWorker | None = None,
+    batch_rows: int = BATCH_ROWS,
+) -> list[SourceSummary]:
+    """Mine every source in turn; a failing source is reported and skipped."""
+    report = reporter or SilentReporter()
+    own_worker = worker is None
+    worker = worker or KernelWorker()
+    summaries = []
+    try:
+        for spec in specs:
+            summary = SourceSummary(spec)
+            summaries.append(summary)
+            try:
+                _mine_source(
+                    store, spec, min_instructions, report, clone_dir, worker, summary, batch_rows
+                )
+            except (SourceError, GitError, ToolError, OSError) as exc:
+                summary.failed = str(exc)
+            report.source_finished(summary)
+    finally:
+        if own_worker:
+            worker.close()
+    return summaries
+
+
+def _mine_source(
+    store: Store,
+    spec: str,
+    min_instructions: int,
+    report: KernelReporter,
+    clone_dir: Path | None,
+    worker: KernelWorker,
+    summary: SourceSummary,
+    batch_rows: int,
+) -> None:
+    source, root, files = _walk(spec, clone_dir)
+    summary.source = source
+    scope = f"min_instructions={min_instructions}"
+    checkpoint = load_checkpoint(store, KIND, source, scope)
+    after = checkpoint.last_key if checkpoint else None
+    base: dict[str, Any] = checkpoint.counters if checkpoint else {}
+    todo = [f for f in files if after is None or f.rel > after]
+    report.source_started(source, len(files), len(files) - len(todo))
+    pending: list[KernelRow] = []
+    unflushed = 0
+    last_file = after
+    flushed_at = time.monotonic()
+
+    def checkpoint_for(results: list[SaveResult]) -> Checkpoint:
+        for result in results:
+            if result.status == "stored":
+                summary.stored += 1
+            elif result.status == "duplicate":
+                summary.duplicates += 1
+            else:
+                summary.known += 1
+        return Checkpoint(KIND, source, scope, last_file, _cumulative(base, summary))
+
+    def flush() -> None:
+        nonlocal pending, unflushed, flushed_at
+        if not unflushed:
+            return
+        save_kernel_batch(store, pending, checkpoint_for)
+        report.advance(source, unflushed)
+        pending, unflushed, flushed_at = [], 0, time.monotonic()
+
+    for file in todo:
+        summary.files += 1
+        unflushed += 1
+        last_file = file.rel
+        for row in _file_rows(source, root, file, worker, min_instructions, report, summary):
+            pending.append(row)
+            if row.verdict:
+                summary.filtered[row.verdict] += 1
+        if len(pending) >= batch_rows or time.monotonic() - flushed_at > BATCH_SECONDS:
+            flush()
+    flush()
+
+
+def _file_rows(
+    source: str,
+    root: Path,
+    file: SourceFile,
+    worker: KernelWorker,
+    min_instructions: int,
+    report: KernelReporter,
+    summary: SourceSummary,
+) -> Iterator[KernelRow]:
+    try:
+        data = file.read()
+    except (OSError, GitError) as exc:
+        summary.unreadable += 1
+        report.problem(f"{file.rel}: cannot read ({getattr(exc, 'strerror', None) or exc})")
+        return
+    if len(data) > MAX_FILE_BYTES:
+        summary.unreadable += 1
+        report.problem(f"{file.rel}: skipped, larger than {MAX_FILE_BYTES // 1024} KiB")
+        return
+    if b"\0" in data:
+        summary.unreadable += 1
+        report.problem(f"{file.rel}: skipped, binary content")
+        return
+    text, warning = decode_source(data)
+    if warning:
+        report.problem(f"{file.rel}: {warning}")
+    scraped = scrape_text(text, file.rel, file.path, root)
+    for warning in scraped.warnings:
+        report.problem(warning)
+    for cand, key in zip(scraped.candidates, candidate_keys(scraped.candidates), strict=True):
+        summary.seen += 1
+        yield _row(source, f"{source}::{key}", cand, worker, min_instructions, report)
+
+
+def _cumulative(base: dict[str, Any], summary: SourceSummary) -> dict[str, Any]:
+    filtered = Counter(base.get("filtered", {}))
+    filtered.update(summary.filtered)
+    return {
+        "files": base.get("files", 0) + summary.files,
+        "seen": base.get("seen", 0) + summary.seen,
+        "stored": base.get("stored", 0) + summary.stored,
+        "duplicates": base.get("duplicates", 0) + summary.duplicates,
+        "known": base.get("known", 0) + summary.known,
+        "unreadable": base.get("unreadable", 0) + summary.unreadable,
+        "filtered": dict(sorted(filtered.items())),
+    }
+
+
+@dataclass(frozen=True)
+class CheckSettings:
+    global_size: int = 1024
+    local_size: int = 32
+    timeout: float = 5.0
+
+
+def check_one(worker: KernelWorker, kernel: StoredKernel, settings: CheckSettings) -> KernelCheck:
+    """Check one stored kernel: its normalised source when there is one (the shim is
+    already inlined there), else the source that passed the filter."""
+    if not kernel.accepted:
+        details = {"skipped": "refused by the rejection filter"}
+        return KernelCheck(
+            kernel.item_id, kernel.verdict or "compile-error", details, kernel.features
+        )
+    if kernel.normalized_source:
+        source, name = kernel.normalized_source, None
+    else:
+        source = kernel.original_source
+        if kernel.shim_needed:
+            source = apply_shim(source, shim_for(source)[1])
+        name = kernel.kernel_name
+    outcome = check_kernel(
+        worker, source, name, settings.global_size, settings.local_size, settings.timeout
+    )
+    features = dict(kernel.features)
+    if "transfer_bytes" in outcome.details:
+        features = with_dynamic(
+            features, outcome.details["transfer_bytes"], outcome.details["local_size"]
+        )
+    return KernelCheck(kernel.item_id, outcome.verdict, outcome.details, features)
+
+
+def check_kernels(
+    store: Store,
+    kernels: Sequence[StoredKernel],
+    settings: CheckSettings,
+    progress: Callable[[KernelCheck, StoredKernel], None] | None = None,
+    worker: KernelWorker | None = None,
+    batch_rows: int = 20,
+) -> list[KernelCheck]:
+    """Check kernels one after another in the worker; results saved in batches."""
+    own_worker = worker is None
+    worker = worker or KernelWorker()
+    results: list[KernelCheck] = []
+    pending: list[KernelCheck] = []
+    flushed_at = time.monotonic()
+    try:
+        for kernel in kernels:
+            result = check_one(worker, kernel, settings)
+            results.append(result)
+            if kernel.accepted:
+                pending.append(result)
+            if progress is not None:
+                progress(result, kernel)
+            if len(pending) >= batch_rows or time.monotonic() - flushed_at > BATCH_SECONDS:
+                save_checks(store, pending)
+                pending, flushed_at = [], time.monotonic()
+    finally:
+        if pending:
+            save_checks(store, pending)
+        if own_worker:
+            worker.close()
+    return results

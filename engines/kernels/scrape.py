@@ -1,0 +1,376 @@
+"""Scraping OpenCL device code: ``.cl`` files and kernel strings embedded in C/C++ host
+files, local ``#include``\\ s inlined, then one candidate per ``__kernel`` function with
+only the helper functions, typedefs, macros and globals it needs (CLgen section 4.1)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engines.kernels.ctext import IDENT, blank_comments_and_strings, identifiers
+
+DEVICE_SUFFIXES = frozenset({".cl", ".ocl", ".clh"})
+HOST_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".inl"})
+MAX_INCLUDE_DEPTH = 8
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"[^\n]*$', re.MULTILINE)
+_KERNEL_MARK = re.compile(r"\b(?:__kernel|kernel)\b")
+_PP_NAME = re.compile(r"#\s*(\w+)\s*(\w*)")
+_CONDITIONAL = {"if", "ifdef", "ifndef", "elif", "else", "endif"}
+_KEYWORDS = frozenset(
+    [
+        "auto",
+        "break",
+        "case",
+        "char",
+        "const",
+        "continue",
+        "default",
+        "do",
+        "double",
+        "else",
+        "enum",
+        "extern",
+        "float",
+        "for",
+        "goto",
+        "if",
+        "inline",
+        "int",
+        "long",
+        "register",
+        "restrict",
+        "return",
+        "short",
+        "signed",
+        "sizeof",
+        "static",
+        "struct",
+        "switch",
+        "typedef",
+        "union",
+        "unsigned",
+        "void",
+        "volatile",
+        "while",
+        "bool",
+        "half",
+        "uchar",
+        "ushort",
+        "uint",
+        "ulong",
+        "size_t",
+        "__kernel",
+        "kernel",
+        "__global",
+        "global",
+        "__local",
+        "local",
+        "__constant",
+        "constant",
+        "__private",
+        "private",
+        "__read_only",
+        "read_only",
+        "__write_only",
+        "write_only",
+        "__read_write",
+        "read_write",
+        "__attribute__",
+        "define",
+        "undef",
+        "ifdef",
+        "ifndef",
+        "elif",
+        "endif",
+        "pragma",
+        "include",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One ``__kernel`` function with what it needs, ready for the rejection filter."""
+
+    name: str
+    source: str
+    file: str
+    origin: str  # "cl" or "embedded"
+    line: int
+    includes: tuple[str, ...] = ()
+
+
+@dataclass
+class ScrapeResult:
+    candidates: list[Candidate] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Chunk:
+    text: str
+    kind: str  # "pp-define", "pp-cond", "pp-other", "function", "kernel", "decl"
+    defines: set[str]
+    uses: set[str]
+    line: int
+    name: str | None = None
+
+
+def is_candidate_file(path: Path) -> bool:
+    return path.suffix.lower() in DEVICE_SUFFIXES | HOST_SUFFIXES
+
+
+def decode_source(data: bytes) -> tuple[str, str | None]:
+    """Text of a source file and a warning when it was not valid UTF-8."""
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return data.decode("latin-1"), f"not valid UTF-8 (byte {exc.start}); read as Latin-1"
+
+
+def inline_includes(
+    text: str, directory: Path, root: Path, seen: tuple[Path, ...] = (), depth: int = 0
+) -> tuple[str, list[str]]:
+    """Replace ``#include "x"`` by the file's text when it exists next to the including
+    file or under ``root``; other includes stay as written. Returns the names inlined."""
+    inlined: list[str] = []
+
+    def repl(m: re.Match[str]) -> str:
+        name = m.group(1)
+        for base in (directory, root):
+            target = (base / name).resolve()
+            if target.is_file():
+                break
+        else:
+            return m.group(0)
+        if target in seen or depth >= MAX_INCLUDE_DEPTH:
+            return f"/* include {name} skipped: cycle or too deep */"
+        try:
+            body, _ = decode_source(target.read_bytes())
+        except OSError:
+            return m.group(0)
+        inner, more = inline_includes(body, target.parent, root, (*seen, target), depth + 1)
+        try:
+            inlined.append(str(target.relative_to(root)))
+        except ValueError:
+            inlined.append(str(target))
+        inlined.extend(more)
+        return inner
+
+    return _INCLUDE.sub(repl, text), inlined
+
+
+def _unescape(body: str) -> str:
+    simple = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "0": "\0"}
+    return re.sub(r"\\(.)", lambda m: simple.get(m.group(1), m.group(1)), body, flags=re.DOTALL)
+
+
+def embedded_strings(text: str) -> list[tuple[str, int]]:
+    """Kernel strings in a host file: adjacent string literals joined (C++ raw strings
+    too), kept when they hold a ``__kernel``. Returns (device code, line) pairs."""
+    pattern = re.compile(
+        r'R"([^()\\ \n]{0,16})\((.*?)\)\1"'  # raw string
+        r'|"((?:\\.|[^"\\\n])*)"'  # ordinary string
+        r"|//[^\n]*|/\*.*?\*/"  # comments (skipped)
+        r"|'(?:\\.|[^'\\\n])*'",  # char literal (skipped)
+        re.DOTALL,
+    )
+    groups: list[tuple[list[str], int]] = []
+    last_end = -1
+    for m in pattern.finditer(text):
+        if m.group(0).startswith(("//", "/*", "'")):
+            continue
+        piece = m.group(2) if m.group(2) is not None else _unescape(m.group(3) or "")
+        between = text[last_end : m.start()] if last_end >= 0 else None
+        if between is not None and not blank_comments_and_strings(between).strip():
+            groups[-1][0].append(piece)
+        else:
+            groups.append(([piece], text.count("\n", 0, m.start()) + 1))
+        last_end = m.end()
+    found = []
+    for pieces, line in groups:
+        code = "".join(pieces)
+        if _KERNEL_MARK.search(code) and "(" in code and "{" in code:
+            found.append((code, line))
+    return found
+
+
+def _split(code: str) -> list[_Chunk]:
+    """Top-level chunks: preprocessor lines, function definitions, other declarations."""
+    blank = blank_comments_and_strings(code)
+    chunks: list[_Chunk] = []
+    i, n = 0, len(code)
+    start = None
+    depth = paren = 0
+    body_is_function = False
+
+    def emit(end: int) -> None:
+        nonlocal start, body_is_function
+        assert start is not None
+        text = code[start:end].strip()
+        if text:
+            chunks.append(_decl_chunk(text, blank[start:end], code.count("\n", 0, start) + 1))
+        start = None
+        body_is_function = False
+
+    while i < n:
+        c = blank[i]
+        if start is None:
+            if c.isspace() or c == ";":
+                i += 1
+                continue
+            if c == "#":
+                j = i
+                while True:
+                    e = blank.find("\n", j)
+                    e = n if e < 0 else e
+                    if blank[i:e].rstrip().endswith("\\") and e < n:
+                        j = e + 1
+                        continue
+                    break
+                chunks.append(_pp_chunk(code[i:e], blank[i:e], code.count("\n", 0, i) + 1))
+                i = e
+                continue
+            start = i
+        if c == "(":
+            paren += 1
+        elif c == ")":
+            paren = max(paren - 1, 0)
+        elif c == "{":
+            if depth == 0 and paren == 0:
+                before = blank[start:i].rstrip()
+                body_is_function = before.endswith(")")
+            depth += 1
+        elif c == "}":
+            depth = max(depth - 1, 0)
+            if depth == 0 and paren == 0 and body_is_function:
+                emit(i + 1)
+        elif c == ";" and depth == 0 and paren == 0:
+            emit(i + 1)
+        i += 1
+    if start is not None:
+        emit(n)
+    return chunks
+
+
+def _pp_chunk(text: str, blank: str, line: int) -> _Chunk:
+    m = _PP_NAME.match(blank.strip())
+    directive = m.group(1) if m else ""
+    if directive == "define" and m and m.group(2):
+        name = m.group(2)
+        rest = blank.strip()[m.end() :]
+        return _Chunk(text, "pp-define", {name}, identifiers(rest) - {name}, line, name)
+    if directive in _CONDITIONAL:
+        return _Chunk(text, "pp-cond", set(), set(), line)
+    uses = identifiers(blank) if directive == "undef" else set()
+    return _Chunk(text, "pp-other", set(), uses, line)
+
+
+def _decl_chunk(text: str, blank: str, line: int) -> _Chunk:
+    flat = blank.strip()
+    uses = identifiers(flat) - _KEYWORDS
+    head = flat.split("{", 1)[0]
+    if flat.endswith("}") and "(" in head:
+        before_paren = head.split("(", 1)[0]
+        # __attribute__((...)) may come first; the name is the last identifier before
+        # the parameter list
+        names = IDENT.findall(re.sub(r"__attribute__\s*\(\(.*?\)\)", " ", head).split("(")[0])
+        name = names[-1] if names else None
+        words = set(IDENT.findall(before_paren)) | set(IDENT.findall(head))
+        kind = "kernel" if {"__kernel", "kernel"} & words else "function"
+        defines = {name} if name else set()
+        return _Chunk(text, kind, defines, uses - defines, line, name)
+    defines: set[str] = set()
+    depth0 = re.sub(r"\{[^{}]*\}", " ", flat)
+    while "{" in depth0:
+        depth0 = re.sub(r"\{[^{}]*\}", " ", depth0)
+    tag = re.match(r"(?:typedef\s+)?(?:struct|union|enum)\s+(\w+)", flat)
+    if tag:
+        defines.add(tag.group(1))
+    if re.match(r"(?:typedef\s+)?enum\b", flat) and "{" in flat:
+        body = flat[flat.index("{") + 1 : flat.rfind("}")]
+        defines.update(re.findall(r"(?:^|,)\s*([A-Za-z_]\w*)", body))
+    if flat.startswith("typedef"):
+        found = IDENT.findall(depth0.rstrip(";"))
+        if found:
+            defines.add(found[-1])
+    else:
+        top = re.sub(r"\([^()]*\)", "()", depth0)
+        for part in top.rstrip(";").split(","):
+            part = part.split("=", 1)[0].split("[", 1)[0]
+            found = IDENT.findall(part.replace("()", " "))
+            if found:
+                defines.add(found[-1])
+    defines -= _KEYWORDS
+    return _Chunk(text, "decl", defines, uses - defines, line, None)
+
+
+def split_kernels(code: str, file: str, origin: str, line_offset: int = 0) -> list[Candidate]:
+    """One candidate per ``__kernel`` function of ``code``, with the chunks it needs."""
+    chunks = _split(code)
+    providers: dict[str, list[int]] = {}
+    for index, chunk in enumerate(chunks):
+        for name in chunk.defines:
+            providers.setdefault(name, []).append(index)
+    candidates = []
+    for index, chunk in enumerate(chunks):
+        if chunk.kind != "kernel" or not chunk.name:
+            continue
+        keep = {index}
+        todo = list(chunk.uses)
+        seen: set[str] = set()
+        while todo:
+            ident = todo.pop()
+            if ident in seen:
+                continue
+            seen.add(ident)
+            for j in providers.get(ident, ()):
+                if j not in keep and (chunks[j].kind != "kernel" or j < index):
+                    keep.add(j)
+                    todo.extend(chunks[j].uses)
+        parts = [
+            c.text
+            for j, c in enumerate(chunks)
+            if j in keep
+            or c.kind == "pp-cond"
+            or (c.kind == "pp-other" and (not c.uses or c.uses & seen))
+        ]
+        candidates.append(
+            Candidate(chunk.name, "\n".join(parts) + "\n", file, origin, chunk.line + line_offset)
+        )
+    return candidates
+
+
+def scrape_text(text: str, file: str, path: Path, root: Path) -> ScrapeResult:
+    """Candidates from the text of one file (``path`` locates its local includes)."""
+    result = ScrapeResult()
+    suffix = path.suffix.lower()
+    if suffix in DEVICE_SUFFIXES:
+        blocks = [(text, 1)]
+        origin = "cl"
+    else:
+        blocks = embedded_strings(text)
+        origin = "embedded"
+    for code, line in blocks:
+        inlined, includes = inline_includes(code, path.parent, root)
+        for cand in split_kernels(inlined, file, origin, line - 1):
+            result.candidates.append(
+                Candidate(cand.name, cand.source, file, origin, cand.line, tuple(includes))
+            )
+    if suffix in DEVICE_SUFFIXES and not result.candidates:
+        result.warnings.append(f"{file}: no __kernel functions found")
+    return result
+
+
+def candidate_keys(candidates: list[Candidate]) -> list[str]:
+    """``file::name``, with ``#2``, ``#3``... for later kernels of the same name in a file."""
+    seen: Counter[tuple[str, str]] = Counter()
+    keys = []
+    for cand in candidates:
+        seen[(cand.file, cand.name)] += 1
+        count = seen[(cand.file, cand.name)]
+        keys.append(f"{cand.file}::{cand.name}" + (f"#{count}" if count > 1 else ""))
+    return keys

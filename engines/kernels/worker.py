@@ -1,0 +1,136 @@
+"""The OpenCL worker child: ``python -m engines.kernels.worker``.
+
+It reads length-prefixed pickled requests on stdin and answers on the original stdout
+(stray output of the OpenCL runtime goes to stderr instead). Requests:
+
+- ``{"op": "build", "source"}`` -> ``{"ok", "message", "kernels", "device"}``
+- ``{"op": "run", "source", "kernel", "global_size", "local_size", "seeds"}`` ->
+  a ``built`` frame, then one ``ran`` frame per seed (inputs and outputs of every
+  global buffer), then ``done``; the parent times each frame separately.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import resource
+import struct
+import sys
+from typing import Any, BinaryIO
+
+MEMORY_ENV = "CURATOR_WORKER_MEMORY_MB"
+
+
+def _read_exact(stream: BinaryIO, size: int) -> bytes | None:
+    chunks = []
+    while size:
+        chunk = stream.read(size)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(stream: BinaryIO) -> Any:
+    """One frame, or None at end of stream. Works on unbuffered streams, which the
+    parent needs so that ``select`` sees every frame not yet read."""
+    header = _read_exact(stream, 4)
+    if header is None:
+        return None
+    (size,) = struct.unpack("<I", header)
+    body = _read_exact(stream, size)
+    return None if body is None else pickle.loads(body)
+
+
+def write_frame(stream: BinaryIO, message: Any) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(struct.pack("<I", len(data)) + data)
+    stream.flush()
+
+
+def _cap_memory() -> None:
+    megabytes = int(os.environ.get(MEMORY_ENV, "0") or 0)
+    if megabytes > 0:
+        limit = megabytes * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _build(request: dict[str, Any]) -> dict[str, Any]:
+    from engines.kernels import device
+
+    built = device.build(request["source"])
+    return {
+        "ok": built.ok,
+        "message": built.message,
+        "kernels": built.kernels,
+        "device": device.runtime().description,
+    }
+
+
+def _run(request: dict[str, Any], out: BinaryIO) -> None:
+    from engines.kernels import device
+    from engines.kernels.payload import UnsupportedArgument, make_payload
+
+    built = device.build(request["source"])
+    if not built.ok:
+        write_frame(out, {"stage": "built", "ok": False, "message": built.message})
+        return
+    try:
+        kernel, specs = device.prepare(built.program, request.get("kernel"), request["source"])
+        name = kernel.function_name
+        payloads = [make_payload(specs, request["global_size"], seed) for seed in request["seeds"]]
+        local = device.local_size_for(kernel, request["global_size"], request["local_size"])
+    except (UnsupportedArgument, ValueError, AttributeError) as exc:
+        write_frame(out, {"stage": "built", "ok": True, "unsupported": str(exc)})
+        return
+    write_frame(
+        out,
+        {
+            "stage": "built",
+            "ok": True,
+            "kernel": name,
+            "args": [vars(s) for s in specs],
+            "local_size": local,
+            "transfer_bytes": payloads[0].transfer_bytes(),
+        },
+    )
+    for index, payload in enumerate(payloads):
+        inputs = [payload.values[i].copy() for i in payload.global_indices()]
+        try:
+            outputs = device.execute(kernel, payload, request["global_size"], local)
+        except Exception as exc:  # the runtime refused the launch: report it, stay alive
+            write_frame(out, {"stage": "ran", "index": index, "error": device.first_line(str(exc))})
+            return
+        write_frame(out, {"stage": "ran", "index": index, "inputs": inputs, "outputs": outputs})
+    write_frame(out, {"stage": "done"})
+
+
+def main() -> int:
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything the runtime prints must not corrupt the frames
+    sys.stdout = sys.stderr
+    stdin = sys.stdin.buffer
+    _cap_memory()
+    while True:
+        request = read_frame(stdin)
+        if request is None or request.get("op") == "exit":
+            return 0
+        op = request.get("op")
+        try:
+            if op == "build":
+                write_frame(out, _build(request))
+            elif op == "run":
+                _run(request, out)
+            elif op == "ping":
+                from engines.kernels import device
+
+                write_frame(out, {"ok": True, "device": device.runtime().description})
+            else:
+                write_frame(out, {"error": f"unknown request {op!r}"})
+        except Exception as exc:  # a failure of ours: answer with it, keep serving
+            write_frame(out, {"stage": "failed", "error": f"{type(exc).__name__}: {exc}"})
+
+
+if __name__ == "__main__":
+    sys.exit(main())

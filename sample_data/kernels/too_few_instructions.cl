@@ -1,0 +1,3 @@
+// Verdict "too-few-instructions": compiles, but does nothing.
+__kernel void nothing(__global float* a) {
+}

@@ -1,0 +1,194 @@
+"""Queries and batch writes for OpenCL kernels: items, dedup, check results, counts."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
+
+from store.commits import save_checkpoint
+from store.connection import Store, utc_now
+from store.kernel_records import KernelCheck, KernelRow, StoredKernel
+from store.records import Checkpoint, SaveResult
+
+KIND = "kernel"
+
+_COLUMNS = (
+    "k.item_id, k.source_file, k.kernel_name, k.original_source, k.normalized_source,"
+    " k.shim_needed, k.filter_status, k.verdict, k.features"
+)
+
+
+def save_kernel_batch(
+    store: Store,
+    rows: Sequence[KernelRow],
+    checkpoint: Callable[[list[SaveResult]], Checkpoint] | None = None,
+) -> list[SaveResult]:
+    """Store a batch in one transaction: skip kernels already stored under the same key,
+    link those whose normalized source is already stored as duplicates, insert the rest,
+    and move the checkpoint (built from the batch's results) in the same transaction."""
+    results: list[SaveResult] = []
+    now = utc_now()
+    with store.transaction() as conn:
+        for row in rows:
+            known = conn.execute(
+                "SELECT id FROM items WHERE kind = 'kernel' AND key = ?", (row.key,)
+            ).fetchone()
+            if known is not None:
+                results.append(SaveResult("known", int(known[0])))
+                continue
+            dup = conn.execute(
+                "SELECT item_id FROM kernels WHERE normalized_hash = ? ORDER BY item_id LIMIT 1",
+                (row.normalized_hash,),
+            ).fetchone()
+            if dup is not None:
+                conn.execute(
+                    "INSERT OR IGNORE INTO duplicates (kind, key, source, original_item_id,"
+                    " matched_on, created_at) VALUES ('kernel', ?, ?, ?, 'normalized_hash', ?)",
+                    (row.key, row.source, int(dup[0]), now),
+                )
+                results.append(SaveResult("duplicate", int(dup[0]), "normalized_hash"))
+                continue
+            results.append(SaveResult("stored", _insert_kernel(conn, row, now)))
+        if checkpoint is not None:
+            save_checkpoint(store, checkpoint(results))
+    return results
+
+
+def _insert_kernel(conn: sqlite3.Connection, row: KernelRow, now: str) -> int:
+    cur = conn.execute(
+        "INSERT INTO items (kind, key, source, path, language, dedup_hash, provenance, created_at)"
+        " VALUES ('kernel', ?, ?, ?, 'opencl', ?, ?, ?)",
+        (
+            row.key,
+            row.source,
+            row.source_file,
+            row.normalized_hash,
+            json.dumps(row.provenance, sort_keys=True),
+            now,
+        ),
+    )
+    item_id = int(cur.lastrowid or 0)
+    conn.execute(
+        "INSERT INTO kernels (item_id, source_file, kernel_name, origin, original_source,"
+        " normalized_source, normalized_hash, shim_needed, shim_names, filter_status,"
+        " instructions, message, features, verdict) VALUES"
+        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            item_id,
+            row.source_file,
+            row.kernel_name,
+            row.origin,
+            row.original_source,
+            row.normalized_source,
+            row.normalized_hash,
+            int(row.shim_needed),
+            json.dumps(row.shim_names),
+            "accepted" if row.accepted else "rejected",
+            row.instructions,
+            row.message,
+            json.dumps(row.features, sort_keys=True),
+            row.verdict,
+        ),
+    )
+    return item_id
+
+
+def _stored(row: sqlite3.Row) -> StoredKernel:
+    return StoredKernel(
+        item_id=int(row[0]),
+        source_file=row[1],
+        kernel_name=row[2],
+        original_source=row[3],
+        normalized_source=row[4],
+        shim_needed=bool(row[5]),
+        accepted=row[6] == "accepted",
+        verdict=row[7],
+        features=json.loads(row[8]),
+    )
+
+
+def unchecked_kernels(store: Store) -> list[StoredKernel]:
+    """Kernels the rejection filter accepted that have never been checked."""
+    return [
+        _stored(r)
+        for r in store.query(
+            f"SELECT {_COLUMNS} FROM kernels k WHERE k.filter_status = 'accepted'"
+            " AND k.checked_at IS NULL ORDER BY k.item_id"
+        )
+    ]
+
+
+def set_exists(store: Store, name: str) -> bool:
+    return store.scalar("SELECT 1 FROM sets WHERE name = ?", (name,)) is not None
+
+
+def kernels_in_set(store: Store, name: str) -> list[StoredKernel]:
+    """The kernels of a named set, in the set's order (other kinds of item are ignored)."""
+    return [
+        _stored(r)
+        for r in store.query(
+            f"SELECT {_COLUMNS} FROM sets s JOIN set_items si ON si.set_id = s.id"
+            " JOIN kernels k ON k.item_id = si.item_id WHERE s.name = ? ORDER BY si.position",
+            (name,),
+        )
+    ]
+
+
+def get_kernel(store: Store, item_id: int) -> StoredKernel | None:
+    row = store.conn.execute(
+        f"SELECT {_COLUMNS} FROM kernels k WHERE k.item_id = ?", (item_id,)
+    ).fetchone()
+    return None if row is None else _stored(row)
+
+
+def save_checks(store: Store, checks: Sequence[KernelCheck]) -> None:
+    """Record a batch of check results in one transaction (the latest check wins)."""
+    now = utc_now()
+    with store.transaction() as conn:
+        conn.executemany(
+            "UPDATE kernels SET verdict = ?, check_details = ?, features = ?, checked_at = ?"
+            " WHERE item_id = ?",
+            [
+                (
+                    c.verdict,
+                    json.dumps(c.details, sort_keys=True),
+                    json.dumps(c.features, sort_keys=True),
+                    now,
+                    c.item_id,
+                )
+                for c in checks
+            ],
+        )
+
+
+def kernel_row(store: Store, item_id: int) -> dict[str, object] | None:
+    """Every stored column of one kernel, JSON fields decoded (for display and tests)."""
+    row = store.conn.execute("SELECT * FROM kernels WHERE item_id = ?", (item_id,)).fetchone()
+    if row is None:
+        return None
+    data = dict(row)
+    for name in ("shim_names", "features", "check_details"):
+        data[name] = json.loads(data[name])
+    data["shim_needed"] = bool(data["shim_needed"])
+    return data
+
+
+def kernel_ids_by_name(store: Store, kernel_name: str) -> list[int]:
+    return [
+        int(r[0])
+        for r in store.query(
+            "SELECT item_id FROM kernels WHERE kernel_name = ? ORDER BY item_id", (kernel_name,)
+        )
+    ]
+
+
+def kernel_verdict_counts(store: Store) -> dict[str, int]:
+    """Kernels by verdict; accepted kernels not yet checked count as ``unchecked``."""
+    return {
+        str(v): int(n)
+        for v, n in store.query(
+            "SELECT COALESCE(verdict, 'unchecked'), COUNT(*) FROM kernels"
+            " GROUP BY COALESCE(verdict, 'unchecked') ORDER BY 1"
+        )
+    }
