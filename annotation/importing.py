@@ -21,7 +21,7 @@ from store.commits import insert_predictions
 from store.items import ImportedItem, find_by_id, insert_imported_items, keys_to_ids
 from store.records import PredictionRow
 from store.sets import NewSet, SetRow, add_set_items, create_set, get_set
-from store.votes import VoteRow, append_votes
+from store.votes import VoteRow, append_votes, live_votes_for_items
 
 VOTE_COLUMNS = ("item", "annotator", "label")
 OPTIONAL_VOTE_COLUMNS = ("category", "note")
@@ -179,6 +179,7 @@ def _imported(
 class ParsedVotes:
     rows: list[VoteRow]
     annotators: list[str]
+    unchanged: int = 0
 
 
 def parse_votes(
@@ -301,7 +302,20 @@ def import_items_file(
 def import_votes_file(
     store: Store, path: Path, kind: str | None = None, in_set: SetRow | None = None
 ) -> ParsedVotes:
-    """Check every vote of a file, then append them all in one transaction."""
+    """Check every vote of a file, then append them in one transaction. A vote equal to
+    the annotator's live vote (label, category, note) is not appended again, so importing
+    the same file twice changes nothing."""
     parsed = parse_votes(store, path, kind, in_set)
-    append_votes(store, parsed.rows)
-    return parsed
+    with store.transaction():
+        live = {
+            (v.item_id, v.annotator, v.role): (v.label, v.category, v.note)
+            for v in live_votes_for_items(store, {r.item_id for r in parsed.rows})
+        }
+        fresh = []
+        for row in parsed.rows:
+            key = (row.item_id, row.annotator, row.role)
+            if live.get(key) != (row.label, row.category, row.note):
+                fresh.append(row)
+                live[key] = (row.label, row.category, row.note)
+        append_votes(store, fresh)
+    return ParsedVotes(fresh, parsed.annotators, len(parsed.rows) - len(fresh))

@@ -9,3 +9,15 @@ repo=build/sample-repo
 .venv/bin/curator mine commits "$repo"
 .venv/bin/curator stats
 .venv/bin/python scripts/check_demo.py "$repo"
+
+# Annotation: a ground-truth set imported with three annotators' votes, their agreement,
+# the final labels, the keyword labeler scored on them, and a precision audit.
+curator=.venv/bin/curator
+$curator import items sample_data/annotation/items.jsonl --set gt-sample
+$curator import votes sample_data/annotation/votes.csv
+$curator agree gt-sample
+$curator adjudicate gt-sample
+$curator eval gt-sample --labeler keyword@1
+$curator set show audit-sample >/dev/null 2>&1 \
+    || $curator audit draw audit-sample --from-labeler keyword@1 --positive --stratify language
+$curator audit report audit-sample

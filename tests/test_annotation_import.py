@@ -99,6 +99,9 @@ def test_votes_from_csv_and_jsonl(tmp_path: Path, store: Store) -> None:
     }
     note = next(v.note for v in live if v.label == "perf")
     assert note == "a note, with comma"
+    again = import_votes_file(store, csv_path)
+    assert (len(again.rows), again.unchanged) == (0, 2)
+    assert store.scalar("SELECT COUNT(*) FROM votes") == 3
 
 
 @pytest.mark.parametrize(

@@ -129,3 +129,29 @@ def test_two_processes_voting_at_once_lose_nothing(tmp_path: Path) -> None:
     with open_store(db) as store:
         assert store.scalar("SELECT COUNT(*) FROM votes") == 300
         assert store.scalar("SELECT COUNT(*) FROM live_votes") == 300
+
+
+def test_blind_sets_hide_other_votes_until_adjudicated(store: Store) -> None:
+    from annotation.queue import next_items, visible_votes
+    from store.votes import ADJUDICATOR
+    from tests.annotation_data import vote
+
+    add_items(store, many(10))
+    blind, _ = create_sampled_set(store, "b", DrawSpec(kind="commit", sample=3, seed=1))
+    item = next_items(store, blind, "ann")[0].item_id
+    vote(store, item, "ann", "perf")
+    vote(store, item, "bob", "non-perf")
+    assert [v.annotator for v in visible_votes(store, blind, item, "ann")] == ["ann"]
+    assert [v.annotator for v in visible_votes(store, blind, item, "carol")] == []
+    vote(store, item, "judge", "perf", role=ADJUDICATOR)
+    assert {v.annotator for v in visible_votes(store, blind, item, "ann")} == {
+        "ann",
+        "bob",
+        "judge",
+    }
+    opened, _ = create_sampled_set(
+        store, "o", DrawSpec(kind="commit", sample=3, seed=1), blind=False
+    )
+    other = next_items(store, opened, "ann")[0].item_id
+    vote(store, other, "bob", "perf")
+    assert [v.annotator for v in visible_votes(store, opened, other, "ann")] == ["bob"]

@@ -117,7 +117,8 @@ def votes(
             out.print(
                 Text.assemble(
                     one_line(str(path)),
-                    f": {len(parsed.rows)} votes from {len(parsed.annotators)} annotators",
+                    f": {len(parsed.rows)} votes from {len(parsed.annotators)} annotators"
+                    f" ({parsed.unchanged} already recorded)",
                 )
             )
     if failed:
