@@ -6,7 +6,6 @@ import typer
 
 from curator import __version__
 from curator.commands import audit, importing, mine, review, sets, stats, votes
-from curator.commands.kernels import check_app, mine_kernels_command
 from curator.commands.ir import mine_ir_command
 from curator.commands.kernels import check_app, mine_kernels_command
 
@@ -18,8 +17,6 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(mine.app, name="mine")
-mine.app.command("kernels")(mine_kernels_command)
-app.add_typer(check_app, name="check")
 mine.app.command("ir")(mine_ir_command)
 mine.app.command("kernels")(mine_kernels_command)
 app.add_typer(check_app, name="check")

@@ -229,82 +229,11 @@ CREATE INDEX ir_inputs_status ON ir_inputs (status, reason);
 CREATE INDEX ir_inputs_item ON ir_inputs (item_id);
 """
 
-_KERNELS = """
-CREATE TABLE kernels (
-    item_id INTEGER PRIMARY KEY REFERENCES items (id) ON DELETE CASCADE,
-    source_file TEXT NOT NULL,
-    kernel_name TEXT NOT NULL,
-    origin TEXT NOT NULL,
-    original_source TEXT NOT NULL,
-    normalized_source TEXT,
-    normalized_hash TEXT NOT NULL,
-    shim_needed INTEGER NOT NULL DEFAULT 0,
-    shim_names TEXT NOT NULL DEFAULT '[]',
-    filter_status TEXT NOT NULL CHECK (filter_status IN ('accepted', 'rejected')),
-    instructions INTEGER,
-    message TEXT,
-    features TEXT NOT NULL DEFAULT '{}',
-    verdict TEXT CHECK (verdict IS NULL OR verdict IN ('useful', 'no-output',
-        'input-insensitive', 'non-deterministic', 'timeout', 'crash', 'compile-error',
-        'too-few-instructions')),
-    check_details TEXT NOT NULL DEFAULT '{}',
-    checked_at TEXT
-);
-CREATE INDEX kernels_normalized_hash ON kernels (normalized_hash);
-CREATE INDEX kernels_verdict ON kernels (verdict);
-CREATE INDEX kernels_unchecked ON kernels (filter_status, checked_at);
-"""
-
-_IR = """
-CREATE TABLE ir_modules (
-    item_id INTEGER PRIMARY KEY REFERENCES items (id) ON DELETE CASCADE,
-    structural_hash TEXT NOT NULL UNIQUE,
-    project TEXT NOT NULL,
-    license TEXT NOT NULL,
-    input_format TEXT NOT NULL CHECK (input_format IN ('ll', 'bc', 'build')),
-    compile_command TEXT,
-    text TEXT NOT NULL,
-    bitcode BLOB NOT NULL,
-    text_bytes INTEGER NOT NULL,
-    bitcode_bytes INTEGER NOT NULL,
-    tokens INTEGER NOT NULL,
-    functions INTEGER NOT NULL,
-    declarations INTEGER NOT NULL,
-    globals INTEGER NOT NULL,
-    basic_blocks INTEGER NOT NULL,
-    instructions INTEGER NOT NULL,
-    opcodes TEXT NOT NULL DEFAULT '{}'
-);
-CREATE INDEX ir_modules_license ON ir_modules (license);
-
-CREATE TABLE ir_inputs (
-    id INTEGER PRIMARY KEY,
-    source TEXT NOT NULL,
-    path TEXT NOT NULL,
-    compile_command TEXT NOT NULL DEFAULT '',
-    input_sha256 TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('stored', 'duplicate', 'rejected', 'filtered')),
-    item_id INTEGER REFERENCES items (id) ON DELETE SET NULL,
-    language TEXT,
-    license TEXT,
-    reason TEXT,
-    message TEXT,
-    text_bytes INTEGER,
-    bitcode_bytes INTEGER,
-    tokens INTEGER,
-    updated_at TEXT NOT NULL,
-    UNIQUE (source, path, compile_command, input_sha256)
-);
-CREATE INDEX ir_inputs_status ON ir_inputs (status, reason);
-CREATE INDEX ir_inputs_item ON ir_inputs (item_id);
-"""
-
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "initial schema: items, commits, predictions, votes, sets, models, releases", _INITIAL),
     (2, "annotation: vote roles and undo, live votes, set purpose and label options", _ANNOTATION),
     (3, "kernels: OpenCL kernel payload, filter result, features, check verdict", _KERNELS),
     (4, "ir: LLVM IR module payload, and every input file's fate", _IR),
-    (3, "kernels: OpenCL kernel payload, filter result, features, check verdict", _KERNELS),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
