@@ -118,7 +118,9 @@ def _walk(spec: str, clone_dir: Path | None) -> tuple[str, Path, list[SourceFile
     files = []
     for file in sorted(path.rglob("*")):
         rel = file.relative_to(path)
-        if any(part.startswith(".") for part in rel.parts) or not file.is_file():
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        if not file.is_file() and not file.is_symlink():  # a dangling link is reported
             continue
         if is_candidate_file(file):
             files.append(SourceFile(str(rel), file, file.read_bytes))

@@ -1,0 +1,145 @@
+"""``curator mine kernels`` and ``curator check kernels`` end to end, on real PoCL."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from store import open_store
+from store.kernels import kernel_ids_by_name, kernel_row
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "sample_data" / "kernels"
+
+
+def db_path() -> Path:
+    return Path(os.environ["CURATOR_DB"])
+
+
+def test_mine_then_check_the_samples(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    mined = cli("mine", "kernels", str(SAMPLES))
+    assert mined.exit_code == 0, mined.output
+    assert "compile-error 1, too-few-instructions 1" in mined.output
+    with open_store(db_path()) as store:
+        assert store.scalar("SELECT COUNT(*) FROM items WHERE kind = 'kernel'") == 14
+        (shim_id,) = kernel_ids_by_name(store, "scale_tile")
+        shim = kernel_row(store, shim_id)
+        assert (
+            shim is not None
+            and shim["shim_needed"]
+            and shim["shim_names"]
+            == [
+                "FLOAT_T",
+                "WG_SIZE",
+            ]
+        )
+        assert "typedef float FLOAT_T;" in str(shim["normalized_source"])
+        (bad_id,) = kernel_ids_by_name(store, "broken")
+        bad = kernel_row(store, bad_id)
+        assert bad is not None and bad["verdict"] == "compile-error"
+        assert "undeclared_helper" in str(bad["message"]) and bad["normalized_source"] is None
+        (saxpy_id,) = kernel_ids_by_name(store, "saxpy")
+        saxpy = kernel_row(store, saxpy_id)
+        assert saxpy is not None and saxpy["verdict"] is None
+        assert saxpy["features"]["mem"] == 3 and "F4" in saxpy["features"]
+        assert str(saxpy["normalized_source"]).startswith("typedef float real_t;")
+
+    checked = cli("check", "kernels", "--unchecked", "--timeout", "1", "--json")
+    assert checked.exit_code == 0, checked.output
+    records = [json.loads(line) for line in checked.stdout.splitlines() if line.startswith("{")]
+    verdicts = {r["kernel_name"]: r["verdict"] for r in records}
+    assert verdicts == {
+        "scribble": "crash",
+        "twice_plus": "useful",
+        "vecadd": "useful",
+        "iota": "input-insensitive",
+        "clamp_negative": "no-output",
+        "stale_local": "non-deterministic",
+        "clamp_all": "useful",
+        "block_sum_squares": "useful",
+        "saxpy": "useful",
+        "scale_tile": "useful",
+        "stencil": "useful",
+        "spin": "timeout",
+    }
+    assert {"item_id", "source_file", "kernel_name", "verdict"} <= set(records[0])
+    with open_store(db_path()) as store:
+        saxpy = kernel_row(store, kernel_ids_by_name(store, "saxpy")[0])
+        assert saxpy is not None and saxpy["checked_at"] is not None
+        assert saxpy["features"]["wgsize"] == 32 and saxpy["features"]["F1"] is not None
+        assert saxpy["check_details"]["transfer_bytes"] == 2 * 2 * 1024 * 4
+
+    again = cli("check", "kernels", "--unchecked")
+    assert again.exit_code == 0 and "nothing to check" in again.output
+
+    stats = cli("stats", "--json")
+    data = json.loads(stats.stdout)
+    assert data["by_kind"]["kernel"] == 14
+    mining = data["mining"][f"kernel:{SAMPLES}"]
+    assert mining["seen"] == 14 and mining["filtered"]["compile-error"] == 1
+
+
+def test_check_a_set_of_kernels(cli) -> None:  # type: ignore[no-untyped-def]
+    assert cli("mine", "kernels", str(SAMPLES / "saxpy.cl")).exit_code == 0
+    with open_store(db_path()) as store, store.transaction() as conn:
+        item = store.scalar("SELECT id FROM items WHERE kind = 'kernel'")
+        conn.execute("INSERT INTO sets (name, kind, created_at) VALUES ('k-dev', 'kernel', 'now')")
+        conn.execute("INSERT INTO set_items (set_id, item_id, position) VALUES (1, ?, 0)", (item,))
+    result = cli("check", "kernels", "k-dev", "--json")
+    assert result.exit_code == 0
+    (record,) = [json.loads(x) for x in result.stdout.splitlines() if x.startswith("{")]
+    assert record["kernel_name"] == "saxpy" and record["verdict"] == "useful"
+
+
+def test_check_needs_exactly_one_selection(cli) -> None:  # type: ignore[no-untyped-def]
+    assert cli("check", "kernels").exit_code == 2
+    assert cli("check", "kernels", "nope", "--unchecked").exit_code == 2
+    missing = cli("check", "kernels", "no-such-set")
+    assert missing.exit_code == 2 and "no such set" in missing.output
+
+
+def test_duplicates_across_sources_are_linked(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    first, second = tmp_path / "one", tmp_path / "two"
+    first.mkdir()
+    second.mkdir()
+    (first / "a.cl").write_text(
+        "// original\n__kernel void add1(__global float* xs, const int n) {\n"
+        "  int i = get_global_id(0);\n  if (i < n) xs[i] = xs[i] + 1.0f;\n}\n"
+    )
+    (second / "b.cl").write_text(
+        "/* same kernel, other names and layout */\n"
+        "__kernel void inc(__global float* data, const int count)\n{\n"
+        "    int id = get_global_id(0);\n    if (id < count) data[id] = data[id] + 1.0f;\n}\n"
+    )
+    result = cli("mine", "kernels", str(first), str(second))
+    assert result.exit_code == 0, result.output
+    with open_store(db_path()) as store:
+        assert store.scalar("SELECT COUNT(*) FROM kernels") == 1
+        dup = store.query("SELECT kind, key, matched_on FROM duplicates")
+        assert [tuple(r) for r in dup] == [("kernel", f"{second}::b.cl::inc", "normalized_hash")]
+    rerun = cli("mine", "kernels", str(first))
+    assert rerun.exit_code == 0
+    with open_store(db_path()) as store:
+        assert store.scalar("SELECT COUNT(*) FROM kernels") == 1
+
+
+def test_bad_inputs_are_reported_and_the_run_goes_on(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "latin1.cl").write_bytes(
+        b"// r\xe9sum\xe9\n__kernel void k(__global int* a) { a[get_global_id(0)] *= 3; }\n"
+    )
+    (src / "nothing.cl").write_text("float helper(float x) { return x; }\n")
+    (src / "blob.cl").write_bytes(b"\x00\x01\x02__kernel")
+    (src / "dangling.cl").symlink_to(src / "gone.cl")  # unreadable, even for root
+    result = cli("mine", "kernels", str(src), str(tmp_path / "absent"))
+    assert result.exit_code == 1
+    out = " ".join(result.output.split())
+    assert "latin1.cl: not valid UTF-8" in out
+    assert "nothing.cl: no __kernel functions found" in out
+    assert "blob.cl: skipped, binary content" in out
+    assert "dangling.cl: cannot read (No such file or directory)" in out
+    assert "no such file or directory" in out
+    with open_store(db_path()) as store:
+        assert kernel_ids_by_name(store, "k")  # the Latin-1 file's kernel was kept

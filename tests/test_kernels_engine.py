@@ -1,0 +1,274 @@
+"""The kernel engine on real PoCL, real clang and real llvmlite: scraping, the shim, the
+rejection filter, the rewriter (behaviour kept), features, payloads and every verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engines.kernels.checker import KernelWorker, _equal, check_kernel, judge
+from engines.kernels.compile import rejection_filter
+from engines.kernels.features import combined, with_dynamic
+from engines.kernels.payload import ArgSpec, make_payload
+from engines.kernels.rewrite import rewrite, source_hash
+from engines.kernels.scrape import Candidate, candidate_keys, decode_source, scrape_text
+from engines.kernels.shim import shim_for
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "sample_data" / "kernels"
+
+
+@pytest.fixture(scope="module")
+def worker() -> Iterator[KernelWorker]:
+    with KernelWorker() as w:
+        yield w
+
+
+def scrape(name: str) -> list[Candidate]:
+    path = SAMPLES / name
+    text, _ = decode_source(path.read_bytes())
+    return scrape_text(text, name, path, SAMPLES).candidates
+
+
+def only(name: str) -> Candidate:
+    (cand,) = scrape(name)
+    return cand
+
+
+def all_samples() -> list[Candidate]:
+    return [c for p in sorted(SAMPLES.iterdir()) for c in scrape(p.name)]
+
+
+# --- scraping -------------------------------------------------------------------------
+
+
+def test_cl_file_gives_one_item_per_kernel_with_only_what_it_needs() -> None:
+    clamp, sums = scrape("reductions.cl")
+    assert (clamp.name, sums.name) == ("clamp_all", "block_sum_squares")
+    assert "clampf" in clamp.source and "range_t" in clamp.source
+    assert "square" not in clamp.source and "block_sum_squares" not in clamp.source
+    assert "square(float x)" in sums.source and "clampf" not in sums.source
+    assert "unused_helper" not in clamp.source + sums.source
+    assert "#pragma OPENCL EXTENSION" in clamp.source
+
+
+def test_macros_and_typedefs_come_along() -> None:
+    cand = only("saxpy.cl")
+    assert "#define DTYPE float" in cand.source and "#define ALPHA(a)" in cand.source
+    assert "typedef DTYPE real_t;" in cand.source and "inline real_t ax" in cand.source
+
+
+def test_local_include_is_inlined() -> None:
+    cand = only("stencil.cl")
+    assert "#include" not in cand.source
+    assert "#define RADIUS 1" in cand.source and "float weight(int offset)" in cand.source
+    assert any(inc.endswith("common.h") for inc in cand.includes)
+
+
+def test_missing_include_is_left_for_the_compiler(tmp_path: Path) -> None:
+    path = tmp_path / "k.cl"
+    path.write_text('#include "absent.h"\n__kernel void k(__global int* a) { a[0] = 1; }\n')
+    (cand,) = scrape_text(path.read_text(), "k.cl", path, tmp_path).candidates
+    assert '#include "absent.h"' in cand.source
+
+
+def test_include_cycle_does_not_loop(tmp_path: Path) -> None:
+    (tmp_path / "a.h").write_text('#include "b.h"\n#define A 1\n')
+    (tmp_path / "b.h").write_text('#include "a.h"\n#define B 2\n')
+    path = tmp_path / "k.cl"
+    path.write_text('#include "a.h"\n__kernel void k(__global int* x) { x[0] = A + B; }\n')
+    (cand,) = scrape_text(path.read_text(), "k.cl", path, tmp_path).candidates
+    assert "#define A 1" in cand.source and "#define B 2" in cand.source
+
+
+def test_kernel_string_embedded_in_a_c_host_file() -> None:
+    cand = only("host_vecadd.c")
+    assert cand.name == "vecadd" and cand.origin == "embedded"
+    assert "c[i] = a[i] + b[i];" in cand.source and "printf" not in cand.source
+    assert cand.line == 7
+
+
+def test_kernel_in_a_cpp_raw_string() -> None:
+    cand = only("host_raw.cpp")
+    assert cand.name == "twice_plus" and cand.origin == "embedded"
+    assert "#define FACTOR 2" in cand.source
+
+
+def test_file_without_kernels_warns_only_for_device_code(tmp_path: Path) -> None:
+    cl = tmp_path / "empty.cl"
+    cl.write_text("float helper(float x) { return x; }\n")
+    result = scrape_text(cl.read_text(), "empty.cl", cl, tmp_path)
+    assert result.candidates == [] and result.warnings == ["empty.cl: no __kernel functions found"]
+    host = tmp_path / "main.c"
+    host.write_text('int main(void) { puts("hello"); return 0; }\n')
+    assert scrape_text(host.read_text(), "main.c", host, tmp_path).warnings == []
+
+
+def test_non_utf8_is_read_as_latin1_with_a_warning() -> None:
+    text, warning = decode_source(b"// caf\xe9\n__kernel void k(__global int* a) { a[0] = 1; }\n")
+    assert "café" in text and warning is not None and "UTF-8" in warning
+
+
+def test_same_name_twice_in_a_file_gets_distinct_keys() -> None:
+    a = Candidate("k", "x", "f.cl", "cl", 1)
+    assert candidate_keys([a, a, Candidate("j", "y", "f.cl", "cl", 9)]) == [
+        "f.cl::k",
+        "f.cl::k#2",
+        "f.cl::j",
+    ]
+
+
+# --- shim and rejection filter --------------------------------------------------------
+
+
+def test_shim_lists_only_undeclared_names() -> None:
+    header, names = shim_for("#define WG_SIZE 64\n__kernel void k(__global FLOAT_T* a) {}")
+    assert names == ["FLOAT_T"] and "typedef float FLOAT_T;" in header
+
+
+def test_shim_applied_only_when_needed(worker: KernelWorker) -> None:
+    needed = rejection_filter(worker, only("shim_needed.cl").source)
+    assert needed.accepted and needed.shim_names == ["FLOAT_T", "WG_SIZE"]
+    assert needed.source.startswith("typedef float FLOAT_T;")
+    plain = rejection_filter(worker, only("saxpy.cl").source)
+    assert plain.accepted and plain.shim_names == []
+
+
+def test_verdict_compile_error_keeps_the_compiler_message(worker: KernelWorker) -> None:
+    result = rejection_filter(worker, only("compile_error.cl").source)
+    assert not result.accepted and result.verdict == "compile-error"
+    assert result.message is not None and "undeclared_helper" in result.message
+    assert "error" in result.message
+
+
+def test_verdict_too_few_instructions(worker: KernelWorker) -> None:
+    result = rejection_filter(worker, only("too_few_instructions.cl").source)
+    assert result.verdict == "too-few-instructions" and result.instructions is not None
+    assert result.instructions < 3 and "minimum is 3" in (result.message or "")
+    assert rejection_filter(worker, only("too_few_instructions.cl").source, 0).accepted
+
+
+# --- the dynamic checker: one test per verdict ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sample", "verdict"),
+    [
+        ("saxpy.cl", "useful"),
+        ("no_output.cl", "no-output"),
+        ("input_insensitive.cl", "input-insensitive"),
+        ("non_deterministic.cl", "non-deterministic"),
+        ("crash.cl", "crash"),
+        ("compile_error.cl", "compile-error"),
+    ],
+)
+def test_checker_verdict(worker: KernelWorker, sample: str, verdict: str) -> None:
+    cand = only(sample)
+    outcome = check_kernel(worker, cand.source, cand.name, timeout=5)
+    assert outcome.verdict == verdict, outcome.details
+
+
+def test_checker_verdict_timeout_and_worker_recovers(worker: KernelWorker) -> None:
+    cand = only("timeout.cl")
+    restarts = worker.restarts
+    outcome = check_kernel(worker, cand.source, cand.name, timeout=1)
+    assert outcome.verdict == "timeout" and "running A1" in outcome.details["message"]
+    assert worker.restarts == restarts + 1
+    again = only("saxpy.cl")
+    assert check_kernel(worker, again.source, again.name).verdict == "useful"
+
+
+def test_crash_is_reported_with_the_signal(worker: KernelWorker) -> None:
+    cand = only("crash.cl")
+    outcome = check_kernel(worker, cand.source, cand.name)
+    assert outcome.verdict == "crash" and "SIGSEGV" in outcome.details["message"]
+
+
+def test_judge_compares_floats_within_tolerance() -> None:
+    a_in, b_in = [np.zeros(4, np.float32)], [np.ones(4, np.float32)]
+    a_out = [np.full(4, 2.0, np.float32)]
+    a_out2 = [a_out[0] + np.float32(1e-7)]
+    b_out = [np.full(4, 3.0, np.float32)]
+    verdict, _ = judge([(a_in, a_out), (b_in, b_out), (a_in, a_out2), (b_in, b_out)])
+    assert verdict == "useful"
+    assert not _equal([np.float32([1.0])], [np.float32([1.001])])
+
+
+# --- the rewriter keeps behaviour ---------------------------------------------------------
+
+
+def test_rewriter_renames_in_order_and_keeps_builtins() -> None:
+    out = rewrite(only("saxpy.cl").source)
+    assert "__kernel void B(__global real_t* b, __global real_t* c, const int d) {" in out.source
+    assert "inline real_t A(real_t a) {" in out.source
+    assert "get_global_id(0)" in out.source and "3.5f * a" in out.source
+    assert "#define" not in out.source and "//" not in out.source and "/*" not in out.source
+    assert out.kernel_names == {"saxpy": "B"}
+
+
+def test_rewriter_leaves_struct_fields_and_macro_builtins() -> None:
+    clamp, sums = scrape("reductions.cl")
+    text = rewrite(clamp.source).source
+    assert "float lo;" in text and ".lo" in text and ".hi" in text
+    assert "CLK_LOCAL_MEM_FENCE" in rewrite(sums.source).source
+
+
+def test_same_kernel_written_differently_hashes_alike() -> None:
+    one = "__kernel void f(__global int* xs) { xs[get_global_id(0)] = 1; } // a\n"
+    two = "/* b */ __kernel void g(__global int* ys)\n{\n  ys[get_global_id(0)]=1;\n}\n"
+    assert source_hash(rewrite(one).source) == source_hash(rewrite(two).source)
+
+
+def test_behaviour_preserved_on_every_sample_that_compiles(worker: KernelWorker) -> None:
+    compared = 0
+    for cand in all_samples():
+        filtered = rejection_filter(worker, cand.source, 0)
+        if not filtered.accepted:
+            continue
+        new = rewrite(filtered.source)
+        before = check_kernel(worker, filtered.source, cand.name, timeout=1)
+        after = check_kernel(worker, new.source, new.kernel_names[cand.name], timeout=1)
+        assert before.verdict == after.verdict, (cand.file, cand.name)
+        if before.verdict in ("useful", "input-insensitive", "no-output"):
+            for (_, out_a), (_, out_b) in zip(before.runs, after.runs, strict=True):
+                assert _equal(out_a, out_b), (cand.file, cand.name)
+        compared += 1
+    assert compared == 13
+
+
+# --- payloads and features ------------------------------------------------------------------
+
+
+def test_payload_follows_clgens_rules() -> None:
+    specs = [
+        ArgSpec("a", "global", "float*", const=True),
+        ArgSpec("b", "global", "int4*"),
+        ArgSpec("l", "local", "float*"),
+        ArgSpec("n", "private", "int"),
+        ArgSpec("x", "private", "float"),
+    ]
+    one, same, other = (make_payload(specs, 64, s) for s in (1, 1, 2))
+    assert one.values[0].shape == (64,) and one.values[1].shape == (256,)
+    assert one.values[2] == 64 * 4 and int(one.values[3]) == 64
+    assert np.array_equal(one.values[0], same.values[0])
+    assert not np.array_equal(one.values[0], other.values[0])
+    assert one.transfer_bytes() == 64 * 4 + 2 * 256 * 4
+
+
+def test_static_features_counted_from_ir(worker: KernelWorker) -> None:
+    sums = rejection_filter(worker, scrape("reductions.cl")[1].source)
+    f = sums.features
+    assert sums.accepted and f["localmem"] >= 3 and f["mem"] == 2
+    assert f["branches"] >= 3 and f["comp"] > 0
+    assert rejection_filter(worker, only("host_vecadd.c").source).features["coalesced"] == 3
+
+
+def test_combined_features() -> None:
+    raw = {"comp": 6, "mem": 2, "localmem": 1, "coalesced": 1, "branches": 1}
+    assert combined(raw) == {"F2": 0.5, "F4": 3.0}
+    full = with_dynamic(raw, transfer=800, wgsize=32)
+    assert full["F1"] == 100.0 and full["F3"] == 16.0 and full["F2"] == 0.5
+    assert combined({"comp": 1, "mem": 0})["F4"] is None
