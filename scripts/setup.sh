@@ -31,6 +31,19 @@ if ! command -v clang >/dev/null; then
     fi
 fi
 
+# PoCL's CPU device runs OpenCL kernels (`curator mine kernels`, `curator check kernels`).
+# The PoCL wheel that pyopencl[pocl] brings cannot compile on CPUs its LLVM 14 does not
+# know (it asks for target CPU "generic"), so Debian's build is installed as well; the
+# kernel engine uses whichever device builds a probe kernel.
+if [ ! -e /etc/OpenCL/vendors/pocl.icd ] && command -v apt-get >/dev/null; then
+    echo "setup: installing pocl-opencl-icd"
+    sudo_cmd=""
+    if [ "$(id -u)" != 0 ]; then sudo_cmd="sudo"; fi
+    $sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends pocl-opencl-icd >/dev/null 2>&1 \
+        || { $sudo_cmd apt-get update -qq && $sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends pocl-opencl-icd >/dev/null; } \
+        || echo "setup: warning: pocl-opencl-icd could not be installed; kernel checks may find no usable OpenCL device" >&2
+fi
+
 if [ ! -x .venv/bin/python ]; then
     echo "setup: creating .venv"
     "$PYTHON" -m venv .venv
