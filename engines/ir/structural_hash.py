@@ -32,15 +32,15 @@ two entities differ only in which defined globals they refer to.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 
-from engines.ir.lexer import Entity, entities, label_of, tokens
+from engines.ir.lexer import Entity, entities, tokens
 
 HASHED_KINDS = frozenset({"global", "external", "define", "declare", "comdat"})
 # The data layout follows from the triple, and LLVM upgrades it differently when it
 # reads text and bitcode (clang 14's .ll and .bc of one module would differ).
 _UNHASHED_HEADERS = ("source_filename", "target datalayout")
-_REF = "\x00"  # marks a reference to a defined global, resolved per pass
 
 
 def _digest(text: str, size: int = 16) -> str:
@@ -78,50 +78,26 @@ def _type_definitions(ents: Iterable[Entity]) -> dict[str, list[str]]:
     return defs
 
 
-def _strip_metadata(toks: list[str]) -> list[str]:
-    """Drop metadata attachments and attribute group references; anonymise ``!N``."""
-    out: list[str] = []
-    i = 0
-    n = len(toks)
-    while i < n:
-        tok = toks[i]
-        first = tok[0]
-        if first == ";" or first == "#":
-            i += 1
-            continue
-        if first == "!":
-            rest = tok[1:]
-            if rest and rest[0] != '"' and not rest[0].isdigit() and i + 1 < n:
-                nxt = toks[i + 1]
-                if nxt[0] == "!" and not nxt.startswith('!"'):
-                    # "!kind !N" or "!kind !{...}": an attachment
-                    i += 2
-                    if nxt == "!" and i < n and toks[i] == "{":
-                        depth = 0
-                        while i < n:
-                            if toks[i] == "{":
-                                depth += 1
-                            elif toks[i] == "}":
-                                depth -= 1
-                                if depth == 0:
-                                    i += 1
-                                    break
-                            i += 1
-                    if out and out[-1] == ",":
-                        out.pop()
-                    continue
-            if rest.isdigit():
-                out.append("!")
-                i += 1
-                continue
-        out.append(tok)
-        i += 1
-    return out
+_NAME = r'(?:"[^"]*"|[-\w$.\\]+)'
+# Every token the canonical form rewrites. Each alternative starts with a literal
+# character, so the regex engine skips straight to candidates; keywords, types,
+# numbers and punctuation are copied as they are.
+_ATTACHMENT = r"![A-Za-z_.][-\w.]*[ ]!(?:\d+|\{[^{}\n]*\})"
+_REWRITE = re.compile(
+    r'"[^"]*"'  # a string constant, kept (it may hold "%" or "@")
+    r"|;[^\n]*"  # a comment
+    rf"|,[ ]{_ATTACHMENT}"  # a metadata attachment: ", !dbg !12"
+    rf"|{_ATTACHMENT}"  # ... and after a function header: "!dbg !10 {"
+    r"|!\d+"  # a metadata reference
+    r"|#\d+"  # an attribute group reference
+    rf"|@{_NAME}|%{_NAME}|\${_NAME}"  # a global, a local or type, a comdat
+    rf"|\n{_NAME}:"  # a block label
+)
+_REF, _END = "\x00", "\x01"  # around a reference to a defined global, resolved per pass
 
 
 def _is_debug_line(line: str) -> bool:
-    stripped = line.lstrip()
-    return stripped.startswith("#dbg_") or "@llvm.dbg." in line
+    return "#dbg_" in line or "@llvm.dbg." in line
 
 
 class _Canonicalizer:
@@ -135,57 +111,68 @@ class _Canonicalizer:
             and not e.name.startswith("@llvm.")
         }
 
-    def _global(self, tok: str) -> str:
-        return _REF + tok if tok in self.defined else tok
-
     def prepare(self, ent: Entity) -> list[str]:
-        """The entity's tokens with locals numbered and globals marked for renaming."""
+        """The entity's text with locals numbered, metadata dropped, whitespace folded and
+        defined globals left as references: ``[text, ref, text, ref, ..., text]``."""
         locals_: dict[str, str] = {}
-        out: list[str] = []
         in_body = ent.kind == "define"
-        for number, line in enumerate(ent.lines):
-            if in_body and number > 0:
-                if _is_debug_line(line):
-                    continue
-                label = label_of(line)
-                if label is not None:
-                    out.append(locals_.setdefault(label, f"%{len(locals_)}"))
-                    out.append(":")
-                    continue
-            for tok in _strip_metadata(tokens(line)):
-                first = tok[0]
-                if first == "%":
-                    if tok in self.types.defs and not (in_body and tok[1:].isdigit()):
-                        out.append(self.types.ref(tok))
-                    elif in_body:
-                        out.append(locals_.setdefault(tok, f"%{len(locals_)}"))
-                    else:  # a block named in a global's initializer (blockaddress)
-                        out.append("%?")
-                elif first == "@":
-                    out.append(self._global(tok))
-                elif first == "$":
-                    out.append(_REF + "$" + tok[1:])
-                else:
-                    out.append(tok)
-        return out
+        types = self.types
+        defined = self.defined
+
+        def local(name: str) -> str:
+            found = locals_.get(name)
+            if found is None:
+                found = locals_[name] = f"%{len(locals_)}"
+            return found
+
+        def rewrite(match: re.Match[str]) -> str:
+            tok = match.group(0)
+            first = tok[0]
+            if first == "%":
+                if tok in types.defs and not (in_body and tok[1:].isdigit()):
+                    return types.ref(tok)
+                # outside a body: a block named in a global's initializer (blockaddress)
+                return local(tok) if in_body else "%?"
+            if first == "@":
+                return _REF + tok + _END if tok in defined else tok
+            if first == '"':
+                return tok
+            if first == "!":
+                return "!" if tok[1].isdigit() else ""
+            if first == "$":
+                return _REF + tok + _END  # a comdat, named after its global
+            if first == "\n":
+                return "\n" + local("%" + tok[1:-1]) + ":"
+            return ""  # a comment, an attachment, an attribute group
+
+        lines = ent.lines
+        if in_body:
+            lines = [line for line in lines if not _is_debug_line(line)]
+        text = " ".join(_REWRITE.sub(rewrite, "\n".join(lines)).split())
+        parts: list[str] = []
+        for piece in text.split(_REF):
+            ref, sep, rest = piece.partition(_END)
+            if sep:
+                parts.append(ref)
+                parts.append(rest)
+            else:
+                parts.append(piece)
+        return parts
 
 
 def _render(prepared: list[str], names: dict[str, str] | None) -> str:
-    parts = []
-    for tok in prepared:
-        if tok[0] == _REF:
-            ref = tok[1:]
-            if ref[0] == "$":
-                key = "@" + ref[1:]
-                if names is None or key not in names:
-                    parts.append("$?")
-                else:
-                    parts.append("$" + names[key][1:])
-            else:
-                parts.append("@?" if names is None else names[ref])
+    if len(prepared) == 1:
+        return prepared[0]
+    out = [prepared[0]]
+    for i in range(1, len(prepared), 2):
+        ref = prepared[i]
+        if ref[0] == "$":
+            target = None if names is None else names.get("@" + ref[1:])
+            out.append("$?" if target is None else "$" + target[1:])
         else:
-            parts.append(tok)
-    return " ".join(parts)
+            out.append("@?" if names is None else names[ref])
+        out.append(prepared[i + 1])
+    return "".join(out)
 
 
 def canonical_entities(text: str) -> tuple[list[str], list[str]]:
