@@ -25,6 +25,17 @@ _TOKEN = re.compile(
     r"|[-\w.$]+"  # keyword, type, integer, hex float, identifier-like word
     r"|\S"  # punctuation
 )
+# The same tokens, each match swallowing the whitespace and comments before it, so that
+# ``subn`` counts them without building a list of strings.
+_COUNTED = re.compile(
+    r"(?:\s|;[^\n]*+)*+"  # possessive: a comment is never given back to the tokens
+    r'(?:c?"[^"]*"'
+    rf"|[@%$!]{_NAME}?"
+    r"|#\w+"
+    r"|-?\d+\.\d+e[-+]\d+"
+    r"|[-\w.$]+"
+    r"|[^\s;])"
+)
 _LABEL = re.compile(rf"^({_NAME}):")
 
 # Every instruction keyword LLVM prints (LLVM 22); terminators first.
@@ -47,7 +58,8 @@ def tokens(line: str) -> list[str]:
 
 def count_tokens(text: str) -> int:
     """Lexical tokens of a module's text, comments excluded: the corpus token count."""
-    return sum(1 for token in _TOKEN.findall(text) if token[0] != ";")
+    # a sentinel token at the end, so that no comment is left without a token after it
+    return _COUNTED.subn("", text + "\n.")[1] - 1
 
 
 @dataclass

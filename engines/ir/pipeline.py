@@ -41,6 +41,7 @@ from engines.ir.ingest import (
     load_module,
     read_input,
 )
+from engines.ir.lexer import entities
 from engines.ir.licenses import is_permissive
 from engines.ir.provenance import Project, ProjectFinder, relative_to_project
 from engines.ir.stats import module_stats
@@ -234,7 +235,8 @@ class _Run:
         except IRReadError as exc:
             self.reject(item, exc.reason, exc.message)
             return
-        stats = module_stats(loaded.printed, loaded.text, loaded.bitcode)
+        ents = list(entities(loaded.printed))
+        stats = module_stats(loaded.printed, loaded.text, loaded.bitcode, ents)
         language = item.language or language_of_source(loaded.source_file)
         project = item.project
         provenance = {
@@ -256,7 +258,7 @@ class _Run:
                 source=project.source,
                 path=item.path,
                 language=language,
-                structural_hash=structural_hash(loaded.printed),
+                structural_hash=structural_hash(loaded.printed, ents),
                 input_sha256=item.sha256,
                 input_format="build" if item.command else loaded.input_format,
                 compile_command=item.command_line,

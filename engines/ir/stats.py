@@ -10,9 +10,10 @@ vocabulary-free stand-in for ComPile's BPE token counts.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from engines.ir.lexer import TERMINATORS, count_tokens, entities, opcode_of
+from engines.ir.lexer import TERMINATORS, Entity, count_tokens, entities, opcode_of
 
 
 @dataclass(frozen=True)
@@ -30,11 +31,14 @@ class ModuleStats:
     opcodes: dict[str, int] = field(default_factory=dict)
 
 
-def module_stats(printed: str, text: str, bitcode: bytes) -> ModuleStats:
-    """Statistics of one module from LLVM's printout and its stored text and bitcode."""
+def module_stats(
+    printed: str, text: str, bitcode: bytes, ents: Sequence[Entity] | None = None
+) -> ModuleStats:
+    """Statistics of one module from LLVM's printout (or its entities, when the caller
+    has split it already) and its stored text and bitcode."""
     functions = declarations = globals_ = 0
     opcodes: Counter[str] = Counter()
-    for ent in entities(printed):
+    for ent in entities(printed) if ents is None else ents:
         if ent.kind == "define":
             functions += 1
             for line in ent.lines[1:]:

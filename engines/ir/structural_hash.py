@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from engines.ir.lexer import Entity, entities, tokens
 
@@ -175,12 +175,15 @@ def _render(prepared: list[str], names: dict[str, str] | None) -> str:
     return "".join(out)
 
 
-def canonical_entities(text: str) -> tuple[list[str], list[str]]:
+def canonical_entities(
+    text: str, ents: Sequence[Entity] | None = None
+) -> tuple[list[str], list[str]]:
     """The canonical header lines and the canonical text of every hashed entity.
 
     Exposed for tests and for explaining why two modules do or do not match.
     """
-    ents = list(entities(text))
+    if ents is None:
+        ents = list(entities(text))
     canon = _Canonicalizer(ents)
     header = [
         " ".join(t for t in tokens(e.lines[0]) if t[0] != ";")
@@ -205,9 +208,9 @@ def canonical_entities(text: str) -> tuple[list[str], list[str]]:
     return header, [_render(p, names) for p in prepared]
 
 
-def structural_hash(text: str) -> str:
+def structural_hash(text: str, ents: Sequence[Entity] | None = None) -> str:
     """The module's structural hash: 64 hex digits of SHA-256."""
-    header, rendered = canonical_entities(text)
+    header, rendered = canonical_entities(text, ents)
     digests = sorted(_digest(r) for r in rendered)
     payload = "\n".join(["structural-hash/1", *header, "--", *digests])
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
