@@ -17,3 +17,4 @@ lint: setup
 bench: setup
 	.venv/bin/python tests/benchmarks/bench_mining.py
 	.venv/bin/python tests/benchmarks/bench_keyword.py
+	.venv/bin/python tests/benchmarks/bench_kernels.py

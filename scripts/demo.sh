@@ -10,6 +10,10 @@ repo=build/sample-repo
 .venv/bin/curator stats
 .venv/bin/python scripts/check_demo.py "$repo"
 
+# Kernels: scrape the sample OpenCL files, filter them on PoCL, then run the dynamic check.
+.venv/bin/curator mine kernels sample_data/kernels
+.venv/bin/curator check kernels --unchecked --timeout 2
+
 # Annotation: a ground-truth set imported with three annotators' votes, their agreement,
 # the final labels, the keyword labeler scored on them, and a precision audit.
 curator=.venv/bin/curator

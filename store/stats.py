@@ -7,6 +7,7 @@ from typing import Any
 
 from store.connection import Store
 from store.ir import ir_counts
+from store.kernels import kernel_verdict_counts
 from store.migrations import SCHEMA_VERSION
 
 
@@ -52,4 +53,5 @@ def corpus_stats(store: Store) -> dict[str, Any]:
         "sets": int(store.scalar("SELECT COUNT(*) FROM sets") or 0),
         "mining": mining,
         "ir": ir_counts(store),
+        "kernels_by_verdict": kernel_verdict_counts(store),
     }

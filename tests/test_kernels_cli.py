@@ -76,6 +76,8 @@ def test_mine_then_check_the_samples(cli, tmp_path: Path) -> None:  # type: igno
     stats = cli("stats", "--json")
     data = json.loads(stats.stdout)
     assert data["by_kind"]["kernel"] == 14
+    assert data["kernels_by_verdict"]["useful"] == 7
+    assert data["kernels_by_verdict"]["too-few-instructions"] == 1
     mining = data["mining"][f"kernel:{SAMPLES}"]
     assert mining["seen"] == 14 and mining["filtered"]["compile-error"] == 1
 

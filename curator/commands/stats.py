@@ -102,6 +102,14 @@ def stats(
         )
     if any(data["ir"][k] for k in ("stored", "duplicates", "rejected", "filtered")):
         out.print(ir_stats.counts_table(data["ir"]))
+    if data["kernels_by_verdict"]:
+        out.print(
+            _table(
+                "Kernels by verdict",
+                ("verdict", "kernels"),
+                list(data["kernels_by_verdict"].items()),
+            )
+        )
     if data["duplicates"]:
         out.print(
             _table("Duplicates linked", ("kind", "duplicates"), list(data["duplicates"].items()))
