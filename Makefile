@@ -18,3 +18,4 @@ bench: setup
 	.venv/bin/python tests/benchmarks/bench_mining.py
 	.venv/bin/python tests/benchmarks/bench_keyword.py
 	.venv/bin/python tests/benchmarks/bench_kernels.py
+	.venv/bin/python tests/benchmarks/bench_ir.py

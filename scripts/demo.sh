@@ -10,6 +10,11 @@ repo=build/sample-repo
 .venv/bin/curator stats
 .venv/bin/python scripts/check_demo.py "$repo"
 
+# IR: compile the sample C/C++ projects to IR before optimization, ingest the checked-in
+# .ll, dedup by structural hash, and show the corpus in ComPile's Table 1 shape.
+.venv/bin/curator mine ir sample_data/ir --build sample_data/ir
+.venv/bin/curator stats --kind ir
+
 # Kernels: scrape the sample OpenCL files, filter them on PoCL, then run the dynamic check.
 .venv/bin/curator mine kernels sample_data/kernels
 .venv/bin/curator check kernels --unchecked --timeout 2

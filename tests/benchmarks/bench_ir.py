@@ -171,8 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" text); best of {result['rounds']}; Python {platform.python_version()},"
         " single-threaded"
     )
+    mb_per_module = result["text_mb"] / result["modules"]
     for stage, rate in result["modules_per_s"].items():
-        print(f"  {stage:<11} {rate:10,.1f} modules/s")
+        print(f"  {stage:<11} {rate:10,.1f} modules/s  {rate * mb_per_module:8.1f} MB text/s")
     print(f"  structural hash vs parse:  {result['structural_vs_parse']:.2f}x")
     print(f"  structural hash vs sha256: {result['structural_vs_sha256']:.4f}x")
     print(f"  ingest (parse+hash+stats) vs parse only: {result['ingest_vs_parse']:.2f}x")
