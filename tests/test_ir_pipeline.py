@@ -243,3 +243,33 @@ def test_missing_paths_are_reported_and_fail_the_run(tmp_path: Path, store: Stor
 def test_small_batches_store_the_same_corpus(tmp_path: Path, store: Store) -> None:
     summary = mine_ir(store, [SAMPLES], build=SAMPLES, batch_rows=2)
     assert (summary.stored, summary.duplicates) == (8, 3)
+
+
+class _StopAfter(SilentReporter):
+    """Interrupts the run (as Ctrl-C would) after ``batches`` batches were saved."""
+
+    def __init__(self, batches: int) -> None:
+        super().__init__()
+        self.batches = batches
+
+    def advance(self, count: int) -> None:
+        self.batches -= 1
+        if self.batches == 0:
+            raise KeyboardInterrupt
+
+
+def test_an_interrupted_run_resumes_where_it_stopped(store: Store) -> None:
+    with pytest.raises(KeyboardInterrupt):
+        mine_ir(store, [SAMPLES], build=SAMPLES, reporter=_StopAfter(3), batch_rows=1)
+    saved = int(store.scalar("SELECT COUNT(*) FROM ir_inputs") or 0)
+    assert 3 <= saved < 11  # the third input saved is a stored module (shapes.cpp)
+    resumed = mine_ir(store, [SAMPLES], build=SAMPLES)
+    assert resumed.known == saved and resumed.seen == 11
+    counts = ir_counts(store)
+    assert (counts["stored"], counts["duplicates"], counts["rejected"]) == (8, 3, 0)
+    # every stored module is still recorded as stored by its own input (none written twice)
+    orphans = store.scalar(
+        "SELECT COUNT(*) FROM ir_modules m WHERE NOT EXISTS (SELECT 1 FROM ir_inputs i"
+        " WHERE i.item_id = m.item_id AND i.status = 'stored')"
+    )
+    assert orphans == 0

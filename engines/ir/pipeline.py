@@ -163,14 +163,16 @@ class _Run:
     def flush(self) -> None:
         if not self.unflushed:
             return
-        for result in save_ir_batch(self.store, self.pending):
+        results = save_ir_batch(self.store, self.pending)
+        done = self.unflushed
+        self.pending, self.unflushed = [], 0  # saved: never written twice
+        self.flushed_at = time.monotonic()
+        for result in results:
             if result.status == "stored":
                 self.summary.stored += 1
             elif result.status == "duplicate":
                 self.summary.duplicates += 1
-        self.report.advance(self.unflushed)
-        self.pending, self.unflushed = [], 0
-        self.flushed_at = time.monotonic()
+        self.report.advance(done)
 
     def done_one(self, row: IRModuleRow | IRInputRow | None) -> None:
         if row is not None:
@@ -281,7 +283,14 @@ class _Run:
 
     # -- sources -----------------------------------------------------------------
 
-    def _make_input(self, file: Path, fallback: Path, **extra: object) -> _Input | None:
+    def _make_input(
+        self,
+        file: Path,
+        fallback: Path,
+        language: str | None,
+        command: tuple[str, ...] | None = None,
+        cwd: Path | None = None,
+    ) -> _Input | None:
         project = self.finder.project_of(file, fallback)
         try:
             sha = _sha256(file)
@@ -298,7 +307,9 @@ class _Run:
             project=project,
             path=relative_to_project(file, project),
             sha256=sha,
-            **extra,  # type: ignore[arg-type]
+            language=language,
+            command=command,
+            cwd=cwd,
         )
 
     def ingest(self, files: Sequence[tuple[Path, Path]]) -> None:
@@ -334,12 +345,16 @@ class _Run:
             except CompileError as exc:
                 return item, exc
 
-        with ThreadPoolExecutor(max_workers=self.options.jobs) as pool:
+        pool = ThreadPoolExecutor(max_workers=self.options.jobs)
+        try:
             for item, result in _ordered_map(pool, compiled, admitted(), self.options.jobs * 2):
                 if isinstance(result, CompileError):
                     self.reject(item, result.reason, result.message)
                 else:
                     self.module_row(item, result, "bc")
+        finally:
+            # on Ctrl-C, compiles not yet started are dropped; running ones finish
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _ordered_map(
