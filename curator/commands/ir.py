@@ -105,7 +105,10 @@ def _as_json(summary: IRRunSummary) -> str:
 
 def mine_ir_command(
     paths: list[Path] | None = typer.Argument(
-        None, help=".ll or .bc files, or folders holding them.", show_default=False
+        None,
+        metavar="PATH...",
+        help=".ll or .bc files, or folders holding them.",
+        show_default=False,
     ),
     build: Path | None = typer.Option(
         None,
