@@ -106,7 +106,7 @@ def _as_json(summary: IRRunSummary) -> str:
 def mine_ir_command(
     paths: list[Path] | None = typer.Argument(
         None,
-        metavar="PATH...",
+        metavar="PATH",
         help=".ll or .bc files, or folders holding them.",
         show_default=False,
     ),
