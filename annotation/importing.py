@@ -18,7 +18,13 @@ from annotation.labels import DEFAULT_LABELS, taxonomy_slugs
 from annotation.votes import VoteError, prepare_vote
 from store import Store
 from store.commits import insert_predictions
-from store.items import ImportedItem, find_by_id, insert_imported_items, keys_to_ids
+from store.items import (
+    PAYLOAD_WRITERS,
+    ImportedItem,
+    find_by_id,
+    insert_imported_items,
+    keys_to_ids,
+)
 from store.records import PredictionRow
 from store.sets import NewSet, SetRow, add_set_items, create_set, get_set
 from store.votes import VoteRow, append_votes, live_votes_for_items
@@ -122,6 +128,14 @@ def parse_items(
 ) -> list[ImportedItem]:
     """Items of one kind from a JSONL file; raises :class:`FileImportError` listing every
     bad line. ``model_input(message, diff)`` builds a commit's model input."""
+    if kind not in PAYLOAD_WRITERS:
+        command = "curator mine kernels" if kind == "kernel" else "curator mine ir"
+        raise FileImportError(
+            [
+                f"{path}: {kind} items come in through `{command} PATH`, which compiles,"
+                " checks and deduplicates them; JSONL import takes commits"
+            ]
+        )
     records, errors = read_records(path, ("id",))
     items: list[ImportedItem] = []
     seen: dict[str, int] = {}

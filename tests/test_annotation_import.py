@@ -141,3 +141,9 @@ def test_malformed_vote_jsonl_line(tmp_path: Path, store: Store) -> None:
 def test_missing_file(tmp_path: Path, store: Store) -> None:
     with pytest.raises(FileImportError, match="no such file"):
         import_votes_file(store, tmp_path / "nothing.csv")
+
+
+def test_kernel_items_are_pointed_to_their_miner(tmp_path: Path, store: Store) -> None:
+    path = _jsonl(tmp_path / "k.jsonl", [{"id": "k1", "source": "__kernel void A() {}"}])
+    with pytest.raises(FileImportError, match="curator mine kernels PATH"):
+        import_items_file(store, path, "kernel", _model_input)
