@@ -66,7 +66,8 @@ class IRInputRow:
 
 @dataclass(frozen=True)
 class IRSaveResult:
-    """What happened to one row: ``stored``, ``duplicate``, ``rejected`` or ``filtered``."""
+    """What happened to one row: ``stored``, ``duplicate``, ``known`` (saved before),
+    ``rejected`` or ``filtered``."""
 
     status: str
     item_id: int | None = None
@@ -85,7 +86,11 @@ def is_done(
 
 
 def save_ir_batch(store: Store, rows: Sequence[IRModuleRow | IRInputRow]) -> list[IRSaveResult]:
-    """Write a batch in one transaction; a module whose hash is known becomes a duplicate."""
+    """Write a batch in one transaction; a module whose hash is known becomes a duplicate.
+
+    Saving is idempotent: an input already stored or linked (the same bytes under the
+    same command, say saved by a concurrent run) is reported ``known`` and left alone.
+    """
     results: list[IRSaveResult] = []
     now = utc_now()
     with store.transaction() as conn:
@@ -93,6 +98,15 @@ def save_ir_batch(store: Store, rows: Sequence[IRModuleRow | IRInputRow]) -> lis
             if isinstance(row, IRInputRow):
                 _upsert_input(conn, row, now)
                 results.append(IRSaveResult(row.status))
+                continue
+            seen = conn.execute(
+                "SELECT item_id FROM ir_inputs WHERE source = ? AND path = ?"
+                " AND compile_command = ? AND input_sha256 = ? AND status IN"
+                " ('stored', 'duplicate')",
+                (row.source, row.path, row.compile_command or "", row.input_sha256),
+            ).fetchone()
+            if seen is not None:
+                results.append(IRSaveResult("known", seen[0]))
                 continue
             known = conn.execute(
                 "SELECT id FROM items WHERE kind = ? AND key = ?", (KIND, row.structural_hash)

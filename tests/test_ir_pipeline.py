@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -11,9 +12,12 @@ from pathlib import Path
 import pytest
 
 from engines.ir.build import CompilerNotFound
+from engines.ir.ingest import load_module
 from engines.ir.pipeline import IROptions, IRRunSummary, SilentReporter, mine_ir
+from engines.ir.stats import module_stats
+from engines.ir.structural_hash import structural_hash
 from store import Store, open_store
-from store.ir import ir_corpus_table, ir_counts, ir_module
+from store.ir import IRModuleRow, ir_corpus_table, ir_counts, ir_module, save_ir_batch
 from store.stats import corpus_stats
 from tests.gitrepo import GitRepo
 from tests.ir_samples import LICENSE_TEXTS, ROOT, SAMPLES, compile_bitcode
@@ -273,3 +277,45 @@ def test_an_interrupted_run_resumes_where_it_stopped(store: Store) -> None:
         " WHERE i.item_id = m.item_id AND i.status = 'stored')"
     )
     assert orphans == 0
+
+
+def test_saving_the_same_input_twice_changes_nothing(store: Store) -> None:
+    """Two runs racing on one input: the second save finds it stored and leaves it."""
+    (row,) = _module_rows(store)
+    first = save_ir_batch(store, [row])
+    second = save_ir_batch(store, [row])
+    assert [r.status for r in first] == ["stored"]
+    assert [(r.status, r.item_id) for r in second] == [("known", first[0].item_id)]
+    assert store.query("SELECT status FROM ir_inputs")[0][0] == "stored"
+    assert store.scalar("SELECT COUNT(*) FROM duplicates") == 0
+
+
+def _module_rows(store: Store) -> list[IRModuleRow]:
+    """The row for the sample .ll file, built from the real parser, hash and counts."""
+    data = (SAMPLES / "mathlib/prebuilt/clamp.ll").read_bytes()
+    loaded = load_module(data)
+    stats = module_stats(loaded.printed, loaded.text, loaded.bitcode)
+    return [
+        IRModuleRow(
+            source=str(SAMPLES / "mathlib"),
+            path="prebuilt/clamp.ll",
+            language="c",
+            structural_hash=structural_hash(loaded.printed),
+            input_sha256=hashlib.sha256(data).hexdigest(),
+            input_format="ll",
+            compile_command=None,
+            project="mathlib",
+            license="MIT",
+            text=loaded.text,
+            bitcode=loaded.bitcode,
+            text_bytes=stats.text_bytes,
+            bitcode_bytes=stats.bitcode_bytes,
+            tokens=stats.tokens,
+            functions=stats.functions,
+            declarations=stats.declarations,
+            globals=stats.globals,
+            basic_blocks=stats.basic_blocks,
+            instructions=stats.instructions,
+            opcodes=stats.opcodes,
+        )
+    ]

@@ -172,6 +172,8 @@ class _Run:
                 self.summary.stored += 1
             elif result.status == "duplicate":
                 self.summary.duplicates += 1
+            elif result.status == "known":  # saved meanwhile by another run
+                self.summary.known += 1
         self.report.advance(done)
 
     def done_one(self, row: IRModuleRow | IRInputRow | None) -> None:
