@@ -55,7 +55,7 @@ def test_mine_then_check_the_samples(cli, tmp_path: Path) -> None:  # type: igno
         "vecadd": "useful",
         "iota": "input-insensitive",
         "clamp_negative": "no-output",
-        "stale_local": "non-deterministic",
+        "racy_tickets": "non-deterministic",
         "clamp_all": "useful",
         "block_sum_squares": "useful",
         "saxpy": "useful",
