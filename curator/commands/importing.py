@@ -9,9 +9,8 @@ from rich.text import Text
 
 from annotation.importing import FileImportError, import_items_file, import_votes_file
 from annotation.labels import LabelError, parse_labels
-from annotation.sets import SetError, require_set
 from curator.commands.options import DbOption, open_db
-from curator.commands.output import EXIT_INPUT, EXIT_USAGE, fail
+from curator.commands.output import EXIT_INPUT, EXIT_USAGE, fail, load_optional_set
 from curator.commands.sets import KIND_HELP, _kind
 from curator.console import err, out
 from curator.safe_text import labelled, one_line
@@ -102,10 +101,7 @@ def votes(
         _kind(kind)
     failed = 0
     with open_db(db) as store:
-        try:
-            in_set = require_set(store, set_name) if set_name else None
-        except SetError as exc:
-            fail(str(exc))
+        in_set = load_optional_set(store, set_name)
         for path in files:
             try:
                 parsed = import_votes_file(store, path, kind, in_set)

@@ -10,8 +10,11 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from annotation.sets import SetError, require_set
 from curator.console import err
 from curator.safe_text import labelled, one_line
+from store import Store
+from store.sets import SetRow
 
 EXIT_INPUT = 1
 EXIT_USAGE = 2
@@ -21,6 +24,18 @@ def fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
     """Print a one-line error (shown literally) and exit with ``code``."""
     err.print(labelled("error", "red", one_line(message, 400)))
     raise typer.Exit(code)
+
+
+def load_set(store: Store, name: str) -> SetRow:
+    """The named set, or exit 1 with a one-line error."""
+    try:
+        return require_set(store, name)
+    except SetError as exc:
+        fail(str(exc))
+
+
+def load_optional_set(store: Store, name: str | None) -> SetRow | None:
+    return load_set(store, name) if name else None
 
 
 def warn(message: str) -> None:

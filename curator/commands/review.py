@@ -9,11 +9,10 @@ from rich.text import Text
 
 from annotation.adjudication import RULES, annotator_drift, decisions_for_set, summary
 from annotation.agreement import landis_koch
-from annotation.audit import resolve_labeler
 from annotation.set_reports import agreement_for_set, evaluate_on_set
-from annotation.sets import SetError, require_set
+from annotation.sets import SetError
 from curator.commands.options import DbOption, open_db
-from curator.commands.output import EXIT_INPUT, fail, number, print_json, table
+from curator.commands.output import EXIT_INPUT, fail, load_set, number, print_json, table
 from curator.console import out
 from curator.safe_text import one_line
 from store.items import item_summaries
@@ -37,10 +36,7 @@ def agree(
 ) -> None:
     """Agreement: Cohen's kappa per pair, Fleiss' kappa, Krippendorff's alpha, per label."""
     with open_db(db) as store:
-        try:
-            s = require_set(store, set_name)
-        except SetError as exc:
-            fail(str(exc))
+        s = load_set(store, set_name)
         report = agreement_for_set(store, s)
     data = report.as_json()
     if as_json:
@@ -117,10 +113,7 @@ def adjudicate(
     """Final labels: unanimous and majority items settle; ties and skips are conflicts,
     settled by an adjudicator's vote (`curator vote ITEM LABEL --adjudicate`)."""
     with open_db(db) as store:
-        try:
-            s = require_set(store, set_name)
-        except SetError as exc:
-            fail(str(exc))
+        s = load_set(store, set_name)
         decisions = decisions_for_set(store, s, rule)
         conflicts = [d for d in decisions if d.status == "conflict"]
         titles = item_summaries(store, [d.item_id for d in conflicts])
@@ -194,11 +187,9 @@ def eval_command(
 ) -> None:
     """Precision, recall, F1 and FPR per class, accuracy and confusion matrix per labeler."""
     with open_db(db) as store:
+        s = load_set(store, set_name)
         try:
-            s = require_set(store, set_name)
-            results = [
-                evaluate_on_set(store, s, resolve_labeler(store, lb), rule) for lb in labelers
-            ]
+            results = [evaluate_on_set(store, s, lb, rule) for lb in labelers]
         except SetError as exc:
             fail(str(exc))
     if as_json:

@@ -10,10 +10,10 @@ from rich.text import Text
 from annotation.adjudication import decisions_for_set, summary
 from annotation.labels import LabelError, parse_labels
 from annotation.sampling import SamplingError
-from annotation.sets import DrawSpec, SetError, create_sampled_set, create_split, require_set
+from annotation.sets import DrawSpec, SetError, create_sampled_set, create_split
 from annotation.splits import SplitError, parse_parts
 from curator.commands.options import DbOption, open_db
-from curator.commands.output import EXIT_USAGE, fail, print_json, table
+from curator.commands.output import EXIT_USAGE, fail, load_set, print_json, table
 from curator.console import out
 from curator.safe_text import one_line
 from store.sets import all_sets, set_progress
@@ -192,10 +192,7 @@ def show(
 ) -> None:
     """A set's parameters (how to re-derive it), labels, categories and progress."""
     with open_db(db) as store:
-        try:
-            s = require_set(store, name)
-        except SetError as exc:
-            fail(str(exc))
+        s = load_set(store, name)
         progress = set_progress(store, s.id)
         states = summary(decisions_for_set(store, s))
     data = {

@@ -8,10 +8,9 @@ from pathlib import Path
 import typer
 from rich.text import Text
 
-from annotation.sets import SetError, require_set
 from annotation.votes import VoteError, cast_vote, prepare_vote, resolve_item, undo
 from curator.commands.options import DbOption, open_db
-from curator.commands.output import EXIT_USAGE, fail
+from curator.commands.output import EXIT_USAGE, fail, load_optional_set
 from curator.console import out
 from curator.safe_text import one_line
 
@@ -49,11 +48,11 @@ def vote(
     """Record one vote; the annotator's earlier vote on the item stays in the history."""
     who = _annotator(annotator)
     with open_db(db) as store:
+        in_set = load_optional_set(store, set_name)
         try:
-            in_set = require_set(store, set_name) if set_name else None
             target = resolve_item(store, item, kind)
             row = prepare_vote(store, target, label, who, category, note, adjudicate, in_set)
-        except (VoteError, SetError) as exc:
+        except VoteError as exc:
             fail(str(exc))
         vote_id = cast_vote(store, row)
     role = "adjudication" if adjudicate else "vote"
@@ -79,10 +78,7 @@ def undo_command(
     """Take back your latest vote (repeat to go further back); history is kept."""
     who = _annotator(annotator)
     with open_db(db) as store:
-        try:
-            in_set = require_set(store, set_name) if set_name else None
-        except SetError as exc:
-            fail(str(exc))
+        in_set = load_optional_set(store, set_name)
         result = undo(store, who, adjudicate, in_set)
     if result is None:
         fail(f"nothing to undo for {who}")
