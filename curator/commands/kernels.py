@@ -7,23 +7,15 @@ from collections import Counter
 from pathlib import Path
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 from rich.text import Text
 
 from curator.commands.options import DbOption, open_db
+from curator.commands.progress import SourceReporter, source_progress
 from curator.console import err, out
 from curator.safe_text import labelled, one_line
 from engines.kernels.compile import MIN_INSTRUCTIONS
-from engines.kernels.pipeline import CheckSettings, SourceSummary, check_kernels, mine_kernels
+from engines.kernels.pipeline import CheckSettings, check_kernels, mine_kernels
 from store.kernel_records import KernelCheck, StoredKernel
 from store.kernels import kernels_in_set, set_exists, unchecked_kernels
 
@@ -41,49 +33,6 @@ VERDICT_STYLES = {
 }
 
 
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}", markup=False),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err,
-    )
-
-
-class RichReporter:
-    """A progress bar per source (files done); problems printed above it."""
-
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
-        self.tasks: dict[str, TaskID] = {}
-        self.problems = 0
-
-    def source_started(self, source: str, total: int, done: int) -> None:
-        self.tasks[source] = self.progress.add_task(
-            one_line(source, 50).plain, total=max(total, 1), completed=done
-        )
-
-    def advance(self, source: str, count: int) -> None:
-        self.progress.advance(self.tasks[source], count)
-
-    def problem(self, text: str) -> None:
-        self.problems += 1
-        self.progress.console.print(labelled("warning", "yellow", one_line(text, 300)))
-
-    def source_finished(self, summary: SourceSummary) -> None:
-        if summary.failed:
-            self.progress.console.print(
-                labelled(
-                    "error", "red", one_line(summary.source, 120), ": ", one_line(summary.failed)
-                )
-            )
-        task = self.tasks.get(summary.source)
-        if task is not None:
-            self.progress.update(task, completed=self.progress.tasks[task].total or 0)
-
-
 def mine_kernels_command(
     sources: list[str] = typer.Argument(
         ..., help="Files, directories or git URLs holding OpenCL code.", show_default=False
@@ -98,8 +47,8 @@ def mine_kernels_command(
 ) -> None:
     """Scrape OpenCL kernels, filter, normalise, featurise and store them."""
     store = open_db(db)
-    progress = _progress()
-    reporter = RichReporter(progress)
+    progress = source_progress("files")
+    reporter = SourceReporter(progress)
     try:
         with progress:
             summaries = mine_kernels(store, sources, min_instructions, reporter, clone_dir)
@@ -165,7 +114,7 @@ def check_kernels_command(
         table = Table(title="Kernel checks", title_justify="left")
         for name in ("item", "file", "kernel", "verdict"):
             table.add_column(name, justify="right" if name == "item" else "left")
-        progress = _progress()
+        progress = source_progress()
 
         def record(result: KernelCheck, kernel: StoredKernel) -> None:
             if as_json:

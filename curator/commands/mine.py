@@ -7,23 +7,13 @@ from datetime import datetime
 from pathlib import Path
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 from rich.text import Text
 
 from curator.commands.options import DbOption, open_db
+from curator.commands.progress import SourceReporter, source_progress
 from curator.console import err, out
-from curator.safe_text import labelled, one_line
+from curator.safe_text import one_line
 from engines.commits.languages import parse_languages
 from engines.commits.options import MineOptions
 from engines.commits.pipeline import BATCH_ROWS, SourceSummary, mine_commits
@@ -40,50 +30,6 @@ def _date(value: str | None) -> str | None:
     except ValueError:
         raise typer.BadParameter(f"{value!r} is not a date; use YYYY-MM-DD") from None
     return value
-
-
-class RateColumn(ProgressColumn):
-    """Commits examined per second, as rich measures it over this run's recent advances
-    (commits done by an earlier, resumed run are the bar's start, not a sample)."""
-
-    def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text(
-            "-- commits/s" if speed is None else f"{speed:,.1f} commits/s", "progress.data.speed"
-        )
-
-
-class RichReporter:
-    """Progress bars with commits/s per source; problems printed above them."""
-
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
-        self.tasks: dict[str, TaskID] = {}
-        self.problems = 0
-
-    def source_started(self, source: str, total: int, done: int) -> None:
-        self.tasks[source] = self.progress.add_task(
-            one_line(source, 50).plain, total=max(total, done, 1), completed=done
-        )
-
-    def advance(self, source: str, count: int) -> None:
-        self.progress.advance(self.tasks[source], count)
-
-    def problem(self, text: str) -> None:
-        self.problems += 1
-        self.progress.console.print(labelled("warning", "yellow", one_line(text, 300)))
-
-    def source_finished(self, summary: SourceSummary) -> None:
-        if summary.failed:
-            self.progress.console.print(
-                labelled(
-                    "error", "red", one_line(summary.source, 120), ": ", one_line(summary.failed)
-                )
-            )
-        task = self.tasks.get(summary.source)
-        if task is not None:
-            total = self.progress.tasks[task].total or 0
-            self.progress.update(task, completed=total)
 
 
 def _summary_table(summaries: list[SourceSummary]) -> Table:
@@ -160,17 +106,8 @@ def commits(
         max_diff_bytes=int(max_diff_mb * 1024 * 1024),
     )
     store = open_db(db)
-    progress = Progress(
-        TextColumn("{task.description}", markup=False),
-        BarColumn(),
-        MofNCompleteColumn(),
-        RateColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        transient=False,
-    )
-    reporter = RichReporter(progress)
+    progress = source_progress("commits")
+    reporter = SourceReporter(progress)
     try:
         with progress:
             summaries = mine_commits(

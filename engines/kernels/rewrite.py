@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engines.kernels.compile import CLANG_TIMEOUT_S, clang_path
+from engines.kernels.ctext import KEYWORDS, TYPE_WORDS
 
 _TOKEN = re.compile(
     r"(?P<ws>\s+)"
@@ -31,106 +32,6 @@ _TOKEN = re.compile(
     r'|(?P<str>"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\')'
     r"|(?P<op>>>=|<<=|\.\.\.|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&^|]=|##|[^\s\w])",
     re.MULTILINE,
-)
-KEYWORDS = frozenset(
-    [
-        "auto",
-        "break",
-        "case",
-        "char",
-        "const",
-        "continue",
-        "default",
-        "do",
-        "double",
-        "else",
-        "enum",
-        "extern",
-        "float",
-        "for",
-        "goto",
-        "if",
-        "inline",
-        "int",
-        "long",
-        "register",
-        "restrict",
-        "return",
-        "short",
-        "signed",
-        "sizeof",
-        "static",
-        "struct",
-        "switch",
-        "typedef",
-        "union",
-        "unsigned",
-        "void",
-        "volatile",
-        "while",
-        "bool",
-        "half",
-        "uchar",
-        "ushort",
-        "uint",
-        "ulong",
-        "size_t",
-        "ptrdiff_t",
-        "intptr_t",
-        "uintptr_t",
-        "__kernel",
-        "kernel",
-        "__global",
-        "global",
-        "__local",
-        "local",
-        "__constant",
-        "constant",
-        "__private",
-        "private",
-        "__read_only",
-        "read_only",
-        "__write_only",
-        "write_only",
-        "__read_write",
-        "read_write",
-        "__attribute__",
-        "image2d_t",
-        "image3d_t",
-        "image1d_t",
-        "sampler_t",
-        "event_t",
-        "true",
-        "false",
-    ]
-)
-_TYPE_WORDS = frozenset(
-    [
-        "char",
-        "double",
-        "float",
-        "int",
-        "long",
-        "short",
-        "signed",
-        "unsigned",
-        "void",
-        "bool",
-        "half",
-        "uchar",
-        "ushort",
-        "uint",
-        "ulong",
-        "size_t",
-        "ptrdiff_t",
-        "intptr_t",
-        "uintptr_t",
-        "image2d_t",
-        "image3d_t",
-        "image1d_t",
-        "sampler_t",
-        "event_t",
-    ]
 )
 _VECTOR_TYPE = re.compile(r"^(?:u?char|u?short|u?int|u?long|float|double|half)(?:2|3|4|8|16)$")
 _CONTROL = frozenset({"if", "for", "while", "switch", "return", "sizeof", "case", "do", "else"})
@@ -260,7 +161,7 @@ def _renamable(toks: list[tuple[str, str]], index: int) -> bool:
 
 
 def _is_type(text: str, types: set[str]) -> bool:
-    return text in _TYPE_WORDS or text in types or bool(_VECTOR_TYPE.match(text))
+    return text in TYPE_WORDS or text in types or bool(_VECTOR_TYPE.match(text))
 
 
 def format_tokens(toks: list[tuple[str, str]], types: set[str]) -> str:

@@ -9,7 +9,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engines.kernels.ctext import IDENT, blank_comments_and_strings, identifiers
+from engines.kernels.ctext import (
+    IDENT,
+    KEYWORDS,
+    PREPROCESSOR_WORDS,
+    blank_comments_and_strings,
+    identifiers,
+)
 
 DEVICE_SUFFIXES = frozenset({".cl", ".ocl", ".clh"})
 HOST_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".inl"})
@@ -19,76 +25,6 @@ _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"[^\n]*$', re.MULTI
 _KERNEL_MARK = re.compile(r"\b(?:__kernel|kernel)\b")
 _PP_NAME = re.compile(r"#\s*(\w+)\s*(\w*)")
 _CONDITIONAL = {"if", "ifdef", "ifndef", "elif", "else", "endif"}
-_KEYWORDS = frozenset(
-    [
-        "auto",
-        "break",
-        "case",
-        "char",
-        "const",
-        "continue",
-        "default",
-        "do",
-        "double",
-        "else",
-        "enum",
-        "extern",
-        "float",
-        "for",
-        "goto",
-        "if",
-        "inline",
-        "int",
-        "long",
-        "register",
-        "restrict",
-        "return",
-        "short",
-        "signed",
-        "sizeof",
-        "static",
-        "struct",
-        "switch",
-        "typedef",
-        "union",
-        "unsigned",
-        "void",
-        "volatile",
-        "while",
-        "bool",
-        "half",
-        "uchar",
-        "ushort",
-        "uint",
-        "ulong",
-        "size_t",
-        "__kernel",
-        "kernel",
-        "__global",
-        "global",
-        "__local",
-        "local",
-        "__constant",
-        "constant",
-        "__private",
-        "private",
-        "__read_only",
-        "read_only",
-        "__write_only",
-        "write_only",
-        "__read_write",
-        "read_write",
-        "__attribute__",
-        "define",
-        "undef",
-        "ifdef",
-        "ifndef",
-        "elif",
-        "endif",
-        "pragma",
-        "include",
-    ]
-)
 
 
 @dataclass(frozen=True)
@@ -271,7 +207,7 @@ def _pp_chunk(text: str, blank: str, line: int) -> _Chunk:
 
 def _decl_chunk(text: str, blank: str, line: int) -> _Chunk:
     flat = blank.strip()
-    uses = identifiers(flat) - _KEYWORDS
+    uses = identifiers(flat) - (KEYWORDS | PREPROCESSOR_WORDS)
     head = flat.split("{", 1)[0]
     if flat.endswith("}") and "(" in head:
         before_paren = head.split("(", 1)[0]
@@ -304,7 +240,7 @@ def _decl_chunk(text: str, blank: str, line: int) -> _Chunk:
             found = IDENT.findall(part.replace("()", " "))
             if found:
                 defines.add(found[-1])
-    defines -= _KEYWORDS
+    defines -= KEYWORDS | PREPROCESSOR_WORDS
     return _Chunk(text, "decl", defines, uses - defines, line, None)
 
 
