@@ -32,6 +32,8 @@ def parse_parts(text: str) -> list[tuple[str, float]]:
         parts.append((name, value))
     if len({name for name, _ in parts}) != len(parts):
         raise SplitError(f"part names repeat in {text!r}")
+    if len(parts) < 2:
+        raise SplitError(f"a split needs at least two parts, got {text!r}")
     total = sum(w for _, w in parts)
     return [(name, w / total) for name, w in parts]
 

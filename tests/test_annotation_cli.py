@@ -127,3 +127,11 @@ def test_import_errors_exit_1_and_name_the_line(cli, tmp_path: Path) -> None:  #
     assert result.exit_code == 1
     assert "bad.jsonl:2: malformed JSON" in result.output
     assert "nothing imported" in result.output
+
+
+def test_eval_before_any_vote_says_so(cli) -> None:  # type: ignore[no-untyped-def]
+    assert cli("import", "items", str(SAMPLE / "items.jsonl"), "--set", "g").exit_code == 0
+    result = cli("eval", "g", "--labeler", "keyword@1", "--json")
+    assert result.exit_code == 1
+    assert "no settled items yet" in result.output
+    assert "{" not in result.output

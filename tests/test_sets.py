@@ -112,7 +112,7 @@ def test_split_creates_disjoint_sets_covering_everything(store: Store) -> None:
 
 def test_parse_parts_rejects_bad_specs() -> None:
     assert parse_parts("a:1,b:3") == [("a", 0.25), ("b", 0.75)]
-    for bad in ("a", "a:x", "a:0", "a:1,a:2", ":3"):
+    for bad in ("a", "a:x", "a:0", "a:1,a:2", ":3,b:1", "a:1"):
         with pytest.raises(SplitError):
             parse_parts(bad)
 

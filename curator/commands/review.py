@@ -12,7 +12,7 @@ from annotation.agreement import landis_koch
 from annotation.set_reports import agreement_for_set, evaluate_on_set
 from annotation.sets import SetError
 from curator.commands.options import DbOption, open_db
-from curator.commands.output import EXIT_INPUT, fail, load_set, number, print_json, table
+from curator.commands.output import fail, load_set, number, print_json, table
 from curator.console import out
 from curator.safe_text import one_line
 from store.items import item_summaries
@@ -192,6 +192,8 @@ def eval_command(
             results = [evaluate_on_set(store, s, lb, rule) for lb in labelers]
         except SetError as exc:
             fail(str(exc))
+    if any(r.items == 0 for r in results):
+        fail(f"set {s.name!r} has no settled items yet: vote, then `curator adjudicate`")
     if as_json:
         print_json({"set": s.name, "rule": rule, "labelers": [r.as_json() for r in results]})
     else:
@@ -237,7 +239,3 @@ def eval_command(
                     [(t, *(r.confusion[t][p] for p in columns)) for t in r.confusion],
                 )
             )
-    if any(r.items == 0 for r in results):
-        fail(
-            f"set {s.name!r} has no settled items yet: vote, then `curator adjudicate`", EXIT_INPUT
-        )
