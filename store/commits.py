@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 
 from store.connection import Store, utc_now
+from store.items import insert_item, link_duplicate
 from store.records import Checkpoint, CommitRow, PredictionRow, SaveResult
 
 
@@ -53,12 +54,12 @@ def save_commit_batch(
                 if source == row.source:
                     results.append(SaveResult("known", item_id))
                     continue
-                _link_duplicate(conn, row, item_id, "sha", now)
+                link_duplicate(conn, "commit", row.sha, row.source, item_id, "sha", now)
                 results.append(SaveResult("duplicate", item_id, "sha"))
                 continue
             dup = find_duplicate(store, row.function_md5, row.diff_hash)
             if dup is not None:
-                _link_duplicate(conn, row, dup[0], dup[1], now)
+                link_duplicate(conn, "commit", row.sha, row.source, dup[0], dup[1], now)
                 results.append(SaveResult("duplicate", dup[0], dup[1]))
                 continue
             item_id = _insert_commit(conn, row, now)
@@ -70,20 +71,17 @@ def save_commit_batch(
 
 
 def _insert_commit(conn: sqlite3.Connection, row: CommitRow, now: str) -> int:
-    cur = conn.execute(
-        "INSERT INTO items (kind, key, source, path, language, dedup_hash, provenance, created_at)"
-        " VALUES ('commit', ?, ?, ?, ?, ?, ?, ?)",
-        (
-            row.sha,
-            row.source,
-            row.file,
-            row.language,
-            row.function_md5 or row.diff_hash,
-            json.dumps(row.provenance, sort_keys=True),
-            now,
-        ),
+    item_id = insert_item(
+        conn,
+        "commit",
+        row.sha,
+        row.source,
+        row.file,
+        row.language,
+        row.function_md5 or row.diff_hash,
+        row.provenance,
+        now,
     )
-    item_id = int(cur.lastrowid or 0)
     conn.execute(
         "INSERT INTO commits (item_id, repo, sha, branch, author_date, message, diff, file, files,"
         " functions, code_before, code_after, added, deleted, model_input, function_md5,"
@@ -109,16 +107,6 @@ def _insert_commit(conn: sqlite3.Connection, row: CommitRow, now: str) -> int:
         ),
     )
     return item_id
-
-
-def _link_duplicate(
-    conn: sqlite3.Connection, row: CommitRow, original: int, matched_on: str, now: str
-) -> None:
-    conn.execute(
-        "INSERT OR IGNORE INTO duplicates (kind, key, source, original_item_id, matched_on,"
-        " created_at) VALUES ('commit', ?, ?, ?, ?, ?)",
-        (row.sha, row.source, original, matched_on, now),
-    )
 
 
 def insert_predictions(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from store.connection import Store, utc_now
+from store.items import insert_item, known_item_id, link_duplicate
 
 KIND = "ir"
 MATCHED_ON = "structural_hash"
@@ -108,15 +109,10 @@ def save_ir_batch(store: Store, rows: Sequence[IRModuleRow | IRInputRow]) -> lis
             if seen is not None:
                 results.append(IRSaveResult("known", seen[0]))
                 continue
-            known = conn.execute(
-                "SELECT id FROM items WHERE kind = ? AND key = ?", (KIND, row.structural_hash)
-            ).fetchone()
-            if known is not None:
-                original = int(known[0])
-                conn.execute(
-                    "INSERT OR IGNORE INTO duplicates (kind, key, source, original_item_id,"
-                    " matched_on, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (KIND, _duplicate_key(row), row.source, original, MATCHED_ON, now),
+            original = known_item_id(conn, KIND, row.structural_hash)
+            if original is not None:
+                link_duplicate(
+                    conn, KIND, _duplicate_key(row), row.source, original, MATCHED_ON, now
                 )
                 _upsert_module_input(conn, row, "duplicate", original, now)
                 results.append(IRSaveResult("duplicate", original))
@@ -133,21 +129,17 @@ def _duplicate_key(row: IRModuleRow) -> str:
 
 
 def _insert_module(conn: sqlite3.Connection, row: IRModuleRow, now: str) -> int:
-    cur = conn.execute(
-        "INSERT INTO items (kind, key, source, path, language, dedup_hash, provenance, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            KIND,
-            row.structural_hash,
-            row.source,
-            row.path,
-            row.language,
-            row.structural_hash,
-            json.dumps(row.provenance, sort_keys=True),
-            now,
-        ),
+    item_id = insert_item(
+        conn,
+        KIND,
+        row.structural_hash,
+        row.source,
+        row.path,
+        row.language,
+        row.structural_hash,
+        row.provenance,
+        now,
     )
-    item_id = int(cur.lastrowid or 0)
     conn.execute(
         "INSERT INTO ir_modules (item_id, structural_hash, project, license, input_format,"
         " compile_command, text, bitcode, text_bytes, bitcode_bytes, tokens, functions,"

@@ -33,6 +33,58 @@ class ImportedItem:
     provenance: dict[str, Any] = field(default_factory=dict)
 
 
+def known_item_id(conn: sqlite3.Connection, kind: str, key: str) -> int | None:
+    """The id of the item stored under this natural key, if any."""
+    row = conn.execute("SELECT id FROM items WHERE kind = ? AND key = ?", (kind, key)).fetchone()
+    return None if row is None else int(row[0])
+
+
+def insert_item(
+    conn: sqlite3.Connection,
+    kind: str,
+    key: str,
+    source: str,
+    path: str | None,
+    language: str | None,
+    dedup_hash: str | None,
+    provenance: dict[str, Any],
+    now: str,
+) -> int:
+    """Insert the kind-independent ``items`` row; the caller adds the kind's payload row."""
+    cur = conn.execute(
+        "INSERT INTO items (kind, key, source, path, language, dedup_hash, provenance, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            kind,
+            key,
+            source,
+            path,
+            language,
+            dedup_hash,
+            json.dumps(provenance, sort_keys=True),
+            now,
+        ),
+    )
+    return int(cur.lastrowid or 0)
+
+
+def link_duplicate(
+    conn: sqlite3.Connection,
+    kind: str,
+    key: str,
+    source: str,
+    original_item_id: int,
+    matched_on: str,
+    now: str,
+) -> None:
+    """Record a duplicate (once per kind, key and source) against the item it repeats."""
+    conn.execute(
+        "INSERT OR IGNORE INTO duplicates (kind, key, source, original_item_id, matched_on,"
+        " created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        (kind, key, source, original_item_id, matched_on, now),
+    )
+
+
 def find_by_key(store: Store, key: str, kind: str | None = None) -> list[ItemRef]:
     sql = "SELECT id, kind, key, source, language FROM items WHERE key = ?"
     params: list[Any] = [key]
@@ -121,26 +173,21 @@ def insert_imported_items(store: Store, items: Sequence[ImportedItem]) -> list[t
     now = utc_now()
     with store.transaction() as conn:
         for item in items:
-            row = conn.execute(
-                "SELECT id FROM items WHERE kind = ? AND key = ?", (item.kind, item.key)
-            ).fetchone()
-            if row is not None:
-                results.append(("known", row[0]))
+            known = known_item_id(conn, item.kind, item.key)
+            if known is not None:
+                results.append(("known", known))
                 continue
-            cur = conn.execute(
-                "INSERT INTO items (kind, key, source, path, language, provenance, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    item.kind,
-                    item.key,
-                    item.source,
-                    item.path,
-                    item.language,
-                    json.dumps(item.provenance, sort_keys=True),
-                    now,
-                ),
+            item_id = insert_item(
+                conn,
+                item.kind,
+                item.key,
+                item.source,
+                item.path,
+                item.language,
+                None,
+                item.provenance,
+                now,
             )
-            item_id = int(cur.lastrowid or 0)
             writer = PAYLOAD_WRITERS.get(item.kind)
             if writer is not None:
                 writer(conn, item_id, item)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 
 from store.commits import save_checkpoint
 from store.connection import Store, utc_now
+from store.items import insert_item, known_item_id, link_duplicate
 from store.kernel_records import KernelCheck, KernelRow, StoredKernel
 from store.records import Checkpoint, SaveResult
 
@@ -31,21 +32,17 @@ def save_kernel_batch(
     now = utc_now()
     with store.transaction() as conn:
         for row in rows:
-            known = conn.execute(
-                "SELECT id FROM items WHERE kind = 'kernel' AND key = ?", (row.key,)
-            ).fetchone()
+            known = known_item_id(conn, "kernel", row.key)
             if known is not None:
-                results.append(SaveResult("known", int(known[0])))
+                results.append(SaveResult("known", known))
                 continue
             dup = conn.execute(
                 "SELECT item_id FROM kernels WHERE normalized_hash = ? ORDER BY item_id LIMIT 1",
                 (row.normalized_hash,),
             ).fetchone()
             if dup is not None:
-                conn.execute(
-                    "INSERT OR IGNORE INTO duplicates (kind, key, source, original_item_id,"
-                    " matched_on, created_at) VALUES ('kernel', ?, ?, ?, 'normalized_hash', ?)",
-                    (row.key, row.source, int(dup[0]), now),
+                link_duplicate(
+                    conn, "kernel", row.key, row.source, int(dup[0]), "normalized_hash", now
                 )
                 results.append(SaveResult("duplicate", int(dup[0]), "normalized_hash"))
                 continue
@@ -56,19 +53,17 @@ def save_kernel_batch(
 
 
 def _insert_kernel(conn: sqlite3.Connection, row: KernelRow, now: str) -> int:
-    cur = conn.execute(
-        "INSERT INTO items (kind, key, source, path, language, dedup_hash, provenance, created_at)"
-        " VALUES ('kernel', ?, ?, ?, 'opencl', ?, ?, ?)",
-        (
-            row.key,
-            row.source,
-            row.source_file,
-            row.normalized_hash,
-            json.dumps(row.provenance, sort_keys=True),
-            now,
-        ),
+    item_id = insert_item(
+        conn,
+        "kernel",
+        row.key,
+        row.source,
+        row.source_file,
+        "opencl",
+        row.normalized_hash,
+        row.provenance,
+        now,
     )
-    item_id = int(cur.lastrowid or 0)
     conn.execute(
         "INSERT INTO kernels (item_id, source_file, kernel_name, origin, original_source,"
         " normalized_source, normalized_hash, shim_needed, shim_names, filter_status,"
@@ -117,10 +112,6 @@ def unchecked_kernels(store: Store) -> list[StoredKernel]:
             " AND k.checked_at IS NULL ORDER BY k.item_id"
         )
     ]
-
-
-def set_exists(store: Store, name: str) -> bool:
-    return store.scalar("SELECT 1 FROM sets WHERE name = ?", (name,)) is not None
 
 
 def kernels_in_set(store: Store, name: str) -> list[StoredKernel]:

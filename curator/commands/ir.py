@@ -8,18 +8,14 @@ from pathlib import Path
 
 import typer
 from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
     Progress,
     TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
 )
 from rich.table import Table
 from rich.text import Text
 
 from curator.commands.options import DbOption, open_db
+from curator.commands.progress import source_progress
 from curator.console import err, out
 from curator.safe_text import labelled, one_line
 from engines.ir.build import CompilerNotFound, parse_flags
@@ -148,15 +144,7 @@ def mine_ir_command(
         max_bytes=int(max_mb * 1024 * 1024),
     )
     store = open_db(db)
-    progress = Progress(
-        TextColumn("{task.description}", markup=False),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        transient=False,
-    )
+    progress = source_progress()
     try:
         with progress:
             summary = mine_ir(

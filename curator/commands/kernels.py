@@ -17,7 +17,8 @@ from curator.safe_text import labelled, one_line
 from engines.kernels.compile import MIN_INSTRUCTIONS
 from engines.kernels.pipeline import CheckSettings, check_kernels, mine_kernels
 from store.kernel_records import KernelCheck, StoredKernel
-from store.kernels import kernels_in_set, set_exists, unchecked_kernels
+from store.kernels import kernels_in_set, unchecked_kernels
+from store.sets import get_set
 
 check_app = typer.Typer(help="Run dynamic checks on stored items.", no_args_is_help=True)
 
@@ -104,7 +105,7 @@ def check_kernels_command(
     store = open_db(db)
     try:
         if set_name is not None:
-            if not set_exists(store, set_name):
+            if get_set(store, set_name) is None:
                 err.print(labelled("error", "red", "no such set: ", one_line(set_name)))
                 raise typer.Exit(2)
             kernels = kernels_in_set(store, set_name)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -19,6 +17,7 @@ from rich.text import Text
 
 from curator.console import err
 from curator.safe_text import labelled, one_line
+from engines.reporting import FinishedSource
 
 
 class RateColumn(ProgressColumn):
@@ -46,11 +45,6 @@ def source_progress(rate_unit: str | None = None) -> Progress:
         columns.append(RateColumn(rate_unit))
     columns += [TimeElapsedColumn(), TimeRemainingColumn()]
     return Progress(*columns, console=err, transient=False)
-
-
-class FinishedSource(Protocol):
-    source: str
-    failed: str | None
 
 
 class SourceReporter:

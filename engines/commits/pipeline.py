@@ -12,13 +12,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from engines.commits.gitlog import GitError, count_commits, is_ancestor, resolve_branch
 from engines.commits.miner import Mined, Rejected, mine_repository
 from engines.commits.options import MineOptions
 from engines.commits.sources import SourceError, resolve_source
 from engines.labelers.base import Labeler
+from engines.reporting import SilentReporter, SourceReporter
 from store import Store
 from store.commits import load_checkpoint, save_commit_batch
 from store.records import Checkpoint, CommitRow, PredictionRow, SaveResult
@@ -43,35 +44,6 @@ class SourceSummary:
     resumed_after: str | None = None
 
 
-class MiningReporter(Protocol):
-    """Where the pipeline reports progress; the CLI draws it with rich."""
-
-    def source_started(self, source: str, total: int, done: int) -> None: ...
-
-    def advance(self, source: str, count: int) -> None: ...
-
-    def problem(self, text: str) -> None: ...
-
-    def source_finished(self, summary: SourceSummary) -> None: ...
-
-
-class SilentReporter:
-    def __init__(self) -> None:
-        self.problems: list[str] = []
-
-    def source_started(self, source: str, total: int, done: int) -> None:
-        pass
-
-    def advance(self, source: str, count: int) -> None:
-        pass
-
-    def problem(self, text: str) -> None:
-        self.problems.append(text)
-
-    def source_finished(self, summary: SourceSummary) -> None:
-        pass
-
-
 def label_rows(rows: Sequence[CommitRow], labelers: Sequence[Labeler]) -> None:
     """Attach every labeler's prediction to every row (labelers choose their input field)."""
     for labeler in labelers:
@@ -85,7 +57,7 @@ def mine_commits(
     specs: Sequence[str],
     options: MineOptions,
     labelers: Sequence[Labeler] = (),
-    reporter: MiningReporter | None = None,
+    reporter: SourceReporter | None = None,
     clone_dir: Path | None = None,
     batch_rows: int = BATCH_ROWS,
 ) -> list[SourceSummary]:
@@ -108,7 +80,7 @@ def _mine_source(
     spec: str,
     options: MineOptions,
     labelers: Sequence[Labeler],
-    report: MiningReporter,
+    report: SourceReporter,
     clone_dir: Path | None,
     batch_rows: int,
     summary: SourceSummary,

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from engines.commits.gitlog import GitError, run_git
 from engines.commits.sources import SourceError, is_url, resolve_source
@@ -31,6 +31,7 @@ from engines.kernels.scrape import (
     scrape_text,
 )
 from engines.kernels.shim import apply_shim, shim_for
+from engines.reporting import SilentReporter, SourceReporter
 from store import Store
 from store.commits import load_checkpoint
 from store.kernel_records import KernelCheck, KernelRow, StoredKernel
@@ -56,33 +57,6 @@ class SourceSummary:
     filtered: Counter[str] = field(default_factory=Counter)
     unreadable: int = 0
     failed: str | None = None
-
-
-class KernelReporter(Protocol):
-    def source_started(self, source: str, total: int, done: int) -> None: ...
-
-    def advance(self, source: str, count: int) -> None: ...
-
-    def problem(self, text: str) -> None: ...
-
-    def source_finished(self, summary: SourceSummary) -> None: ...
-
-
-class SilentReporter:
-    def __init__(self) -> None:
-        self.problems: list[str] = []
-
-    def source_started(self, source: str, total: int, done: int) -> None:
-        pass
-
-    def advance(self, source: str, count: int) -> None:
-        pass
-
-    def problem(self, text: str) -> None:
-        self.problems.append(text)
-
-    def source_finished(self, summary: SourceSummary) -> None:
-        pass
 
 
 @dataclass(frozen=True)
@@ -133,7 +107,7 @@ def _row(
     cand: Candidate,
     worker: KernelWorker,
     min_instructions: int,
-    report: KernelReporter,
+    report: SourceReporter,
 ) -> KernelRow:
     result = rejection_filter(worker, cand.source, min_instructions)
     normalized: str | None = None
@@ -175,7 +149,7 @@ def mine_kernels(
     store: Store,
     specs: Sequence[str],
     min_instructions: int = MIN_INSTRUCTIONS,
-    reporter: KernelReporter | None = None,
+    reporter: SourceReporter | None = None,
     clone_dir: Path | None = None,
     worker: KernelWorker | None = None,
     batch_rows: int = BATCH_ROWS,
@@ -206,7 +180,7 @@ def _mine_source(
     store: Store,
     spec: str,
     min_instructions: int,
-    report: KernelReporter,
+    report: SourceReporter,
     clone_dir: Path | None,
     worker: KernelWorker,
     summary: SourceSummary,
@@ -262,7 +236,7 @@ def _file_rows(
     file: SourceFile,
     worker: KernelWorker,
     min_instructions: int,
-    report: KernelReporter,
+    report: SourceReporter,
     summary: SourceSummary,
 ) -> Iterator[KernelRow]:
     try:
