@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from annotation.agreement import cohen_kappa
 from annotation.labels import SKIP
@@ -93,9 +93,7 @@ def decisions_for_set(store: Store, set_row: SetRow, rule: str = "majority") -> 
             adjudications.get(item_id),
         )
         if notes.get(item_id):
-            d = Decision(
-                d.item_id, d.status, d.label, d.reason, d.votes, notes[item_id], d.adjudicated_by
-            )
+            d = replace(d, notes=notes[item_id])
         result.append(d)
     return result
 

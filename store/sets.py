@@ -280,10 +280,10 @@ def queue_page(
 def set_progress(store: Store, set_id: int) -> dict[str, int]:
     """Items, items with at least one annotator vote, and live annotator votes in a set."""
     row = store.conn.execute(
-        "SELECT COUNT(*), COUNT(DISTINCT lv.item_id), COUNT(lv.item_id) FROM set_items AS si"
+        "SELECT COUNT(DISTINCT si.item_id), COUNT(DISTINCT lv.item_id), COUNT(lv.item_id)"
+        " FROM set_items AS si"
         " LEFT JOIN live_votes AS lv ON lv.item_id = si.item_id AND lv.role = 'annotator'"
         " WHERE si.set_id = ?",
         (set_id,),
     ).fetchone()
-    items = int(store.scalar("SELECT COUNT(*) FROM set_items WHERE set_id = ?", (set_id,)) or 0)
-    return {"items": items, "voted_items": int(row[1]), "votes": int(row[2])}
+    return {"items": int(row[0]), "voted_items": int(row[1]), "votes": int(row[2])}
