@@ -1,0 +1,55 @@
+"""Predictions of machine labelers: batch writes and the lookups labeling runs resume from."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+
+from store.connection import Store, utc_now
+from store.records import PredictionRow
+
+
+def add_predictions(
+    store: Store, rows: Sequence[tuple[int, PredictionRow]], now: str | None = None
+) -> int:
+    """Append ``(item_id, prediction)`` pairs in one transaction; nothing is overwritten."""
+    stamp = now or utc_now()
+    with store.transaction() as conn:
+        conn.executemany(
+            "INSERT INTO predictions (item_id, labeler, label, score, details, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    item_id,
+                    p.labeler,
+                    p.label,
+                    p.score,
+                    json.dumps(p.details, sort_keys=True),
+                    stamp,
+                )
+                for item_id, p in rows
+            ],
+        )
+    return len(rows)
+
+
+def predicted_item_ids(
+    store: Store, labeler: str, item_ids: Iterable[int] | None = None
+) -> set[int]:
+    """Items that already hold a prediction from ``labeler`` (optionally among ``item_ids``)."""
+    if item_ids is None:
+        rows = store.conn.execute(
+            "SELECT DISTINCT item_id FROM predictions WHERE labeler = ?", (labeler,)
+        )
+        return {r[0] for r in rows}
+    wanted = list(item_ids)
+    found: set[int] = set()
+    for start in range(0, len(wanted), 900):
+        chunk = wanted[start : start + 900]
+        marks = ",".join("?" * len(chunk))
+        rows = store.conn.execute(
+            f"SELECT DISTINCT item_id FROM predictions WHERE labeler = ? AND item_id IN ({marks})",
+            (labeler, *chunk),
+        )
+        found.update(r[0] for r in rows)
+    return found
