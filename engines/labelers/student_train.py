@@ -1,0 +1,258 @@
+"""Fine-tuning the student: AdamW with linear warm-up and decay, hard or soft targets,
+early stopping on dev F1, fixed seeds, progress reports and a cancel check.
+
+The loss is a cross-entropy against a target distribution. With hard labels the target
+is one-hot; with soft labels (``soft=True``) it is the teacher's belief, PerfCurator's
+loss ``-[T1 log S + T0 log(1 - S)]``. Human examples always carry one-hot targets, so
+one formula serves teacher-only, human-only and mixed training.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engines.labelers.student_data import Example, binary_f1, shuffled_length_batches
+from engines.labelers.student_infer import (
+    DEFAULT_MAX_LENGTH,
+    META_FILE,
+    default_base,
+    load_encoder,
+    pad_batch,
+    pick_device,
+    positive_probabilities,
+    tokenize,
+    use_all_cores,
+)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Knobs of one training run; ``base`` None means the packaged MiniLM encoder."""
+
+    base: str | None = None
+    epochs: int = 3
+    batch_size: int = 32
+    lr: float = 2e-5
+    max_length: int = DEFAULT_MAX_LENGTH
+    seed: int = 0
+    soft: bool = False
+    weight_decay: float = 0.01
+    warmup_ratio: float = 0.1
+    patience: int = 1
+    max_steps: int | None = None
+    input_field: str = "model_input"
+    device: str | None = None
+
+    def resolved_base(self) -> str:
+        return self.base or default_base()
+
+
+@dataclass(frozen=True)
+class TrainProgress:
+    """One report: where training is, the running loss, the last dev F1 (if any)."""
+
+    epoch: int
+    epochs: int
+    step: int
+    steps: int
+    loss: float | None
+    dev_f1: float | None
+    phase: str = "train"
+
+
+@dataclass
+class TrainResult:
+    """How a run went; ``cancelled`` runs save nothing."""
+
+    cancelled: bool
+    epochs_run: int
+    best_epoch: int | None
+    best_dev_f1: float | None
+    final_loss: float | None
+    seconds: float
+    examples: int
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+
+ProgressFn = Callable[[TrainProgress], None]
+
+
+def seed_everything(seed: int) -> None:
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _targets(examples: Sequence[Example], batch: Sequence[int], soft: bool) -> Any:
+    import torch
+
+    values = [examples[i].target if soft else float(examples[i].label) for i in batch]
+    return torch.tensor(values, dtype=torch.float32)
+
+
+def soft_cross_entropy(logits: Any, positive: Any) -> Any:
+    """Mean of ``-[t log S + (1 - t) log (1 - S)]`` with S the softmax of the logits."""
+    import torch
+
+    log_probs = torch.log_softmax(logits.float(), dim=-1)
+    return -(positive * log_probs[:, 1] + (1.0 - positive) * log_probs[:, 0]).mean()
+
+
+def _dev_f1(model: Any, tokenizer: Any, dev: Sequence[Example], config: TrainConfig, device: Any):
+    probs = positive_probabilities(
+        model, tokenizer, [e.text for e in dev], config.max_length, 64, device
+    )
+    return binary_f1([e.label for e in dev], [1 if p >= 0.5 else 0 for p in probs])
+
+
+def train_student(
+    config: TrainConfig,
+    train: Sequence[Example],
+    dev: Sequence[Example],
+    out_dir: Path,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+) -> TrainResult:
+    """Fine-tune the base encoder on ``train``; keep the epoch with the best dev F1 (the
+    last epoch when ``dev`` is empty) and save it with its tokenizer to ``out_dir``."""
+    import torch
+
+    if not train:
+        raise ValueError("no training examples")
+    if config.epochs < 1 or config.batch_size < 1 or config.max_length < 8:
+        raise ValueError("epochs and batch size must be positive, max length at least 8")
+    started = time.monotonic()
+    use_all_cores()
+    seed_everything(config.seed)
+    device = pick_device(config.device)
+    tokenizer, model = load_encoder(config.resolved_base())
+    model.to(device)
+    ids = tokenize(tokenizer, [e.text for e in train], config.max_length)
+    lengths = [len(x) for x in ids]
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    per_epoch = -(-len(train) // config.batch_size)
+    total = per_epoch * config.epochs
+    if config.max_steps is not None:
+        total = min(total, config.max_steps)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=config.lr, weight_decay=config.weight_decay
+    )
+    warmup = int(total * config.warmup_ratio)
+
+    def schedule(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / (warmup + 1)
+        return max(0.0, (total - step) / max(1, total - warmup))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    rng = random.Random(config.seed)
+    history: list[dict[str, Any]] = []
+    best_state: dict[str, Any] | None = None
+    best_f1: float | None = None
+    best_epoch: int | None = None
+    stale = 0
+    step = 0
+    loss_avg: float | None = None
+    dev_f1: float | None = None
+    epochs_run = 0
+    cancelled = False
+    for epoch in range(1, config.epochs + 1):
+        model.train()
+        running = 0.0
+        seen = 0
+        for batch in shuffled_length_batches(lengths, config.batch_size, rng):
+            if cancel is not None and cancel.is_set():
+                cancelled = True
+                break
+            if step >= total:
+                break
+            inputs = pad_batch([ids[i] for i in batch], pad_id, device)
+            logits = model(**inputs).logits
+            loss = soft_cross_entropy(logits, _targets(train, batch, config.soft).to(device))
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            step += 1
+            running += float(loss.item()) * len(batch)
+            seen += len(batch)
+            loss_avg = running / seen
+            if progress is not None:
+                progress(TrainProgress(epoch, config.epochs, step, total, loss_avg, dev_f1))
+        if cancelled:
+            break
+        epochs_run = epoch
+        if dev:
+            if progress is not None:
+                progress(TrainProgress(epoch, config.epochs, step, total, loss_avg, dev_f1, "dev"))
+            dev_f1 = _dev_f1(model, tokenizer, dev, config, device)
+        history.append({"epoch": epoch, "steps": step, "loss": loss_avg, "dev_f1": dev_f1})
+        if progress is not None:
+            progress(TrainProgress(epoch, config.epochs, step, total, loss_avg, dev_f1, "epoch"))
+        if dev_f1 is None or best_f1 is None or dev_f1 > best_f1:
+            best_f1, best_epoch, stale = dev_f1, epoch, 0
+            if dev and epoch < config.epochs and step < total:
+                best_state = {
+                    k: v.detach().to("cpu").clone() for k, v in model.state_dict().items()
+                }
+            else:
+                best_state = None  # the live weights are the best ones
+        else:
+            stale += 1
+            if stale >= config.patience:
+                break
+        if step >= total:
+            break
+    result = TrainResult(
+        cancelled=cancelled,
+        epochs_run=epochs_run,
+        best_epoch=best_epoch,
+        best_dev_f1=best_f1,
+        final_loss=loss_avg,
+        seconds=time.monotonic() - started,
+        examples=len(train),
+        history=history,
+    )
+    if cancelled:
+        return result
+    if best_state is not None and best_epoch != epochs_run:
+        model.load_state_dict(best_state)
+    save_student(model, tokenizer, out_dir, config, result)
+    return result
+
+
+def save_student(
+    model: Any, tokenizer: Any, out_dir: Path, config: TrainConfig, result: TrainResult
+) -> None:
+    """Weights, tokenizer and Curator's metadata into ``out_dir`` (created)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.to("cpu").save_pretrained(str(out_dir))
+    tokenizer.save_pretrained(str(out_dir))
+    meta = {
+        "format": 1,
+        "base": config.resolved_base(),
+        "input_field": config.input_field,
+        "max_length": config.max_length,
+        "config": asdict(config),
+        "training": {
+            "epochs_run": result.epochs_run,
+            "best_epoch": result.best_epoch,
+            "best_dev_f1": result.best_dev_f1,
+            "final_loss": result.final_loss,
+            "seconds": round(result.seconds, 2),
+            "examples": result.examples,
+            "history": result.history,
+        },
+    }
+    (out_dir / META_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")

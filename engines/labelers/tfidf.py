@@ -1,0 +1,161 @@
+"""TF-IDF baselines: word and character n-gram TF-IDF features with logistic regression
+(``tfidf-lr``) or a linear SVM (``tfidf-svm``), trained on human or teacher labels.
+
+Out-of-fold predictions give an honest score on the very items a model was trained on:
+each item is predicted by a model fitted without its fold, and folds are grouped by
+repository when sources are known, so no repository is on both sides.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import pickle
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from engines.labelers.base import Prediction
+from engines.labelers.student_data import LABELS
+
+KINDS = ("lr", "svm")
+MODEL_FILE = "model.pkl"
+META_FILE = "curator_tfidf.json"
+
+
+def family(kind: str) -> str:
+    """``lr`` -> ``tfidf-lr``: the name under which models of this kind are versioned."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown TF-IDF model {kind!r}: use {' or '.join(KINDS)}")
+    return f"tfidf-{kind}"
+
+
+def build_pipeline(kind: str, seed: int = 0) -> Any:
+    """An unfitted scikit-learn pipeline: word 1-2-grams plus char 2-5-grams, then the
+    classifier (balanced class weights, as positives are often the minority)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import FeatureUnion, Pipeline
+    from sklearn.svm import LinearSVC
+
+    family(kind)
+    features = FeatureUnion(
+        [
+            (
+                "words",
+                TfidfVectorizer(
+                    ngram_range=(1, 2), min_df=1, sublinear_tf=True, max_features=200_000
+                ),
+            ),
+            (
+                "chars",
+                TfidfVectorizer(
+                    analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, max_features=200_000
+                ),
+            ),
+        ]
+    )
+    if kind == "lr":
+        clf: Any = LogisticRegression(
+            C=10.0, max_iter=2000, class_weight="balanced", random_state=seed
+        )
+    else:
+        clf = LinearSVC(C=0.5, class_weight="balanced", random_state=seed)
+    return Pipeline([("tfidf", features), ("clf", clf)])
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else "" if value is None else str(value)
+
+
+def positive_scores(model: Any, texts: Sequence[str]) -> list[float]:
+    """P(positive) for LR; for the SVM, the logistic of its margin (a monotone score)."""
+    clean = [_text(t) for t in texts]
+    if not clean:
+        return []
+    clf = model.named_steps["clf"]
+    if hasattr(clf, "predict_proba"):
+        return [float(p) for p in model.predict_proba(clean)[:, 1]]
+    return [1.0 / (1.0 + math.exp(-float(m))) for m in model.decision_function(clean)]
+
+
+def fit(kind: str, texts: Sequence[str], labels: Sequence[int], seed: int = 0) -> Any:
+    if len(set(labels)) < 2:
+        raise ValueError("TF-IDF training needs examples of both classes")
+    model = build_pipeline(kind, seed)
+    model.fit([_text(t) for t in texts], list(labels))
+    return model
+
+
+def out_of_fold(
+    kind: str,
+    texts: Sequence[str],
+    labels: Sequence[int],
+    groups: Sequence[str] | None = None,
+    folds: int = 5,
+    seed: int = 0,
+) -> list[float]:
+    """P(positive) for every example from a model that never saw its fold; folds group
+    examples by ``groups`` (repositories) when there are enough distinct groups."""
+    from sklearn.model_selection import GroupKFold, StratifiedKFold
+
+    n = len(texts)
+    scores = [0.0] * n
+    if groups is not None and len(set(groups)) >= folds:
+        splits = GroupKFold(n_splits=folds).split(texts, labels, groups)
+    else:
+        minority = min(sum(labels), n - sum(labels))
+        if minority < 2:
+            raise ValueError("out-of-fold scoring needs at least two examples of each class")
+        k = min(folds, minority)
+        splits = StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(texts, labels)
+    for train_idx, test_idx in splits:
+        fold_labels = [labels[i] for i in train_idx]
+        if len(set(fold_labels)) < 2:
+            majority = fold_labels[0]
+            for i in test_idx:
+                scores[i] = float(majority)
+            continue
+        model = fit(kind, [texts[i] for i in train_idx], fold_labels, seed)
+        for i, s in zip(
+            test_idx, positive_scores(model, [texts[i] for i in test_idx]), strict=True
+        ):
+            scores[i] = s
+    return scores
+
+
+def save(model: Any, out_dir: Path, meta: dict[str, Any]) -> None:
+    """The fitted pipeline (pickle) and its metadata into ``out_dir`` (created)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / (MODEL_FILE + ".tmp")
+    with tmp.open("wb") as handle:
+        pickle.dump(model, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, out_dir / MODEL_FILE)
+    (out_dir / META_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
+
+
+def to_prediction(p: float) -> Prediction:
+    label = LABELS[1] if p >= 0.5 else LABELS[0]
+    return Prediction(label, max(p, 1.0 - p), {"p_perf": round(p, 6)})
+
+
+class TfidfLabeler:
+    """A fitted TF-IDF model loaded from its directory (only load directories you trust:
+    the model is a pickle)."""
+
+    def __init__(self, path: str | Path, name: str) -> None:
+        where = Path(path)
+        meta_path = where / META_FILE
+        if not meta_path.is_file():
+            raise ValueError(f"{where}: not a Curator TF-IDF model (no {META_FILE})")
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        with (where / MODEL_FILE).open("rb") as handle:
+            self.model = pickle.load(handle)
+        self.name = name
+        self.input_field: str = meta.get("input_field", "model_input")
+
+    def predict(self, texts: Sequence[str]) -> list[Prediction]:
+        if isinstance(texts, str):
+            raise TypeError("predict() takes a sequence of texts, not a single string")
+        return [to_prediction(p) for p in positive_scores(self.model, texts)]

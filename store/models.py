@@ -1,0 +1,157 @@
+"""The ``models`` table: trained labelers (students, TF-IDF baselines) and their versions.
+
+A model's files are written elsewhere first (a staging directory); registration picks
+the next version number, moves the directory to its final name and inserts the row in
+one write transaction, so a version number is never handed out twice and no row ever
+points at a half-written directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from store.connection import Store, utc_now
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One registered model: ``name`` is ``family@N``; ``path`` its directory."""
+
+    id: int
+    name: str
+    base: str
+    params: dict[str, Any]
+    metrics: dict[str, Any]
+    path: str | None
+    created_at: str
+
+    @property
+    def family(self) -> str:
+        return self.name.rsplit("@", 1)[0]
+
+    @property
+    def version(self) -> int:
+        return int(self.name.rsplit("@", 1)[1])
+
+
+_COLUMNS = "id, name, base, params, metrics, path, created_at"
+
+
+def _row(row: Any) -> ModelRow:
+    return ModelRow(
+        id=row[0],
+        name=row[1],
+        base=row[2],
+        params=json.loads(row[3] or "{}"),
+        metrics=json.loads(row[4] or "{}"),
+        path=row[5],
+        created_at=row[6],
+    )
+
+
+def _like(family: str) -> str:
+    escaped = family.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "@%"
+
+
+def _versions(conn: sqlite3.Connection, family: str) -> list[int]:
+    names = conn.execute(
+        "SELECT name FROM models WHERE name LIKE ? ESCAPE '\\'", (_like(family),)
+    ).fetchall()
+    tails = (n[0].rsplit("@", 1)[1] for n in names)
+    return sorted(int(t) for t in tails if t.isdigit())
+
+
+def get_model(store: Store, name: str) -> ModelRow | None:
+    """The model registered as ``name`` (``family@N``), or None."""
+    row = store.conn.execute(f"SELECT {_COLUMNS} FROM models WHERE name = ?", (name,)).fetchone()
+    return None if row is None else _row(row)
+
+
+def latest_model(store: Store, family: str) -> ModelRow | None:
+    """The highest version of a family (``student`` -> ``student@7``), or None."""
+    versions = _versions(store.conn, family)
+    return get_model(store, f"{family}@{versions[-1]}") if versions else None
+
+
+def list_models(store: Store, family: str | None = None) -> list[ModelRow]:
+    """Registered models, oldest first, optionally of one family."""
+    if family is None:
+        rows = store.conn.execute(f"SELECT {_COLUMNS} FROM models ORDER BY id").fetchall()
+    else:
+        rows = store.conn.execute(
+            f"SELECT {_COLUMNS} FROM models WHERE name LIKE ? ESCAPE '\\' ORDER BY id",
+            (_like(family),),
+        ).fetchall()
+    return [_row(r) for r in rows]
+
+
+def models_dir(store: Store) -> Path:
+    """Where model directories live: ``models/`` beside the database file."""
+    return store.path.resolve().parent / "models"
+
+
+def register_model(
+    store: Store,
+    family: str,
+    base: str,
+    params: dict[str, Any],
+    metrics: dict[str, Any],
+    staged: Path,
+    now: str | None = None,
+) -> ModelRow:
+    """Give ``staged`` (a finished directory) the next version of ``family`` and record it.
+
+    The directory is renamed to ``<models dir>/<family>@N`` inside the write transaction;
+    if the insert fails the rename is undone, so files and rows never disagree.
+    """
+    if "@" in family or not family:
+        raise ValueError(f"model family {family!r} must be non-empty and hold no '@'")
+    target_dir = models_dir(store)
+    target_dir.mkdir(parents=True, exist_ok=True)
+    stamp = now or utc_now()
+    with store.transaction() as conn:
+        versions = _versions(conn, family)
+        version = (versions[-1] if versions else 0) + 1
+        name = f"{family}@{version}"
+        final = target_dir / name
+        while final.exists():  # left by a crash between rename and commit: skip that number
+            version += 1
+            name = f"{family}@{version}"
+            final = target_dir / name
+        os.replace(staged, final)
+        try:
+            cur = conn.execute(
+                "INSERT INTO models (name, base, params, metrics, path, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    name,
+                    base,
+                    json.dumps(params, sort_keys=True),
+                    json.dumps(metrics, sort_keys=True),
+                    str(final),
+                    stamp,
+                ),
+            )
+        except BaseException:
+            os.replace(final, staged)
+            raise
+    return ModelRow(int(cur.lastrowid or 0), name, base, params, metrics, str(final), stamp)
+
+
+def update_metrics(store: Store, name: str, metrics: dict[str, Any]) -> None:
+    """Merge ``metrics`` into a registered model's metrics (e.g. a later evaluation)."""
+    with store.transaction() as conn:
+        row = conn.execute("SELECT metrics FROM models WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise KeyError(name)
+        merged = {**json.loads(row[0] or "{}"), **metrics}
+        conn.execute(
+            "UPDATE models SET metrics = ? WHERE name = ?",
+            (json.dumps(merged, sort_keys=True), name),
+        )
