@@ -8,6 +8,7 @@ from curator import __version__
 from curator.commands import audit, importing, mine, review, sets, stats, votes
 from curator.commands.ir import mine_ir_command
 from curator.commands.kernels import check_app, mine_kernels_command
+from curator.commands.teach import teach_command
 
 app = typer.Typer(
     name="curator",
@@ -29,6 +30,7 @@ app.command("agree")(review.agree)
 app.command("adjudicate")(review.adjudicate)
 app.add_typer(audit.app, name="audit")
 app.command("eval")(review.eval_command)
+app.command("teach")(teach_command)
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,134 @@
+"""``curator teach``: ask an LLM teacher to label (or categorise) stored commits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.text import Text
+
+from annotation.labels import TAXONOMY, slug
+from curator.commands.options import DbOption, open_db
+from curator.commands.output import EXIT_USAGE, fail, load_set, print_json, table
+from curator.commands.progress import SourceReporter, source_progress
+from curator.console import err, out
+from curator.safe_text import one_line
+from engines.labelers.teacher import APIS, TASKS, Teacher, TeacherConfig
+from engines.labelers.teacher_run import CONFIDENT, TeachSummary, teach
+from store.sets import set_item_ids
+from store.teaching import unvoted_commit_ids
+
+
+def _choice(allowed: tuple[str, ...]):  # type: ignore[no-untyped-def]
+    def check(value: str) -> str:
+        if value not in allowed:
+            raise typer.BadParameter(f"{value!r}: use {' or '.join(allowed)}")
+        return value
+
+    return check
+
+
+def taxonomy_choices() -> tuple[tuple[str, str], ...]:
+    """Every category slug of the annotation taxonomy with a readable name."""
+    pairs: list[tuple[str, str]] = []
+    for top, subs in TAXONOMY.items():
+        pairs.append((slug(top), top))
+        for sub in [*subs, "Misc"]:
+            pairs.append((f"{slug(top)}/{slug(sub)}", f"{top} / {sub}"))
+    return tuple(pairs)
+
+
+def teach_command(
+    set_name: str | None = typer.Argument(
+        None, metavar="[SET]", help="Ask about this set's items."
+    ),
+    unlabeled: bool = typer.Option(
+        False, "--unlabeled", help="Ask about commits no human has voted on (instead of a set)."
+    ),
+    limit: int | None = typer.Option(
+        None, "--limit", min=1, help="At most N items (with --unlabeled: N not yet answered)."
+    ),
+    endpoint: str = typer.Option(
+        "http://127.0.0.1:11434", "--endpoint", help="Base URL of the model server."
+    ),
+    model: str = typer.Option(..., "--model", help="Model name, e.g. gpt-oss:20b."),
+    api: str = typer.Option(
+        "ollama", "--api", callback=_choice(APIS), help="ollama (/api/chat) or openai."
+    ),
+    concurrency: int = typer.Option(4, "--concurrency", min=1, help="Requests in flight."),
+    task: str = typer.Option(
+        "label", "--task", callback=_choice(TASKS), help="label (Perf/Non-perf) or category."
+    ),
+    timeout: float = typer.Option(120.0, "--timeout", min=0.001, help="Seconds per request."),
+    retries: int = typer.Option(3, "--retries", min=0, help="Retries on timeouts, 429 and 5xx."),
+    backoff: float = typer.Option(
+        1.0, "--backoff", min=0.0, help="Seconds before the first retry; doubled each time."
+    ),
+    max_tokens: int = typer.Option(
+        0, "--max-tokens", min=0, help="Cut the stored model input again to N tokens (0: as is)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    db: Path | None = DbOption,
+) -> None:
+    """Ask a teacher model for a label and a 0-100 confidence per commit; store each
+    answer as a prediction of ``teacher:MODEL``. A rerun asks only what is missing."""
+    if (set_name is None) == (not unlabeled):
+        fail("name a SET or pass --unlabeled (one of the two)", EXIT_USAGE)
+    try:
+        config = TeacherConfig(
+            endpoint=endpoint,
+            model=model,
+            api=api,
+            task=task,
+            categories=taxonomy_choices() if task == "category" else (),
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            concurrency=concurrency,
+            max_tokens=max_tokens,
+        )
+    except ValueError as exc:
+        fail(str(exc), EXIT_USAGE)
+    with open_db(db) as store:
+        if set_name is not None:
+            members = set_item_ids(store, load_set(store, set_name).id)
+            item_ids = members[:limit] if limit else members
+        else:
+            item_ids = unvoted_commit_ids(store, limit, config.labeler)
+        progress = source_progress("answers")
+        reporter = SourceReporter(progress)
+        with Teacher(config) as teacher:
+            try:
+                with progress:
+                    summary = teach(store, item_ids, teacher, reporter)
+            except KeyboardInterrupt:
+                err.print("interrupted: answers received so far are stored; run again to resume")
+                raise typer.Exit(130) from None
+    if as_json:
+        print_json(summary.as_json())
+    else:
+        _print_summary(summary)
+    if summary.asked and not summary.stored:
+        raise typer.Exit(1)
+
+
+def _print_summary(s: TeachSummary) -> None:
+    rows: list[tuple[str, object]] = [
+        ("items selected", s.selected),
+        ("already answered (skipped)", s.already),
+        ("asked", s.asked),
+        ("answers stored", s.stored),
+    ]
+    rows += [(f"  labeled {label}", n) for label, n in sorted(s.labels.items())]
+    rows.append((f"  confidence >= {CONFIDENT}", s.confident))
+    rows.append(("failed (not stored)", sum(s.failures.values())))
+    rows += [(f"  {reason}", n) for reason, n in sorted(s.failures.items())]
+    out.print(table(f"Teaching summary: {s.source}", ("", "items"), rows))
+    if s.failures:
+        out.print(
+            Text.assemble(
+                "failures are not stored; run the same command again to retry them (",
+                one_line(", ".join(f"{r} {n}" for r, n in sorted(s.failures.items()))),
+                ")",
+            )
+        )

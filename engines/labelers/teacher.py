@@ -1,0 +1,382 @@
+"""The LLM teacher client: one commit text in, a label (or category) and confidence out.
+
+It speaks two HTTP dialects through httpx: OpenAI-compatible chat completions
+(``POST /v1/chat/completions``: vLLM, llama.cpp's server, LM Studio, hosted APIs) and
+Ollama's native ``POST /api/chat``. Requests run at temperature 0 on a thread pool
+(``concurrency`` at once). Timeouts, connection errors, 429 and 5xx answers are retried
+with exponential backoff (a ``Retry-After`` header is honoured up to the cap); other
+HTTP errors, refusals and replies that do not parse come back as :class:`Failure`
+values with a short reason, never as labels.
+
+The text a teacher sees is the commit's stored ``model_input`` (message || diff, the
+student's input), optionally cut again to ``max_tokens`` with the student's token
+counter, so teacher and student judge the same text.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from engines.commits.representation import approximate_tokens, truncate_tokens
+from engines.labelers.base import Prediction
+from engines.labelers.teacher_prompt import (
+    PROMPT_VERSION,
+    Answer,
+    ReplyError,
+    category_messages,
+    label_messages,
+    parse_category_reply,
+    parse_label_reply,
+)
+
+APIS = ("ollama", "openai")
+TASKS = ("label", "category")
+API_KEY_ENV = "CURATOR_TEACHER_API_KEY"
+RAW_LIMIT = 20_000
+_RETRY_STATUS = frozenset({408, 409, 425, 429})
+
+TokenCounter = Callable[[str], int]
+
+
+@dataclass(frozen=True)
+class TeacherConfig:
+    """Where the teacher lives and how to ask it."""
+
+    endpoint: str
+    model: str
+    api: str = "ollama"
+    task: str = "label"
+    categories: tuple[tuple[str, str], ...] = ()
+    timeout: float = 120.0
+    retries: int = 3
+    backoff: float = 1.0
+    max_backoff: float = 30.0
+    concurrency: int = 4
+    max_tokens: int = 0
+    api_key: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.api not in APIS:
+            raise ValueError(f"api {self.api!r}: use {' or '.join(APIS)}")
+        if self.task not in TASKS:
+            raise ValueError(f"task {self.task!r}: use {' or '.join(TASKS)}")
+        if self.task == "category" and not self.categories:
+            raise ValueError("the category task needs a list of categories")
+        if not self.model.strip():
+            raise ValueError("the model name is empty")
+        if not self.endpoint.startswith(("http://", "https://")):
+            raise ValueError(f"endpoint {self.endpoint!r} is not an http(s) URL")
+        if self.concurrency < 1 or self.retries < 0 or self.timeout <= 0:
+            raise ValueError("concurrency must be >= 1, retries >= 0 and timeout > 0")
+
+    @property
+    def labeler(self) -> str:
+        """The name predictions are stored under, e.g. ``teacher:gpt-oss:20b``."""
+        prefix = "teacher" if self.task == "label" else "teacher-category"
+        return f"{prefix}:{self.model}"
+
+    @property
+    def url(self) -> str:
+        base = self.endpoint.rstrip("/")
+        if self.api == "ollama":
+            return base if base.endswith("/api/chat") else f"{base}/api/chat"
+        if base.endswith("/chat/completions"):
+            return base
+        return f"{base}/chat/completions" if base.endswith("/v1") else f"{base}/v1/chat/completions"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A usable answer with the raw text it was read from."""
+
+    answer: Answer
+    raw: str
+    attempts: int
+    thinking: str | None = None
+
+
+@dataclass(frozen=True)
+class Failure:
+    """No usable answer: ``reason`` is a counter key (``malformed``, ``refusal``,
+    ``http-500``, ``timeout``...); ``raw`` the reply text when there was one."""
+
+    reason: str
+    detail: str
+    attempts: int
+    raw: str | None = None
+
+
+class TeacherError(RuntimeError):
+    """Raised by :meth:`Teacher.predict` when an answer is missing."""
+
+
+class _Retryable(Exception):
+    def __init__(self, reason: str, detail: str, wait_hint: float | None = None) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+        self.wait_hint = wait_hint
+
+
+class _Final(Exception):
+    def __init__(self, reason: str, detail: str, raw: str | None = None) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+        self.raw = raw
+
+
+@dataclass
+class _Content:
+    text: str
+    thinking: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def cut_text(text: str, budget: int, count_tokens: TokenCounter | None = None) -> str:
+    """``text`` cut to ``budget`` tokens as the student would count them (0: no cut).
+
+    Without a counter the project's approximate token count is used; with one (a real
+    tokenizer's), whole lines are kept while they fit, as the commit representation does.
+    """
+    if budget <= 0:
+        return text
+    if count_tokens is None or count_tokens is approximate_tokens:
+        return truncate_tokens(text, budget)
+    kept: list[str] = []
+    used = 0
+    for line in text.splitlines(keepends=True):
+        used += count_tokens(line)
+        if used > budget:
+            break
+        kept.append(line)
+    return "".join(kept)
+
+
+class Teacher:
+    """Asks one model about commit texts; thread-safe, one HTTP connection pool."""
+
+    input_field = "model_input"
+
+    def __init__(
+        self,
+        config: TeacherConfig,
+        count_tokens: TokenCounter | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.config = config
+        self.name = config.labeler
+        self.count_tokens = count_tokens
+        key = config.api_key if config.api_key is not None else os.environ.get(API_KEY_ENV)
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._http = httpx.Client(
+            timeout=httpx.Timeout(config.timeout),
+            headers=headers,
+            transport=transport,
+            limits=httpx.Limits(max_connections=config.concurrency),
+        )
+        self._stop = threading.Event()
+        self._allowed = [slug for slug, _ in config.categories]
+
+    def close(self) -> None:
+        self._stop.set()
+        self._http.close()
+
+    def __enter__(self) -> Teacher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def prepare(self, text: str) -> str:
+        return cut_text(text, self.config.max_tokens, self.count_tokens)
+
+    def messages(self, text: str) -> list[dict[str, str]]:
+        prepared = self.prepare(text)
+        if self.config.task == "category":
+            return category_messages(prepared, self.config.categories)
+        return label_messages(prepared)
+
+    def body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        if self.config.api == "ollama":
+            return {
+                "model": self.config.model,
+                "messages": messages,
+                "stream": False,
+                "format": "json",
+                "options": {"temperature": 0, "seed": 0},
+            }
+        return {
+            "model": self.config.model,
+            "messages": messages,
+            "temperature": 0,
+            "seed": 0,
+            "stream": False,
+        }
+
+    def ask(self, text: str) -> Reply | Failure:
+        """One question with retries; never raises for HTTP or reply problems."""
+        body = self.body(self.messages(text))
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                content = self._post(body)
+            except _Final as exc:
+                return Failure(exc.reason, exc.detail, attempts, exc.raw)
+            except _Retryable as exc:
+                if attempts > self.config.retries or self._stop.is_set():
+                    return Failure(exc.reason, exc.detail, attempts)
+                delay = min(self.config.backoff * 2 ** (attempts - 1), self.config.max_backoff)
+                if exc.wait_hint is not None:
+                    delay = max(delay, min(exc.wait_hint, self.config.max_backoff))
+                if self._stop.wait(delay):
+                    return Failure(exc.reason, exc.detail, attempts)
+                continue
+            try:
+                answer = self._parse(content.text)
+            except ReplyError as exc:
+                return Failure(exc.reason, exc.detail, attempts, content.text[:RAW_LIMIT])
+            return Reply(answer, content.text[:RAW_LIMIT], attempts, content.thinking)
+
+    def _parse(self, text: str) -> Answer:
+        if self.config.task == "category":
+            return parse_category_reply(text, self._allowed)
+        return parse_label_reply(text)
+
+    def _post(self, body: dict[str, Any]) -> _Content:
+        try:
+            response = self._http.post(self.config.url, json=body)
+        except httpx.TimeoutException as exc:
+            raise _Retryable("timeout", f"no answer within {self.config.timeout:g} s") from exc
+        except httpx.TransportError as exc:
+            raise _Retryable("connection", f"{type(exc).__name__}: {exc}") from exc
+        status = response.status_code
+        if status in _RETRY_STATUS or status >= 500:
+            raise _Retryable(
+                f"http-{status}", _error_text(response), _retry_after(response.headers)
+            )
+        if status >= 400:
+            raise _Final(f"http-{status}", _error_text(response))
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise _Final("bad-response", "the server's answer is not JSON") from exc
+        return self._content(data)
+
+    def _content(self, data: Any) -> _Content:
+        if not isinstance(data, dict):
+            raise _Final("bad-response", "the server's answer is not a JSON object")
+        if self.config.api == "ollama":
+            message = data.get("message")
+        else:
+            choices = data.get("choices")
+            first = choices[0] if isinstance(choices, list) and choices else None
+            message = first.get("message") if isinstance(first, dict) else None
+        if not isinstance(message, dict):
+            error = data.get("error")
+            detail = f"server error: {error}" if error else "no message in the answer"
+            raise _Final("bad-response", str(detail)[:300])
+        refusal = message.get("refusal")
+        if isinstance(refusal, str) and refusal.strip():
+            raise _Final("refusal", refusal.strip()[:300], refusal[:RAW_LIMIT])
+        text = message.get("content")
+        thinking = message.get("thinking") or message.get("reasoning_content")
+        if not isinstance(text, str) or not text.strip():
+            raise _Final("empty", "the model returned no content")
+        return _Content(text, thinking if isinstance(thinking, str) else None)
+
+    def ask_many(self, texts: Sequence[str]) -> Iterator[tuple[int, Reply | Failure]]:
+        """(index, result) for every text, in completion order, ``concurrency`` at a time.
+
+        Stopping the iteration early (or an interrupt) cancels what has not started.
+        """
+        if not texts:
+            return
+        pool = ThreadPoolExecutor(max_workers=self.config.concurrency)
+        pending: dict[Future[Reply | Failure], int] = {}
+        queue = iter(enumerate(texts))
+        window = 2 * self.config.concurrency
+        try:
+            self._submit(pool, queue, pending, window)
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    index = pending.pop(future)
+                    yield index, future.result()
+                self._submit(pool, queue, pending, window)
+        finally:
+            if pending:
+                # Stopped early: no new retries, nothing queued starts, nobody waits.
+                self._stop.set()
+                pool.shutdown(wait=False, cancel_futures=True)
+            else:
+                pool.shutdown(wait=True)
+
+    def _submit(
+        self,
+        pool: ThreadPoolExecutor,
+        queue: Iterator[tuple[int, str]],
+        pending: dict[Future[Reply | Failure], int],
+        window: int,
+    ) -> None:
+        while len(pending) < window:
+            nxt = next(queue, None)
+            if nxt is None:
+                return
+            pending[pool.submit(self.ask, nxt[1])] = nxt[0]
+
+    def prediction(self, reply: Reply) -> Prediction:
+        """The stored form of an answer: score = confidence / 100, raw reply in details."""
+        details: dict[str, Any] = {
+            "confidence": reply.answer.confidence,
+            "raw": reply.raw,
+            "model": self.config.model,
+            "api": self.config.api,
+            "prompt_version": PROMPT_VERSION,
+            "attempts": reply.attempts,
+        }
+        if self.config.max_tokens:
+            details["max_tokens"] = self.config.max_tokens
+        if reply.answer.reasoning:
+            details["reasoning"] = reply.answer.reasoning
+        if reply.thinking:
+            details["thinking"] = reply.thinking[:RAW_LIMIT]
+        return Prediction(reply.answer.label, reply.answer.confidence / 100.0, details)
+
+    def predict(self, texts: Sequence[str]) -> list[Prediction]:
+        """The :class:`~engines.labelers.base.Labeler` form; raises on any failure."""
+        if isinstance(texts, str):
+            raise TypeError("predict() takes a sequence of texts, not a single string")
+        results: list[Prediction | None] = [None] * len(texts)
+        for index, result in self.ask_many(texts):
+            if isinstance(result, Failure):
+                raise TeacherError(f"text {index}: {result.reason}: {result.detail}")
+            results[index] = self.prediction(result)
+        return [p for p in results if p is not None]
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def _error_text(response: httpx.Response) -> str:
+    reason = response.reason_phrase or "error"
+    try:
+        body = " ".join(response.text.split())[:200]
+    except UnicodeDecodeError:
+        body = ""
+    return f"HTTP {response.status_code} {reason}" + (f": {body}" if body else "")

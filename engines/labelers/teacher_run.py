@@ -1,0 +1,114 @@
+"""A teaching run: ask the teacher about stored commits and store its answers.
+
+Items that already hold a prediction from this teacher are not asked again, so a run
+that was interrupted, or that met failures, is simply started again. Answers are
+written in small batches, each in one transaction, from the calling thread only.
+Failures are counted by reason and listed (up to a cap) in the summary; they are never
+stored as predictions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from engines.labelers.teacher import Failure, Teacher
+from engines.reporting import SilentReporter, SourceReporter
+from store import Store
+from store.predictions import add_predictions, predicted_item_ids
+from store.records import PredictionRow
+from store.teaching import commit_texts
+
+BATCH_ANSWERS = 20
+BATCH_SECONDS = 2.0
+FAILURES_KEPT = 200
+CONFIDENT = 85
+
+
+@dataclass
+class TeachSummary:
+    """What one run did; ``source`` and ``failed`` make it a reporter's finished source."""
+
+    source: str
+    selected: int = 0
+    already: int = 0
+    asked: int = 0
+    stored: int = 0
+    labels: Counter[str] = field(default_factory=Counter)
+    confident: int = 0
+    failures: Counter[str] = field(default_factory=Counter)
+    failed_items: list[tuple[int, str, str]] = field(default_factory=list)
+    failed: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "labeler": self.source,
+            "selected": self.selected,
+            "already_predicted": self.already,
+            "asked": self.asked,
+            "stored": self.stored,
+            "labels": dict(sorted(self.labels.items())),
+            f"confidence_at_least_{CONFIDENT}": self.confident,
+            "failures": dict(sorted(self.failures.items())),
+            "failed_items": [
+                {"item_id": i, "reason": r, "detail": d} for i, r, d in self.failed_items
+            ],
+        }
+
+
+def teach(
+    store: Store,
+    item_ids: Sequence[int],
+    teacher: Teacher,
+    reporter: SourceReporter | None = None,
+    batch_answers: int = BATCH_ANSWERS,
+) -> TeachSummary:
+    """Ask ``teacher`` about every item of ``item_ids`` it has not answered yet."""
+    report = reporter or SilentReporter()
+    summary = TeachSummary(teacher.name, selected=len(item_ids))
+    done = predicted_item_ids(store, teacher.name, item_ids)
+    todo = [i for i in dict.fromkeys(item_ids) if i not in done]
+    summary.already = len(item_ids) - len(todo)
+    texts = commit_texts(store, todo, teacher.input_field)
+    for item_id in todo:
+        if item_id not in texts:
+            _failed(summary, report, item_id, Failure("not-a-commit", "no commit text", 0))
+    asked = [i for i in todo if i in texts]
+    report.source_started(teacher.name, len(asked), 0)
+    pending: list[tuple[int, PredictionRow]] = []
+    flushed_at = time.monotonic()
+
+    def flush() -> None:
+        nonlocal pending, flushed_at
+        if pending:
+            add_predictions(store, pending)
+            summary.stored += len(pending)
+        pending, flushed_at = [], time.monotonic()
+
+    try:
+        for index, result in teacher.ask_many([texts[i] for i in asked]):
+            item_id = asked[index]
+            summary.asked += 1
+            if isinstance(result, Failure):
+                _failed(summary, report, item_id, result)
+            else:
+                p = teacher.prediction(result)
+                pending.append((item_id, PredictionRow(teacher.name, p.label, p.score, p.details)))
+                summary.labels[p.label] += 1
+                summary.confident += result.answer.confidence >= CONFIDENT
+            report.advance(teacher.name, 1)
+            if len(pending) >= batch_answers or time.monotonic() - flushed_at > BATCH_SECONDS:
+                flush()
+    finally:
+        flush()
+    report.source_finished(summary)
+    return summary
+
+
+def _failed(summary: TeachSummary, report: SourceReporter, item_id: int, failure: Failure) -> None:
+    summary.failures[failure.reason] += 1
+    if len(summary.failed_items) < FAILURES_KEPT:
+        summary.failed_items.append((item_id, failure.reason, failure.detail))
+    report.problem(f"item #{item_id}: {failure.reason}: {failure.detail}")

@@ -1,0 +1,46 @@
+"""What the teacher reads: commit texts by item id, and commit items no human has labeled."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from store.connection import Store
+
+TEXT_FIELDS = ("message", "model_input")
+
+
+def commit_texts(store: Store, item_ids: Sequence[int], field: str) -> dict[int, str]:
+    """``message`` or ``model_input`` of the given commit items; other items are absent."""
+    if field not in TEXT_FIELDS:
+        raise ValueError(f"unknown commit text field {field!r}; use {' or '.join(TEXT_FIELDS)}")
+    found: dict[int, str] = {}
+    ids = list(item_ids)
+    for start in range(0, len(ids), 900):
+        chunk = ids[start : start + 900]
+        marks = ",".join("?" * len(chunk))
+        for item_id, text in store.conn.execute(
+            f"SELECT item_id, {field} FROM commits WHERE item_id IN ({marks})", chunk
+        ):
+            found[int(item_id)] = text or ""
+    return found
+
+
+def unvoted_commit_ids(store: Store, limit: int | None, without_labeler: str | None) -> list[int]:
+    """Commit items without any human vote, oldest first; with ``without_labeler``, only
+    those that labeler has not predicted yet (so successive runs move on)."""
+    sql = (
+        "SELECT i.id FROM items AS i WHERE i.kind = 'commit'"
+        " AND NOT EXISTS (SELECT 1 FROM live_votes AS lv WHERE lv.item_id = i.id)"
+    )
+    params: list[object] = []
+    if without_labeler is not None:
+        sql += (
+            " AND NOT EXISTS (SELECT 1 FROM predictions AS p"
+            " WHERE p.item_id = i.id AND p.labeler = ?)"
+        )
+        params.append(without_labeler)
+    sql += " ORDER BY i.id"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return [int(r[0]) for r in store.conn.execute(sql, params)]

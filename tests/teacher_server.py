@@ -1,0 +1,169 @@
+"""A small, deterministic LLM server for the teacher tests: real HTTP on 127.0.0.1.
+
+It answers both ``POST /v1/chat/completions`` (OpenAI-compatible) and ``POST /api/chat``
+(Ollama). What it answers depends on markers in the commit text it is sent:
+
+- ``faster``, ``speed``, ``cache`` or ``leak``: Perf, confidence 92; otherwise Non-perf, 70
+- ``GARBLED``: prose with no JSON; ``REFUSE``: a refusal; ``BADLABEL``: an unknown label
+- ``FENCED``: the JSON inside a Markdown code fence
+- ``FLAKY``: HTTP 500 twice, then an answer; ``THROTTLED``: 429 (Retry-After: 0) twice
+- ``ALWAYS500``: HTTP 500 every time; ``SLOW``: the first attempt sleeps past the client's
+  timeout, later attempts answer at once
+- ``PAIRED``: waits until a second PAIRED request is in flight (a barrier), so it only
+  succeeds when requests really run concurrently
+- category prompts: ``leak`` -> memory-inefficiency/memory-leak, ``NOWHERE`` -> a slug
+  outside the taxonomy, else inefficient-algorithm-data-structure/unnecessary-computations
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+SLOW_SECONDS = 1.0
+
+
+class FakeLLM:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.attempts: Counter[str] = Counter()
+        self.inflight = 0
+        self.max_inflight = 0
+        self.barrier = threading.Barrier(2, timeout=10)
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length))
+                server.handle(self, body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> FakeLLM:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def texts(self) -> list[str]:
+        return [body["messages"][-1]["content"] for _, body in self.requests]
+
+    def handle(self, h: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        system = body["messages"][0]["content"]
+        text = body["messages"][-1]["content"]
+        with self.lock:
+            self.requests.append((h.path, body))
+            self.attempts[text] += 1
+            attempt = self.attempts[text]
+            self.inflight += 1
+            self.max_inflight = max(self.max_inflight, self.inflight)
+        try:
+            self._answer(h, body, system, text, attempt)
+        finally:
+            with self.lock:
+                self.inflight -= 1
+
+    def _answer(
+        self, h: BaseHTTPRequestHandler, body: dict[str, Any], system: str, text: str, attempt: int
+    ) -> None:
+        if h.path not in ("/v1/chat/completions", "/api/chat"):
+            return _send(h, 404, {"error": "no such route"})
+        if body.get("temperature", body.get("options", {}).get("temperature")) != 0:
+            return _send(h, 400, {"error": "the teacher must run at temperature 0"})
+        if "ALWAYS500" in text or ("FLAKY" in text and attempt <= 2):
+            return _send(h, 500, {"error": "overloaded"})
+        if "THROTTLED" in text and attempt <= 2:
+            return _send(h, 429, {"error": "slow down"}, {"Retry-After": "0"})
+        if "SLOW" in text and attempt == 1:
+            time.sleep(SLOW_SECONDS)
+        if "PAIRED" in text:
+            try:
+                self.barrier.wait()
+            except threading.BrokenBarrierError:
+                return _send(h, 400, {"error": "no concurrent partner"})
+        refusal = None
+        if "taxonomy" in system:
+            category = "inefficient-algorithm-data-structure/unnecessary-computations"
+            if "leak" in text:
+                category = "memory-inefficiency/memory-leak"
+            if "NOWHERE" in text:
+                category = "quantum-effects/spooky"
+            content = json.dumps(
+                {
+                    "reasoning": "The change frees what it allocates.",
+                    "category": category,
+                    "confidence": 75,
+                }
+            )
+        elif "GARBLED" in text:
+            content = "Well, this looks like it could be about performance, hard to say."
+        elif "REFUSE" in text:
+            content, refusal = "I'm sorry, I can't help with that.", "I can't help with that."
+        elif "BADLABEL" in text:
+            content = json.dumps({"label": "Maybe", "confidence": 50})
+        else:
+            perf = any(w in text for w in ("faster", "speed", "cache", "leak"))
+            content = json.dumps(
+                {"label": "Perf" if perf else "Non-perf", "confidence": 92 if perf else 70}
+            )
+            if "FENCED" in text:
+                content = f"Here is my answer:\n```json\n{content}\n```"
+        if h.path == "/api/chat":
+            return _send(
+                h,
+                200,
+                {
+                    "model": body["model"],
+                    "message": {"role": "assistant", "content": content},
+                    "done": True,
+                },
+            )
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if refusal:
+            message = {"role": "assistant", "content": None, "refusal": refusal}
+        return _send(
+            h,
+            200,
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "model": body["model"],
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            },
+        )
+
+
+def _send(
+    h: BaseHTTPRequestHandler,
+    status: int,
+    data: dict[str, Any],
+    headers: dict[str, str] | None = None,
+) -> None:
+    payload = json.dumps(data).encode()
+    h.send_response(status)
+    h.send_header("Content-Type", "application/json")
+    h.send_header("Content-Length", str(len(payload)))
+    for k, v in (headers or {}).items():
+        h.send_header(k, v)
+    h.end_headers()
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        h.wfile.write(payload)
