@@ -8,7 +8,9 @@ from curator import __version__
 from curator.commands import audit, importing, mine, review, sets, stats, votes
 from curator.commands.ir import mine_ir_command
 from curator.commands.kernels import check_app, mine_kernels_command
+from curator.commands.predict import predict
 from curator.commands.teach import teach_command
+from curator.commands.train import train
 
 app = typer.Typer(
     name="curator",
@@ -30,6 +32,8 @@ app.command("agree")(review.agree)
 app.command("adjudicate")(review.adjudicate)
 app.add_typer(audit.app, name="audit")
 app.command("eval")(review.eval_command)
+app.command("train")(train)
+app.command("predict")(predict)
 app.command("teach")(teach_command)
 
 

@@ -1,0 +1,186 @@
+"""``curator train``: distil a student (or fit a TF-IDF baseline) from teacher labels
+and/or human votes, score it on the dev and eval sets, register it as ``KIND@N``."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+from curator.commands.options import DbOption, open_db
+from curator.commands.output import EXIT_USAGE, fail, number, print_json, table
+from curator.console import err, out
+from curator.training import KINDS, TrainingRefused, TrainOutcome, TrainRequest, run_training
+from engines.labelers.student import DEFAULT_MAX_LENGTH, TrainConfig, TrainProgress
+
+
+def _progress_bar() -> Progress:
+    return Progress(
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}", markup=False),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+    )
+
+
+class _BarReporter:
+    """Turns training reports into one rich bar: epoch, step, loss, dev F1."""
+
+    def __init__(self) -> None:
+        self.progress = _progress_bar()
+        self.task: TaskID | None = None
+
+    def __call__(self, report: TrainProgress) -> None:
+        if self.task is None:  # the bar appears once training starts, not before checks
+            self.progress.start()
+            self.task = self.progress.add_task("training", total=report.steps, status="")
+        loss = "-" if report.loss is None else f"{report.loss:.4f}"
+        f1 = "-" if report.dev_f1 is None else f"{report.dev_f1:.3f}"
+        phase = " (scoring dev)" if report.phase == "dev" else ""
+        self.progress.update(
+            self.task,
+            total=report.steps,
+            completed=report.step,
+            description=f"epoch {report.epoch}/{report.epochs}{phase}",
+            status=f"loss {loss}  dev F1 {f1}",
+        )
+
+
+def _summary(outcome: TrainOutcome) -> None:
+    assert outcome.model is not None
+    model = outcome.model
+    out.print(Text(f"registered {model.name} in {model.path}"))
+    rows = []
+    for part in ("dev", "eval", "out_of_fold"):
+        scores: dict[str, Any] | None = outcome.metrics.get(part)
+        if not scores:
+            continue
+        perf = scores["per_class"]["perf"]
+        rows.append(
+            (
+                scores.get("set", "training set") if part != "out_of_fold" else "train (5-fold)",
+                part,
+                scores["items_predicted"],
+                number(perf["precision"]),
+                number(perf["recall"]),
+                number(perf["f1"]),
+                number(scores["accuracy"]),
+            )
+        )
+    if rows:
+        header = ("set", "role", "items", "P(perf)", "R(perf)", "F1(perf)", "accuracy")
+        out.print(table(f"{model.name} scores", header, rows))
+    counts = outcome.counts
+    out.print(f"training examples: {counts.get('train_total')} {counts.get('train')}")
+
+
+def train(
+    teacher: str | None = typer.Option(
+        None, "--from", help="Teacher labels to learn from, e.g. teacher:gpt-oss:20b."
+    ),
+    tau: float = typer.Option(
+        85.0, "--tau", min=0, max=100, help="Keep teacher labels with confidence >= tau (0-100)."
+    ),
+    votes: list[str] = typer.Option(
+        [], "--votes", help="Sets whose adjudicated human labels to learn from (repeatable)."
+    ),
+    kind: str = typer.Option("student", "--kind", help="student, tfidf-lr or tfidf-svm."),
+    base: Path | None = typer.Option(
+        None, "--base", help="Local Hugging Face model directory (default: packaged MiniLM)."
+    ),
+    epochs: int = typer.Option(3, "--epochs", min=1),
+    batch: int = typer.Option(32, "--batch", min=1, help="Training batch size."),
+    lr: float = typer.Option(2e-5, "--lr", min=0.0, help="AdamW learning rate."),
+    dev: str | None = typer.Option(None, "--dev", help="Set for early stopping (dev F1)."),
+    eval_set: str | None = typer.Option(None, "--eval", help="Set to report final scores on."),
+    soft: bool = typer.Option(
+        False, "--soft", help="Learn the teacher's confidence (soft labels), not just its label."
+    ),
+    max_length: int = typer.Option(
+        DEFAULT_MAX_LENGTH, "--max-length", min=8, help="Tokens the student reads per item."
+    ),
+    seed: int = typer.Option(0, "--seed"),
+    patience: int = typer.Option(1, "--patience", min=1, help="Epochs without dev gain."),
+    max_steps: int | None = typer.Option(None, "--max-steps", min=1, help="Stop after N steps."),
+    text: str = typer.Option(
+        "model_input", "--input", help="Text to learn from: model_input or message."
+    ),
+    exclude_overlap: bool = typer.Option(
+        False, "--exclude-overlap", help="Drop training items from dev/eval repositories."
+    ),
+    rule: str = typer.Option("majority", "--rule", help="How votes settle: majority or unanimous."),
+    as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON."),
+    db: Path | None = DbOption,
+) -> None:
+    """Train a labeler; at least one source: --from teacher:MODEL and/or --votes SET."""
+    if kind not in KINDS:
+        fail(f"--kind must be one of {', '.join(KINDS)}, not {kind!r}", EXIT_USAGE)
+    if text not in ("model_input", "message"):
+        fail(f"--input must be model_input or message, not {text!r}", EXIT_USAGE)
+    if base is not None and not (base / "config.json").is_file():
+        fail(f"--base {base}: not a Hugging Face model directory (no config.json)")
+    config = TrainConfig(
+        base=str(base.resolve()) if base else None,
+        epochs=epochs,
+        batch_size=batch,
+        lr=lr,
+        max_length=max_length,
+        seed=seed,
+        soft=soft,
+        patience=patience,
+        max_steps=max_steps,
+        input_field=text,
+    )
+    request = TrainRequest(
+        kind=kind,
+        teacher=teacher,
+        tau=tau,
+        vote_sets=tuple(votes),
+        dev_set=dev,
+        eval_set=eval_set,
+        rule=rule,
+        exclude_overlap=exclude_overlap,
+        config=config,
+    )
+    cancel = threading.Event()
+    with open_db(db) as store:
+        try:
+            reporter = _BarReporter()
+            try:
+                outcome = run_training(store, request, reporter, cancel)
+            finally:
+                reporter.progress.stop()
+        except TrainingRefused as exc:
+            fail(str(exc))
+        except KeyboardInterrupt:
+            cancel.set()
+            err.print("[yellow]interrupted[/]: nothing was registered")
+            raise typer.Exit(130) from None
+    if outcome.model is None:
+        fail("training was cancelled; nothing was registered")
+    if as_json:
+        print_json(
+            {
+                "model": outcome.model.name,
+                "path": outcome.model.path,
+                "counts": outcome.counts,
+                "metrics": outcome.metrics,
+            }
+        )
+    else:
+        _summary(outcome)
