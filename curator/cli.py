@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from curator import __version__
 from curator.commands import audit, importing, mine, review, sets, stats, votes
 from curator.commands.ir import mine_ir_command
 from curator.commands.kernels import check_app, mine_kernels_command
+from curator.commands.options import DbOption
 from curator.commands.predict import predict
 from curator.commands.teach import teach_command
+from curator.commands.tui import AnnotatorOption, interactive, label_command, run_app
 from curator.commands.train import train
 
 app = typer.Typer(
     name="curator",
-    no_args_is_help=True,
+    invoke_without_command=True,
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -32,6 +36,7 @@ app.command("agree")(review.agree)
 app.command("adjudicate")(review.adjudicate)
 app.add_typer(audit.app, name="audit")
 app.command("eval")(review.eval_command)
+app.command("label")(label_command)
 app.command("train")(train)
 app.command("predict")(predict)
 app.command("teach")(teach_command)
@@ -43,17 +48,28 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@app.callback(invoke_without_command=True)
 def root(
+    ctx: typer.Context,
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
     ),
+    annotator: str | None = AnnotatorOption,
+    db: Path | None = DbOption,
 ) -> None:
     """Curate ground-truth datasets of performance commits, OpenCL kernels and LLVM IR.
+
+    With no command, opens the annotation app ([bold]curator --annotator NAME[/]).
 
     Every command finds its database the same way: [bold]--db PATH[/], else the
     [bold]CURATOR_DB[/] environment variable, else [bold]./curator.db[/].
     """
+    if ctx.invoked_subcommand is not None:
+        return
+    if not interactive():
+        typer.echo(ctx.get_help())
+        raise typer.Exit()
+    run_app(db, annotator)
 
 
 def main() -> None:

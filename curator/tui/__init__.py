@@ -1,0 +1,1 @@
+"""The Textual app: label, review, audit and watch agreement from the keyboard."""

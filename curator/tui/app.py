@@ -1,0 +1,51 @@
+"""The Curator app: screens over one database for one annotator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from curator.tui.screens.help import HelpScreen
+from curator.tui.screens.home import HomeScreen
+from curator.tui.service import CurationService
+
+
+class CuratorApp(App[None]):
+    """Keyboard-first annotation: home, label, review, audit, agreement, item detail."""
+
+    TITLE = "Curator"
+    ENABLE_COMMAND_PALETTE = False
+    CSS = """
+    Screen { layout: vertical; }
+    .status { height: 1; padding: 0 1; background: $boost; color: $text; }
+    .hint { height: auto; padding: 0 1; color: $text-muted; }
+    .meta { height: auto; max-height: 3; padding: 0 1; }
+    .pane-title { height: 1; padding: 0 1; color: $text-muted; text-style: bold; }
+    .box { padding: 0 1; }
+    ProgressBar { padding: 0 1; height: 1; }
+    DataTable { height: 1fr; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark", "help", "Keys", key_display="?"),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
+    ]
+
+    def __init__(self, db_path: Path, annotator: str, open_set: str | None = None) -> None:
+        super().__init__()
+        self.service = CurationService(db_path, annotator)
+        self.annotator = annotator
+        self.open_set = open_set
+        self.sub_title = f"{annotator} · {db_path}"
+
+    def on_mount(self) -> None:
+        self.push_screen(HomeScreen(open_set=self.open_set))
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    def on_unmount(self) -> None:
+        self.service.close()

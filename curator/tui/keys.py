@@ -1,0 +1,46 @@
+"""Key bindings as data: which key votes which label, and the keys every screen shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from annotation.labels import SKIP
+
+# Letters the label screen uses for something else; a label's first letter becomes
+# its shortcut only when it is free.
+RESERVED = set("abcdefghijklmnoqrstuvwxyz") - set("pkx")
+
+
+@dataclass(frozen=True)
+class LabelKey:
+    key: str
+    label: str
+
+
+def label_keys(labels: list[str]) -> list[LabelKey]:
+    """Digits 1..9 for the labels in order, ``s`` (and 0) for skip, plus the first
+    letter of a label when that letter is free (``p`` for perf, ``k`` for keep)."""
+    keys: list[LabelKey] = []
+    used: set[str] = set()
+    real = [label for label in labels if label != SKIP]
+    for i, label in enumerate(real[:9], start=1):
+        keys.append(LabelKey(str(i), label))
+        first = label[:1].lower()
+        if first and first not in RESERVED and first not in used:
+            keys.append(LabelKey(first, label))
+            used.add(first)
+    keys.append(LabelKey("s", SKIP))
+    keys.append(LabelKey("0", SKIP))
+    return keys
+
+
+def key_for(keys: list[LabelKey], key: str) -> str | None:
+    return next((k.label for k in keys if k.key == key), None)
+
+
+def describe(keys: list[LabelKey]) -> list[tuple[str, str]]:
+    """(keys, label) for the help screen, e.g. ``("1 p", "perf")``."""
+    grouped: dict[str, list[str]] = {}
+    for k in keys:
+        grouped.setdefault(k.label, []).append(k.key)
+    return [(" ".join(v), f"vote {label}") for label, v in grouped.items()]

@@ -1,0 +1,70 @@
+"""An annotator's walk through a set: a small page of unlabeled items at a time.
+
+The cursor keeps at most one page (keyset pagination on the set's positions), so
+opening a set of a million items costs the same as opening one of forty.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from annotation.queue import QueueEntry, next_items
+from store import Store
+from store.sets import SetRow
+
+PAGE = 50
+
+
+@dataclass
+class QueueCursor:
+    set_row: SetRow
+    annotator: str
+    current: QueueEntry | None = None
+    _ahead: deque[QueueEntry] | None = None
+    _last_position: int = -1
+    _wrapped: bool = False
+
+    def start(self, store: Store) -> QueueEntry | None:
+        """Move to the first item the annotator has not labeled yet."""
+        self._ahead = deque()
+        self._last_position = -1
+        self._wrapped = False
+        return self.advance(store)
+
+    def advance(self, store: Store) -> QueueEntry | None:
+        """Move to the next unlabeled item; None when the set is done for this annotator."""
+        if self._ahead is None:
+            self._ahead = deque()
+        while True:
+            while self._ahead:
+                entry = self._ahead.popleft()
+                if self.current is None or entry.item_id != self.current.item_id:
+                    self.current = entry
+                    return entry
+            page = next_items(store, self.set_row, self.annotator, self._last_position, PAGE)
+            if page:
+                self._last_position = page[-1].position
+                self._ahead.extend(page)
+                continue
+            if self._last_position == -1 or self._wrapped:
+                self.current = None
+                return None
+            # Items skipped over by a jump (search) or left behind by an undo elsewhere.
+            self._wrapped = True
+            self._last_position = -1
+
+    def jump(self, entry: QueueEntry) -> None:
+        """Show ``entry`` now; the walk goes on after it."""
+        self.current = entry
+        self._ahead = deque()
+        self._last_position = entry.position
+        self._wrapped = False
+
+    def put_back(self, entry: QueueEntry) -> None:
+        """Show ``entry`` now (after an undo) and come back to the current one next."""
+        if self._ahead is None:
+            self._ahead = deque()
+        if self.current is not None:
+            self._ahead.appendleft(self.current)
+        self.current = entry

@@ -1,0 +1,153 @@
+"""Turning untrusted item text into safe Rich renderables for the app.
+
+Messages and code may hold Rich markup, ANSI/OSC escapes, control characters, very
+long lines and enormous diffs. Everything shown goes through here: controls are
+stripped, nothing is parsed as markup, and long text is cut with a note saying how
+to see it all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.console import RenderableType
+from rich.syntax import Syntax
+from rich.text import Text
+
+from curator.safe_text import strip_controls
+from store.votes import LiveVote
+
+MAX_LINES = 300
+MAX_LINE_CHARS = 300
+MAX_MESSAGE_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class Clipped:
+    text: str
+    lines: int
+    clipped: bool
+
+
+def clip(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_LINE_CHARS) -> Clipped:
+    """Control-free text cut to ``max_lines`` lines of at most ``max_chars`` characters."""
+    lines = strip_controls(text.replace("\t", "    ")).split("\n")
+    clipped = len(lines) > max_lines
+    shown = []
+    for line in lines[:max_lines]:
+        if len(line) > max_chars:
+            line = line[: max_chars - 1] + "…"
+            clipped = True
+        shown.append(line)
+    return Clipped("\n".join(shown), len(lines), clipped)
+
+
+def full_text(text: str) -> str:
+    """All of an item's text for the show-all view: controls removed, nothing cut."""
+    return strip_controls(text.replace("\t", "    "))
+
+
+def code(text: str, lexer: str, dark: bool = True) -> tuple[RenderableType, Clipped]:
+    """Highlighted, clipped source; Syntax never interprets markup in what it shows."""
+    shown = clip(text)
+    theme = "monokai" if dark else "default"
+    syntax = Syntax(
+        shown.text or " ", lexer, theme=theme, word_wrap=False, background_color="default"
+    )
+    return syntax, shown
+
+
+def message(text: str, spans: list[tuple[int, int]] | None = None) -> Text:
+    """A commit message shown literally, with keyword matches highlighted.
+
+    Spans index into the original text; each piece is cleaned on its own so
+    stripping a control character never shifts a highlight.
+    """
+    source = text[:MAX_MESSAGE_CHARS]
+    out = Text()
+    cursor = 0
+    for start, end in sorted(spans or []):
+        if start < cursor or end > len(source):
+            continue
+        out.append(strip_controls(source[cursor:start]))
+        out.append(strip_controls(source[start:end]), style="bold reverse")
+        cursor = end
+    out.append(strip_controls(source[cursor:]))
+    if len(text) > MAX_MESSAGE_CHARS:
+        out.append(f"\n… {len(text) - MAX_MESSAGE_CHARS} more characters (f shows all)", "dim")
+    return out
+
+
+def bar(fraction: float, width: int = 12) -> Text:
+    """A text progress bar with its percentage, e.g. ``██████░░░░░░  50%``."""
+    fraction = min(max(fraction, 0.0), 1.0)
+    filled = round(fraction * width)
+    return Text.assemble(
+        ("█" * filled, "green"), ("░" * (width - filled), "dim"), f" {fraction * 100:3.0f}%"
+    )
+
+
+def number(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def one_line(text: str, width: int = 80) -> Text:
+    flat = " ".join(strip_controls(text).split())
+    return Text(flat if len(flat) <= width else flat[: width - 1] + "…")
+
+
+def pairs(items: list[tuple[str, str]], width: int = 60) -> Text:
+    """``key value · key value`` with keys dimmed and values shown literally."""
+    out = Text()
+    for i, (key, value) in enumerate(items):
+        if i:
+            out.append("  ")
+        out.append(f"{key} ", "dim")
+        out.append(one_line(value, width))
+    return out
+
+
+def predictions_line(predictions: list[dict[str, object]]) -> Text:
+    """What the machines said: label and score (or teacher confidence) per labeler."""
+    out = Text()
+    for i, p in enumerate(predictions):
+        if i:
+            out.append(" · ", "dim")
+        out.append(one_line(str(p["labeler"]), 30))
+        out.append(" ")
+        out.append(one_line(str(p["label"]), 30), "bold")
+        score = p.get("score")
+        if isinstance(score, (int, float)):
+            out.append(f" {score:.2f}")
+        details = p.get("details")
+        if isinstance(details, dict) and details.get("matches"):
+            terms = sorted({str(m.get("term", "")) for m in details["matches"]})
+            out.append(" (")
+            out.append(one_line(", ".join(terms), 40))
+            out.append(")")
+    return out
+
+
+def votes_line(votes: Sequence[LiveVote], annotator: str) -> Text:
+    """Live votes, the annotator's own first: ``you: perf [category] · bob: non-perf``."""
+    out = Text()
+    ordered = sorted(votes, key=lambda v: (v.annotator != annotator, v.role, v.annotator))
+    for i, v in enumerate(ordered):
+        if i:
+            out.append(" · ", "dim")
+        who = "you" if v.annotator == annotator and v.role == "annotator" else v.annotator
+        if v.role == "adjudicator":
+            who += " (adjudicator)"
+        out.append(one_line(who, 30), "dim")
+        out.append(": ")
+        out.append(one_line(v.label, 30), "bold")
+        if v.category:
+            out.append(" [")
+            out.append(one_line(v.category, 50))
+            out.append("]")
+        if v.note:
+            out.append(" “")
+            out.append(one_line(v.note, 60))
+            out.append("”")
+    return out

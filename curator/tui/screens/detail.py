@@ -1,0 +1,220 @@
+"""Item detail: everything stored about one commit, kernel or IR module, and its actions.
+
+Kernels show their original and normalized source side by side (stacked on narrow
+terminals) with features and verdict; IR modules show their text, counts, opcode
+histogram and provenance. The action bar lists what engines contributed for the kind
+(``curator.tui.actions``); an action runs in a worker with a progress bar.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual import events, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, ProgressBar, Static
+
+from curator.tui import render
+from curator.tui.actions import ActionContext, ItemAction, actions_for
+from curator.tui.item_view import ItemView
+from curator.tui.widgets.item_panel import ItemPanel
+from store.sets import SetRow
+
+WIDE = 110
+
+
+def facts_table(facts: list[tuple[str, str]]) -> Table:
+    table = Table(box=None, show_header=False, padding=(0, 1), expand=True)
+    table.add_column(style="dim", no_wrap=True)
+    table.add_column(overflow="fold")
+    for key, value in facts:
+        table.add_row(render.one_line(key, 30), render.one_line(value, 120))
+    return table
+
+
+def histogram(counts: dict[str, int], width: int = 14, top: int = 12) -> Table:
+    """The most frequent opcodes as a bar chart."""
+    table = Table(box=None, show_header=False, padding=(0, 1), expand=True)
+    table.add_column(no_wrap=True)
+    table.add_column(no_wrap=True)
+    table.add_column(justify="right", no_wrap=True)
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    most = ranked[0][1] if ranked else 1
+    for name, n in ranked:
+        table.add_row(
+            render.one_line(name, 16), Text("█" * max(1, round(width * n / most)), "cyan"), str(n)
+        )
+    return table
+
+
+class ItemDetailScreen(Screen[None]):
+    help_title = "item detail"
+    DEFAULT_CSS = """
+    ItemDetailScreen #detail-body { height: 1fr; }
+    ItemDetailScreen #side { width: 38; border-left: vkey $primary-background; }
+    ItemDetailScreen.narrow #side { display: none; }
+    ItemDetailScreen.narrow.side-open #side { display: block; width: 100%; }
+    ItemDetailScreen.narrow.side-open ItemPanel { display: none; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f", "show_all", "Show all"),
+        Binding("i", "toggle_side", "Facts"),
+        Binding("escape,q", "leave", "Back"),
+    ]
+
+    def __init__(self, item_id: int, set_row: SetRow | None = None) -> None:
+        super().__init__()
+        self.item_id = item_id
+        self.set_row = set_row
+        self.view: ItemView | None = None
+        self.running: ActionContext | None = None
+
+    def help_rows(self) -> list[tuple[str, str]]:
+        kind = self.view.kind if self.view else ""
+        return [(a.key, a.label) for a in actions_for(kind)]
+
+    def compose(self) -> ComposeResult:
+        wide = self.app.size.width >= WIDE
+        if not wide:
+            self.add_class("narrow")
+        yield Header()
+        yield Static(Text(f"item #{self.item_id} · loading…"), id="status", classes="status")
+        yield Static("", id="meta", classes="meta")
+        with Horizontal(id="detail-body"):
+            yield ItemPanel(side_by_side=wide, id="panel")
+            with VerticalScroll(id="side"):
+                yield Static("", id="facts", classes="box")
+                yield Static("", id="histogram", classes="box")
+                yield Static("", id="predictions", classes="box")
+                yield Static("", id="votes", classes="box")
+        yield ProgressBar(id="action-progress", show_eta=False)
+        yield Static("", id="actions", classes="hint")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = f"Item #{self.item_id}"
+        self.query_one(ProgressBar).display = False
+        self.load()
+
+    @work(thread=True, exclusive=True, group="detail")
+    def load(self) -> None:
+        view = self.app.service.item(self.set_row, self.item_id)
+        self.app.call_from_thread(self._show, view)
+
+    def _show(self, view: ItemView | None) -> None:
+        self.view = view
+        status = self.query_one("#status", Static)
+        if view is None:
+            status.update(Text(f"item #{self.item_id} does not exist"))
+            return
+        status.update(
+            Text.assemble(f"{view.kind} #{view.item_id} · ", render.one_line(view.title, 100))
+        )
+        self.query_one("#meta", Static).update(render.pairs(view.meta, 60))
+        blind = self.set_row is not None and self.set_row.blind
+        self.query_one(ItemPanel).show(view, highlight=not blind)
+        self.query_one("#facts", Static).update(facts_table(view.facts) if view.facts else Text(""))
+        hist = self.query_one("#histogram", Static)
+        if view.histogram:
+            hist.update(Group(Text("opcodes", style="bold"), histogram(view.histogram)))
+        else:
+            hist.display = False
+        preds = self.query_one("#predictions", Static)
+        if blind:
+            preds.update(Text("machine predictions hidden (blind set)", style="dim"))
+        elif view.predictions:
+            preds.update(
+                Text.assemble(("machines\n", "bold"), render.predictions_line(view.predictions))
+            )
+        else:
+            preds.update(Text("no machine predictions", style="dim"))
+        votes = self.query_one("#votes", Static)
+        votes.update(
+            Text.assemble(("votes\n", "bold"), render.votes_line(view.votes, self.app.annotator))
+            if view.votes
+            else Text("no votes", style="dim")
+        )
+        self._show_actions()
+
+    def _show_actions(self) -> None:
+        out = Text()
+        kind = self.view.kind if self.view else ""
+        for i, a in enumerate(actions_for(kind)):
+            if i:
+                out.append("  ")
+            out.append(a.key, "bold")
+            out.append(" " + a.label)
+        if self.running is not None:
+            out.append("   running… esc cancels", "dim")
+        self.query_one("#actions", Static).update(out)
+
+    def on_key(self, event: events.Key) -> None:
+        if self.view is None:
+            return
+        action = next((a for a in actions_for(self.view.kind) if a.key == event.character), None)
+        if action is None:
+            return
+        event.stop()
+        event.prevent_default()
+        if self.running is not None:
+            self.app.bell()
+            return
+        self.start(action)
+
+    def start(self, action: ItemAction) -> None:
+        bar = self.query_one(ProgressBar)
+        bar.update(total=100, progress=0)
+        bar.display = True
+
+        def progress(fraction: float, text: str) -> None:
+            self.app.call_from_thread(self._progress, fraction, text)
+
+        def copy(text: str) -> None:
+            self.app.call_from_thread(self.app.copy_to_clipboard, text)
+
+        self.running = ActionContext(self.app.service, self.item_id, progress, copy)
+        self._show_actions()
+        self._run(action, self.running)
+
+    def _progress(self, fraction: float, text: str) -> None:
+        self.query_one(ProgressBar).update(progress=round(100 * fraction))
+        self.query_one("#status", Static).update(render.one_line(text, 120))
+
+    @work(thread=True, group="action")
+    def _run(self, action: ItemAction, ctx: ActionContext) -> None:
+        try:
+            result = action.run(ctx)
+        except Exception as exc:  # an action's failure is reported, never fatal to the app
+            result = f"{action.label} failed: {exc}"
+        self.app.call_from_thread(self._finished, action, result)
+
+    def _finished(self, action: ItemAction, result: str) -> None:
+        self.running = None
+        self.query_one(ProgressBar).display = False
+        self.notify(render.one_line(result, 200).plain)
+        self._show_actions()
+        if action.changes_item:
+            self.load()
+
+    def action_show_all(self) -> None:
+        self.query_one(ItemPanel).toggle_all()
+
+    def action_toggle_side(self) -> None:
+        self.toggle_class("side-open")
+
+    def action_leave(self) -> None:
+        if self.running is not None:
+            self.running.cancelled.set()
+            self.notify("cancelling…")
+            return
+        panel = self.query_one(ItemPanel)
+        if panel.showing_all:
+            panel.toggle_all()
+            return
+        self.app.pop_screen()

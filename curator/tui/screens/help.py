@@ -1,0 +1,67 @@
+"""The ``?`` screen: every key of the screen underneath, with what it does."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
+
+_NAMES = {
+    "question_mark": "?",
+    "slash": "/",
+    "escape": "esc",
+    "enter": "enter",
+    "ctrl+q": "ctrl+q",
+}
+
+
+def key_name(key: str) -> str:
+    return ",".join(_NAMES.get(k.strip(), k.strip()) for k in key.split(","))
+
+
+class HelpScreen(ModalScreen[None]):
+    """Lists the keys of the screen it was opened over; any key closes it."""
+
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll {
+        width: 72; max-width: 100%; height: auto; max-height: 90%;
+        border: round $accent; background: $surface; padding: 0 1;
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,question_mark,q", "close", "Close")]
+
+    def __init__(self, under: Screen) -> None:
+        super().__init__()
+        self.under = under
+
+    def compose(self) -> ComposeResult:
+        table = Table(box=None, show_header=False, expand=True, padding=(0, 1))
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column()
+        extra = getattr(self.under, "help_rows", None)
+        rows: list[tuple[str, str]] = list(extra()) if callable(extra) else []
+        for binding in self.under.BINDINGS:
+            if isinstance(binding, Binding):
+                rows.append((key_name(binding.key), binding.description or binding.action))
+        rows.append(("?", "this list of keys"))
+        rows.append(("ctrl+q", "quit Curator"))
+        seen: set[tuple[str, str]] = set()
+        for key, what in rows:
+            if (key, what) not in seen:
+                seen.add((key, what))
+                table.add_row(Text(key), Text(what))
+        title = getattr(self.under, "help_title", type(self.under).__name__)
+        with VerticalScroll():
+            yield Static(Text(f"Keys: {title}", style="bold"))
+            yield Static(table)
+            yield Static(Text("any of esc ? q closes this", style="dim"))
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,184 @@
+"""Home: every set with its progress, the annotator's own pending items and agreement."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+
+from curator.tui.render import bar, number, one_line
+from curator.tui.screens.agreement import AgreementScreen
+from curator.tui.screens.audit import AuditScreen
+from curator.tui.screens.detail import ItemDetailScreen
+from curator.tui.screens.label import LabelScreen
+from curator.tui.screens.prompts import TextPrompt
+from curator.tui.screens.review import ReviewScreen
+from curator.tui.service import SetOverview
+from store.sets import SetRow
+
+COLUMNS = ("set", "kind", "items", "settled", "to do", "conflicts", "κ", "α")
+
+
+class HomeScreen(Screen[None]):
+    help_title = "home"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter,l", "label", "Label"),
+        Binding("r", "review", "Review"),
+        Binding("a", "agreement", "Agreement"),
+        Binding("t", "audit", "Audit"),
+        Binding("g", "goto", "Go to item"),
+        Binding("f5,ctrl+r", "refresh", "Refresh"),
+        Binding("q", "app.quit", "Quit"),
+    ]
+
+    def __init__(self, open_set: str | None = None) -> None:
+        super().__init__()
+        self.open_set = open_set
+        self.sets: list[SetRow] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="status", classes="status")
+        yield ProgressBar(id="loading", show_eta=False)
+        yield DataTable(id="sets", cursor_type="row", zebra_stripes=True)
+        yield Static(
+            Text("enter label · r review · a agreement · t audit · g go to item · ? all keys"),
+            classes="hint",
+        )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for name in COLUMNS:
+            table.add_column(name, key=name)
+        self.load()
+
+    def on_screen_resume(self) -> None:
+        if self.sets:
+            self.load()
+
+    def action_refresh(self) -> None:
+        self.load()
+
+    @work(thread=True, exclusive=True, group="home")
+    def load(self) -> None:
+        service = self.app.service
+        sets = service.sets()
+        self.app.call_from_thread(self._show_sets, sets)
+        for i, s in enumerate(sets, start=1):
+            overview = service.overview(s)
+            self.app.call_from_thread(self._show_overview, overview, i, len(sets))
+
+    def _show_sets(self, sets: list[SetRow]) -> None:
+        self.sets = sets
+        table = self.query_one(DataTable)
+        selected = table.cursor_row
+        table.clear()
+        for s in sets:
+            table.add_row(one_line(s.name, 24), s.kind, "…", "", "", "", "", "", key=str(s.id))
+        if sets:
+            table.move_cursor(row=min(selected, len(sets) - 1))
+        progress = self.query_one(ProgressBar)
+        progress.update(total=max(len(sets), 1), progress=0)
+        progress.display = bool(sets)
+        status = self.query_one("#status", Static)
+        if not sets:
+            status.update(
+                Text(
+                    "No sets yet. Create one with `curator set create` or"
+                    " `curator import items FILE --set NAME`."
+                )
+            )
+        else:
+            status.update(Text(f"{len(sets)} sets · loading progress and agreement…"))
+        if self.open_set:
+            wanted, self.open_set = self.open_set, None
+            match = next((s for s in sets if s.name == wanted), None)
+            if match is None:
+                self.notify(f"no set named {wanted!r}", severity="error")
+            else:
+                self._open_label(match)
+
+    def _show_overview(self, o: SetOverview, done: int, total: int) -> None:
+        table = self.query_one(DataTable)
+        key = str(o.set_row.id)
+        if key not in table.rows:
+            return
+        cells = {
+            "items": str(o.items),
+            "settled": bar(o.done, 8),
+            "to do": str(o.pending_mine),
+            "conflicts": str(o.conflicts),
+            "κ": number(o.kappa, 2),
+            "α": number(o.alpha, 2),
+        }
+        for column, value in cells.items():
+            table.update_cell(key, column, value, update_width=True)
+        progress = self.query_one(ProgressBar)
+        progress.update(progress=done)
+        if done == total:
+            progress.display = False
+            self.query_one("#status", Static).update(
+                Text(f"{total} sets · annotator {self.app.annotator}")
+            )
+
+    def _selected(self) -> SetRow | None:
+        table = self.query_one(DataTable)
+        if not self.sets or table.cursor_row is None or table.cursor_row >= len(self.sets):
+            return None
+        return self.sets[table.cursor_row]
+
+    def _open_label(self, s: SetRow) -> None:
+        self.app.push_screen(LabelScreen(s))
+
+    def action_label(self) -> None:
+        s = self._selected()
+        if s is not None:
+            self._open_label(s)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_label()
+
+    def action_review(self) -> None:
+        s = self._selected()
+        if s is not None:
+            self.app.push_screen(ReviewScreen(s))
+
+    def action_agreement(self) -> None:
+        s = self._selected()
+        if s is not None:
+            self.app.push_screen(AgreementScreen(s))
+
+    def action_audit(self) -> None:
+        s = self._selected()
+        if s is None:
+            return
+        if s.purpose != "audit":
+            self.notify(f"{s.name} is not an audit set (curator audit draw makes one)")
+            return
+        self.app.push_screen(AuditScreen(s))
+
+    def action_goto(self) -> None:
+        def go(ref: str | None) -> None:
+            if ref:
+                self.open_item(ref)
+
+        self.app.push_screen(TextPrompt("Go to item (#id, sha or key)"), go)
+
+    @work(thread=True, group="goto")
+    def open_item(self, ref: str) -> None:
+        try:
+            item_id = self.app.service.resolve(ref)
+        except LookupError as exc:
+            self.app.call_from_thread(self.notify, str(exc), severity="error")
+            return
+        self.app.call_from_thread(self._push_detail, item_id)
+
+    def _push_detail(self, item_id: int) -> None:
+        self.app.push_screen(ItemDetailScreen(item_id))

@@ -1,0 +1,319 @@
+"""Label: one set's queue for one annotator, one key per vote.
+
+The screen resumes at the annotator's first unlabeled item. Every store call runs in
+a thread worker; while one is in flight further vote keys are refused with a bell,
+so a fast typist never votes on an item they have not seen.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import events, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from annotation.queue import QueueEntry
+from curator.tui import render
+from curator.tui.item_view import ItemView
+from curator.tui.keys import LabelKey, describe, key_for, label_keys
+from curator.tui.queue_cursor import QueueCursor
+from curator.tui.screens.detail import ItemDetailScreen
+from curator.tui.screens.prompts import ChoicePrompt, TextPrompt
+from curator.tui.service import QueueState, categories_of, labels_of
+from curator.tui.widgets.item_panel import ItemPanel
+from store.sets import SetRow
+
+
+class LabelScreen(Screen[None]):
+    help_title = "label"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("u", "undo", "Undo"),
+        Binding("c", "category", "Category"),
+        Binding("n", "note", "Note"),
+        Binding("slash", "search", "Search", key_display="/"),
+        Binding("f", "show_all", "Show all"),
+        Binding("b", "back_item", "Previous"),
+        Binding("d", "detail", "Detail"),
+        Binding("escape,q", "leave", "Back"),
+    ]
+
+    def __init__(self, set_row: SetRow) -> None:
+        super().__init__()
+        self.set_row = set_row
+        self.keys: list[LabelKey] = label_keys(labels_of(set_row))
+        self.cursor: QueueCursor | None = None
+        self.view: ItemView | None = None
+        self.category: str | None = None
+        self.note: str | None = None
+        self.busy = True
+        self.history: list[QueueEntry] = []
+
+    def help_rows(self) -> list[tuple[str, str]]:
+        return describe(self.keys)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="status", classes="status")
+        yield Static("", id="meta", classes="meta")
+        yield ItemPanel(id="panel")
+        yield Static("", id="machine", classes="hint")
+        yield Static("", id="votes", classes="hint")
+        yield Static(self._keys_hint(), id="keys", classes="hint")
+        yield Footer()
+
+    def _keys_hint(self) -> Text:
+        out = Text()
+        for i, (keys, what) in enumerate(describe(self.keys)):
+            if i:
+                out.append("  ")
+            out.append(keys, "bold")
+            out.append(" " + what.removeprefix("vote "))
+        return out
+
+    def on_mount(self) -> None:
+        self.title = f"Label {self.set_row.name}"
+        self.query_one("#status", Static).update(Text(f"{self.set_row.name} · opening…"))
+        self.open_queue()
+
+    @work(thread=True, group="label")
+    def open_queue(self) -> None:
+        service = self.app.service
+        self.cursor, entry = service.open_queue(self.set_row)
+        self._load_entry(entry)
+
+    def _load_entry(self, entry: QueueEntry | None) -> None:
+        """Fetch an entry's view (worker thread) and put it on screen."""
+        view = self.app.service.item(self.set_row, entry.item_id) if entry else None
+        self.app.call_from_thread(self._show, entry, view)
+        self.refresh_state(entry)
+
+    @work(thread=True, group="state")
+    def refresh_state(self, entry: QueueEntry | None) -> None:
+        state = self.app.service.queue_state(self.set_row, entry.item_id if entry else None)
+        self.app.call_from_thread(self._show_state, state)
+
+    def _show(self, entry: QueueEntry | None, view: ItemView | None) -> None:
+        self.view = view
+        self.category = None
+        self.note = None
+        panel = self.query_one(ItemPanel)
+        if entry is None or view is None:
+            panel.show(
+                None,
+                empty=(
+                    f"All done: you have labeled every item of {self.set_row.name}."
+                    " u undoes your last vote, b goes back, esc returns home."
+                ),
+            )
+            self.query_one("#meta", Static).update("")
+            self.query_one("#machine", Static).update("")
+            self.query_one("#votes", Static).update("")
+        else:
+            panel.show(view, highlight=not self.set_row.blind)
+            self.query_one("#meta", Static).update(
+                render.pairs([("#", str(view.item_id)), *view.meta], 48)
+            )
+            self._show_machine()
+            self._show_votes()
+        self.busy = False
+
+    def _show_machine(self) -> None:
+        machine = self.query_one("#machine", Static)
+        if self.set_row.blind:
+            machine.update(Text("blind set: machine predictions and others' votes hidden"))
+        elif self.view and self.view.predictions:
+            machine.update(
+                Text.assemble(("machines ", "dim"), render.predictions_line(self.view.predictions))
+            )
+        else:
+            machine.update(Text("no machine predictions", style="dim"))
+
+    def _show_votes(self) -> None:
+        out = Text()
+        if self.view is not None and self.view.votes:
+            out.append_text(render.votes_line(self.view.votes, self.app.annotator))
+        else:
+            out.append("not voted yet", "dim")
+        if self.category:
+            out.append("   next vote category: ", "dim")
+            out.append(render.one_line(self.category, 60))
+        if self.note:
+            out.append("   note: ", "dim")
+            out.append(render.one_line(self.note, 60))
+        self.query_one("#votes", Static).update(out)
+
+    def _show_state(self, state: QueueState) -> None:
+        where = f"item {state.position + 1} of {state.size}" if state.position is not None else ""
+        pending = state.size - state.mine
+        parts = [self.set_row.name, where, f"you: {state.mine} labeled, {pending} to do"]
+        if self.set_row.blind:
+            parts.append("blind")
+        self.query_one("#status", Static).update(
+            render.one_line(" · ".join(p for p in parts if p), 200)
+        )
+
+    # Voting ---------------------------------------------------------------------------
+
+    def on_key(self, event: events.Key) -> None:
+        label = key_for(self.keys, event.character or event.key)
+        if label is None:
+            return
+        event.stop()
+        event.prevent_default()
+        if self.query_one(ItemPanel).showing_all:
+            self.query_one(ItemPanel).toggle_all()
+        self.vote(label)
+
+    def vote(self, label: str) -> None:
+        if self.busy or self.view is None or self.cursor is None:
+            self.app.bell()
+            return
+        self.busy = True
+        self._cast(self.view.item_id, label, self.category, self.note)
+
+    @work(thread=True, group="label")
+    def _cast(self, item_id: int, label: str, category: str | None, note: str | None) -> None:
+        service = self.app.service
+        try:
+            service.vote(self.set_row, item_id, label, category, note)
+        except (ValueError, LookupError) as exc:
+            self.app.call_from_thread(self._failed, str(exc))
+            return
+        assert self.cursor is not None
+        if self.cursor.current is not None:
+            self.history.append(self.cursor.current)
+        self._load_entry(service.advance(self.cursor))
+
+    def _failed(self, message: str) -> None:
+        self.busy = False
+        self.notify(message, severity="error", timeout=6)
+
+    def action_undo(self) -> None:
+        if self.busy or self.cursor is None:
+            self.app.bell()
+            return
+        self.busy = True
+        self._undo()
+
+    @work(thread=True, group="label")
+    def _undo(self) -> None:
+        service = self.app.service
+        result = service.undo(self.set_row)
+        if result is None:
+            self.app.call_from_thread(self._failed, "nothing to undo in this set")
+            return
+        entry = service.position_of(self.set_row, result.item_id)
+        restored = result.restored_label or "no vote"
+        self.app.call_from_thread(
+            self.notify, f"undid {result.undone_label} on #{result.item_id} (now: {restored})"
+        )
+        assert self.cursor is not None
+        if entry is not None:
+            self.cursor.put_back(entry)
+        self._load_entry(self.cursor.current)
+
+    def action_back_item(self) -> None:
+        if self.busy or not self.history or self.cursor is None:
+            self.app.bell()
+            return
+        self.busy = True
+        self.cursor.put_back(self.history.pop())
+        self._reload()
+
+    @work(thread=True, group="label")
+    def _reload(self) -> None:
+        assert self.cursor is not None
+        self._load_entry(self.cursor.current)
+
+    # Category, note, search -------------------------------------------------------------
+
+    def action_category(self) -> None:
+        choices = categories_of(self.set_row)
+        if not choices:
+            self.notify("this set has no categories")
+            return
+        if self.view is None:
+            return
+
+        def picked(choice: str | None) -> None:
+            if choice:
+                self.category = choice
+                self._show_votes()
+
+        self.app.push_screen(ChoicePrompt("Category for this item", choices, self.category), picked)
+
+    def action_note(self) -> None:
+        if self.view is None:
+            return
+
+        def written(text: str | None) -> None:
+            if text is not None:
+                self.note = text.strip() or None
+                self._show_votes()
+
+        self.app.push_screen(
+            TextPrompt("Note for this item (saved with your vote)", self.note or ""), written
+        )
+
+    def action_search(self) -> None:
+        def asked(text: str | None) -> None:
+            if text and text.strip():
+                self._search(text.strip())
+
+        self.app.push_screen(TextPrompt("Search this set (#id, sha prefix or words)"), asked)
+
+    @work(thread=True, exclusive=True, group="search")
+    def _search(self, text: str) -> None:
+        service = self.app.service
+        if text.startswith("#") and text[1:].isdigit():
+            entry = service.position_of(self.set_row, int(text[1:]))
+            hits = (
+                []
+                if entry is None
+                else [{"item_id": entry.item_id, "position": entry.position, "title": ""}]
+            )
+        else:
+            hits = service.search(self.set_row, text)
+        self.app.call_from_thread(self._pick_hit, text, hits)
+
+    def _pick_hit(self, text: str, hits: list[dict[str, object]]) -> None:
+        if not hits:
+            self.notify(f"nothing in {self.set_row.name} matches {text!r}")
+            return
+        by_choice = {
+            f"#{h['item_id']}  {render.one_line(str(h['title']), 60)}": QueueEntry(
+                int(h["position"]),
+                int(h["item_id"]),  # type: ignore[arg-type]
+            )
+            for h in hits
+        }
+
+        def picked(choice: str | None) -> None:
+            if choice and self.cursor is not None and not self.busy:
+                self.busy = True
+                if self.cursor.current is not None:
+                    self.history.append(self.cursor.current)
+                self.cursor.jump(by_choice[choice])
+                self._reload()
+
+        self.app.push_screen(ChoicePrompt(f"{len(hits)} matches", list(by_choice)), picked)
+
+    # Views ------------------------------------------------------------------------------
+
+    def action_show_all(self) -> None:
+        self.query_one(ItemPanel).toggle_all()
+
+    def action_detail(self) -> None:
+        if self.view is not None:
+            self.app.push_screen(ItemDetailScreen(self.view.item_id, self.set_row))
+
+    def action_leave(self) -> None:
+        panel = self.query_one(ItemPanel)
+        if panel.showing_all:
+            panel.toggle_all()
+            return
+        self.app.pop_screen()

@@ -1,0 +1,109 @@
+"""Small modal dialogs: a one-line text prompt and a filterable list of choices."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+MODAL_CSS = """
+{name} {{ align: center middle; }}
+{name} > Vertical {{
+    width: 70; max-width: 100%; height: auto; max-height: 90%;
+    border: round $accent; background: $surface; padding: 0 1;
+}}
+{name} OptionList {{ height: auto; max-height: 16; }}
+"""
+
+
+class TextPrompt(ModalScreen[str | None]):
+    """Asks for one line of text; enter answers, esc cancels."""
+
+    DEFAULT_CSS = MODAL_CSS.format(name="TextPrompt")
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, value: str = "", placeholder: str = "") -> None:
+        super().__init__()
+        self.title_text = title
+        self.value = value
+        self.placeholder = placeholder
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(self.title_text, style="bold"))
+            yield Input(value=self.value, placeholder=self.placeholder)
+            yield Static(Text("enter to confirm · esc to cancel", style="dim"))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ChoicePrompt(ModalScreen[str | None]):
+    """Picks one of many choices; typing filters the list, enter picks."""
+
+    DEFAULT_CSS = MODAL_CSS.format(name="ChoicePrompt")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("down", "move(1)", "Next", show=False),
+        Binding("up", "move(-1)", "Previous", show=False),
+    ]
+
+    def __init__(self, title: str, choices: list[str], current: str | None = None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.choices = choices
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(self.title_text, style="bold"))
+            yield Input(placeholder="type to filter")
+            yield OptionList(*self._options(""))
+            yield Static(Text("↑↓ move · enter pick · esc cancel", style="dim"))
+
+    def _options(self, needle: str) -> list[Option]:
+        words = needle.lower().split()
+        return [Option(Text(c), id=c) for c in self.choices if all(w in c.lower() for w in words)]
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        if self.current in self.choices:
+            options.highlighted = self.choices.index(self.current)
+        elif self.choices:
+            options.highlighted = 0
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        options = self.query_one(OptionList)
+        options.clear_options()
+        options.add_options(self._options(event.value))
+        if options.option_count:
+            options.highlighted = 0
+
+    def action_move(self, step: int) -> None:
+        options = self.query_one(OptionList)
+        if options.option_count:
+            current = options.highlighted or 0
+            options.highlighted = (current + step) % options.option_count
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        options = self.query_one(OptionList)
+        if options.highlighted is not None and options.option_count:
+            self.dismiss(options.get_option_at_index(options.highlighted).id)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

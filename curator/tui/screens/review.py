@@ -1,0 +1,204 @@
+"""Review: a set's conflicts side by side; the adjudicator settles each with one key."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import events, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from annotation.adjudication import Decision
+from curator.tui import render
+from curator.tui.item_view import ItemView
+from curator.tui.keys import LabelKey, describe, key_for, label_keys
+from curator.tui.screens.detail import ItemDetailScreen
+from curator.tui.service import labels_of
+from curator.tui.widgets.item_panel import ItemPanel
+from store.sets import SetRow
+
+
+class ReviewScreen(Screen[None]):
+    help_title = "review conflicts"
+    DEFAULT_CSS = """
+    ReviewScreen #conflicts { height: 9; }
+    ReviewScreen ItemPanel { height: 1fr; border-top: hkey $primary-background; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("u", "undo", "Undo"),
+        Binding("enter,d", "detail", "Detail"),
+        Binding("f", "show_all", "Show all"),
+        Binding("f5,ctrl+r", "refresh", "Refresh"),
+        Binding("escape,q", "leave", "Back"),
+    ]
+
+    def __init__(self, set_row: SetRow) -> None:
+        super().__init__()
+        self.set_row = set_row
+        self.keys: list[LabelKey] = label_keys(labels_of(set_row))
+        self.conflicts: list[Decision] = []
+        self.busy = False
+
+    def help_rows(self) -> list[tuple[str, str]]:
+        return [(k, what.replace("vote", "settle as")) for k, what in describe(self.keys)]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="status", classes="status")
+        yield DataTable(id="conflicts", cursor_type="row", zebra_stripes=True)
+        yield ItemPanel(id="panel")
+        yield Static("", id="votes", classes="hint")
+        hint = Text()
+        for i, (keys, what) in enumerate(describe(self.keys)):
+            hint.append("  " if i else "settle: ")
+            hint.append(keys, "bold")
+            hint.append(" " + what.removeprefix("vote "))
+        yield Static(hint, classes="hint")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = f"Review {self.set_row.name}"
+        self.query_one("#status", Static).update(Text(f"{self.set_row.name} · loading conflicts…"))
+        self.load()
+
+    def action_refresh(self) -> None:
+        self.load()
+
+    @work(thread=True, exclusive=True, group="review")
+    def load(self) -> None:
+        conflicts = self.app.service.conflicts(self.set_row)
+        self.app.call_from_thread(self._show_conflicts, conflicts)
+
+    def _show_conflicts(self, conflicts: list[Decision]) -> None:
+        self.conflicts = conflicts
+        self.busy = False
+        table = self.query_one(DataTable)
+        row = table.cursor_row or 0
+        table.clear(columns=True)
+        annotators = sorted({a for d in conflicts for a in d.votes})
+        table.add_column("#", key="id")
+        table.add_column("why", key="why")
+        for a in annotators:
+            table.add_column(render.one_line(a, 12), key=f"a:{a}")
+        for d in conflicts:
+            cells: list[str | Text] = [str(d.item_id), d.reason or ""]
+            for a in annotators:
+                label = d.votes.get(a, "")
+                cell = Text(label)
+                if d.notes.get(a):
+                    cell.append(" ✎", "yellow")
+                cells.append(cell)
+            table.add_row(*cells, key=str(d.item_id))
+        status = self.query_one("#status", Static)
+        if conflicts:
+            status.update(
+                Text(
+                    f"{self.set_row.name} · {len(conflicts)} conflicts ·"
+                    f" you settle them as adjudicator {self.app.annotator}"
+                )
+            )
+            table.move_cursor(row=min(row, len(conflicts) - 1))
+            self._load_item()
+        else:
+            status.update(Text(f"{self.set_row.name} · no conflicts left"))
+            self.query_one(ItemPanel).show(
+                None, empty="Every voted item is settled. esc returns home."
+            )
+            self.query_one("#votes", Static).update("")
+
+    def _current(self) -> Decision | None:
+        table = self.query_one(DataTable)
+        if not self.conflicts or table.cursor_row is None:
+            return None
+        if table.cursor_row >= len(self.conflicts):
+            return None
+        return self.conflicts[table.cursor_row]
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._load_item()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_detail()
+
+    def _load_item(self) -> None:
+        d = self._current()
+        if d is not None:
+            self._fetch(d.item_id)
+
+    @work(thread=True, exclusive=True, group="review-item")
+    def _fetch(self, item_id: int) -> None:
+        view = self.app.service.item(None, item_id)
+        self.app.call_from_thread(self._show_item, view)
+
+    def _show_item(self, view: ItemView | None) -> None:
+        d = self._current()
+        if view is None or d is None or d.item_id != view.item_id:
+            return
+        self.query_one(ItemPanel).show(view, highlight=False)
+        out = Text.assemble((f"#{view.item_id} ", "bold"), render.one_line(view.title, 60), "\n")
+        out.append_text(render.votes_line(view.votes, self.app.annotator))
+        self.query_one("#votes", Static).update(out)
+
+    def on_key(self, event: events.Key) -> None:
+        label = key_for(self.keys, event.character or event.key)
+        if label is None:
+            return
+        event.stop()
+        event.prevent_default()
+        d = self._current()
+        if d is None or self.busy:
+            self.app.bell()
+            return
+        self.busy = True
+        self._settle(d.item_id, label)
+
+    @work(thread=True, group="review")
+    def _settle(self, item_id: int, label: str) -> None:
+        service = self.app.service
+        try:
+            service.vote(self.set_row, item_id, label, adjudicate=True)
+        except (ValueError, LookupError) as exc:
+            self.app.call_from_thread(self._failed, str(exc))
+            return
+        self.app.call_from_thread(self.notify, f"#{item_id} settled as {label}")
+        self.app.call_from_thread(self._show_conflicts, service.conflicts(self.set_row))
+
+    def _failed(self, message: str) -> None:
+        self.busy = False
+        self.notify(message, severity="error", timeout=6)
+
+    def action_undo(self) -> None:
+        if self.busy:
+            self.app.bell()
+            return
+        self.busy = True
+        self._undo()
+
+    @work(thread=True, group="review")
+    def _undo(self) -> None:
+        service = self.app.service
+        result = service.undo(self.set_row, adjudicate=True)
+        if result is None:
+            self.app.call_from_thread(self._failed, "no adjudication of yours to undo here")
+            return
+        self.app.call_from_thread(self.notify, f"undid your adjudication of #{result.item_id}")
+        self.app.call_from_thread(self._show_conflicts, service.conflicts(self.set_row))
+
+    def action_detail(self) -> None:
+        d = self._current()
+        if d is not None:
+            self.app.push_screen(ItemDetailScreen(d.item_id))
+
+    def action_show_all(self) -> None:
+        self.query_one(ItemPanel).toggle_all()
+
+    def action_leave(self) -> None:
+        panel = self.query_one(ItemPanel)
+        if panel.showing_all:
+            panel.toggle_all()
+            return
+        self.app.pop_screen()

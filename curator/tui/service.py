@@ -1,0 +1,251 @@
+"""The one place the app's screens reach the store and the annotation layer through.
+
+Screens call these methods from Textual thread workers, never on the event loop. Two
+connections ("lanes") keep a slow figure (agreement over a big set) from holding up a
+key press: the quick lane serves the item on screen and votes, the slow lane serves
+counts and reports. Each lane is used by one thread at a time.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TypeVar
+
+from annotation.adjudication import Decision, decisions_for_set, final_labels, summary
+from annotation.agreement import AgreementReport
+from annotation.audit import AuditReport, audit_report
+from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
+from annotation.queue import QueueEntry, visible_votes
+from annotation.set_reports import agreement_for_set
+from annotation.sets import require_set
+from annotation.votes import VoteError, cast_vote, prepare_vote, resolve_item, undo
+from curator.tui.item_view import ItemView, build_item_view
+from curator.tui.queue_cursor import QueueCursor
+from store import Store, open_store
+from store.item_views import annotator_votes_in_set, search_set, set_position
+from store.items import find_by_id
+from store.sets import SetRow, all_sets, set_progress, set_size
+from store.votes import UndoResult, live_votes_for_items
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class SetOverview:
+    """One row of the home screen."""
+
+    set_row: SetRow
+    items: int
+    voted_items: int
+    settled: int
+    mine: int
+    pending_mine: int
+    conflicts: int
+    kappa: float | None
+    alpha: float | None
+
+    @property
+    def done(self) -> float:
+        return self.settled / self.items if self.items else 0.0
+
+
+@dataclass(frozen=True)
+class QueueState:
+    """What the label screen shows above the item: where the annotator stands."""
+
+    position: int | None
+    size: int
+    mine: int
+
+
+class _Lane:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock = threading.Lock()
+        self._store: Store | None = None
+
+    @contextmanager
+    def store(self) -> Iterator[Store]:
+        with self.lock:
+            if self._store is None:
+                self._store = open_store(self.path)
+            yield self._store
+
+    def close(self) -> None:
+        with self.lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+
+
+class CurationService:
+    """Sets, queues, votes and reports for one annotator on one database."""
+
+    def __init__(self, db_path: Path, annotator: str) -> None:
+        self.db_path = Path(db_path)
+        self.annotator = annotator
+        self._quick = _Lane(self.db_path)
+        self._slow = _Lane(self.db_path)
+
+    def close(self) -> None:
+        self._quick.close()
+        self._slow.close()
+
+    def quick(self, fn: Callable[[Store], T]) -> T:
+        with self._quick.store() as store:
+            return fn(store)
+
+    def slow(self, fn: Callable[[Store], T]) -> T:
+        with self._slow.store() as store:
+            return fn(store)
+
+    # Sets -----------------------------------------------------------------------------
+
+    def sets(self) -> list[SetRow]:
+        return self.quick(all_sets)
+
+    def set_row(self, name: str) -> SetRow:
+        return self.quick(lambda s: require_set(s, name))
+
+    def overview(self, set_row: SetRow) -> SetOverview:
+        """Progress, the annotator's own pending count and live agreement of one set."""
+
+        def work(store: Store) -> SetOverview:
+            progress = set_progress(store, set_row.id)
+            decisions = decisions_for_set(store, set_row)
+            counts = summary(decisions)
+            report = agreement_for_set(store, set_row)
+            mine = annotator_votes_in_set(store, set_row.id, self.annotator)
+            return SetOverview(
+                set_row=set_row,
+                items=progress["items"],
+                voted_items=progress["voted_items"],
+                settled=sum(1 for d in decisions if d.settled),
+                mine=mine,
+                pending_mine=progress["items"] - mine,
+                conflicts=counts.get("conflict", 0),
+                kappa=report.fleiss.kappa,
+                alpha=report.krippendorff_alpha,
+            )
+
+        return self.slow(work)
+
+    # Labeling -------------------------------------------------------------------------
+
+    def open_queue(self, set_row: SetRow) -> tuple[QueueCursor, QueueEntry | None]:
+        cursor = QueueCursor(set_row, self.annotator)
+        entry = self.quick(cursor.start)
+        return cursor, entry
+
+    def advance(self, cursor: QueueCursor) -> QueueEntry | None:
+        return self.quick(cursor.advance)
+
+    def queue_state(self, set_row: SetRow, item_id: int | None) -> QueueState:
+        def work(store: Store) -> QueueState:
+            position = set_position(store, set_row.id, item_id) if item_id is not None else None
+            return QueueState(
+                position=position,
+                size=set_size(store, set_row.id),
+                mine=annotator_votes_in_set(store, set_row.id, self.annotator),
+            )
+
+        return self.slow(work)
+
+    def item(self, set_row: SetRow | None, item_id: int) -> ItemView | None:
+        """The item as this annotator may see it: machine predictions and other people's
+        votes are left out of blind sets (until adjudication settles the item)."""
+
+        def work(store: Store) -> ItemView | None:
+            show_machines = set_row is None or not set_row.blind
+            view = build_item_view(store, item_id, with_predictions=show_machines)
+            if view is None:
+                return None
+            if set_row is None:
+                votes = live_votes_for_items(store, [item_id])
+            else:
+                votes = visible_votes(store, set_row, item_id, self.annotator)
+            return replace(view, votes=votes)
+
+        return self.quick(work)
+
+    def vote(
+        self,
+        set_row: SetRow,
+        item_id: int,
+        label: str,
+        category: str | None = None,
+        note: str | None = None,
+        adjudicate: bool = False,
+    ) -> int:
+        def work(store: Store) -> int:
+            item = find_by_id(store, item_id)
+            if item is None:
+                raise LookupError(f"item #{item_id} no longer exists")
+            row = prepare_vote(
+                store,
+                item,
+                label,
+                self.annotator,
+                category=category,
+                note=note,
+                adjudicate=adjudicate,
+                in_set=set_row,
+                origin="tui",
+            )
+            return cast_vote(store, row)
+
+        return self.quick(work)
+
+    def undo(self, set_row: SetRow, adjudicate: bool = False) -> UndoResult | None:
+        return self.quick(lambda s: undo(s, self.annotator, adjudicate, set_row))
+
+    def position_of(self, set_row: SetRow, item_id: int) -> QueueEntry | None:
+        position = self.quick(lambda s: set_position(s, set_row.id, item_id))
+        return None if position is None else QueueEntry(position, item_id)
+
+    def resolve(self, ref: str) -> int:
+        """An item id from ``#N``, a sha or another external key; LookupError if none."""
+
+        def work(store: Store) -> int:
+            try:
+                return resolve_item(store, ref).id
+            except VoteError as exc:
+                raise LookupError(str(exc)) from None
+
+        return self.quick(work)
+
+    def search(self, set_row: SetRow, text: str, limit: int = 50) -> list[dict[str, object]]:
+        return self.slow(lambda s: search_set(s, set_row.id, text, limit))
+
+    # Review, audit, agreement ------------------------------------------------------------
+
+    def conflicts(self, set_row: SetRow) -> list[Decision]:
+        return self.slow(
+            lambda s: [d for d in decisions_for_set(s, set_row) if d.status == "conflict"]
+        )
+
+    def final_labels(self, set_row: SetRow) -> dict[int, str]:
+        return self.slow(lambda s: final_labels(s, set_row))
+
+    def audit(self, set_row: SetRow) -> AuditReport:
+        return self.slow(lambda s: audit_report(s, set_row.name))
+
+    def agreement(self, set_row: SetRow) -> AgreementReport:
+        return self.slow(lambda s: agreement_for_set(s, set_row))
+
+
+def labels_of(set_row: SetRow) -> list[str]:
+    """The labels a set's items take, skip last."""
+    labels = [x for x in (set_row.labels or DEFAULT_LABELS[set_row.kind]) if x != SKIP]
+    return [*labels, SKIP]
+
+
+def categories_of(set_row: SetRow) -> list[str]:
+    """The categories an annotator may pick on a set (the taxonomy for commit sets)."""
+    if set_row.categories:
+        return list(set_row.categories)
+    return taxonomy_slugs() if set_row.kind == "commit" else []

@@ -1,0 +1,103 @@
+"""The scrolling panel that shows one item: metadata, message and its code panes.
+
+Code is highlighted and clipped (see ``curator.tui.render``); ``show_all`` swaps the
+clipped view for a read-only text area holding every line, which stays fast on a
+50,000-line diff because it only draws what is on screen.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Static, TextArea
+
+from curator.tui import render
+from curator.tui.item_view import ItemView
+
+
+class ItemPanel(Vertical):
+    DEFAULT_CSS = """
+    ItemPanel { height: 1fr; }
+    ItemPanel #item-scroll { height: 1fr; }
+    ItemPanel #item-message { padding: 0 1; margin-bottom: 1; }
+    ItemPanel .code { padding: 0 1; width: auto; }
+    ItemPanel #panes { height: auto; }
+    ItemPanel #panes > Vertical { height: auto; width: 1fr; }
+    ItemPanel #item-full { height: 1fr; display: none; }
+    ItemPanel.full #item-full { display: block; }
+    ItemPanel.full #item-scroll { display: none; }
+    """
+
+    def __init__(self, side_by_side: bool = False, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.side_by_side = side_by_side
+        self.view: ItemView | None = None
+        self.clipped = False
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="item-scroll"):
+            yield Static("", id="item-message")
+            with Horizontal(id="panes") if self.side_by_side else Vertical(id="panes"):
+                for i in range(2):
+                    with Vertical(id=f"pane-{i}"):
+                        yield Static("", classes="pane-title", id=f"pane-title-{i}")
+                        yield Static("", classes="code", id=f"pane-code-{i}")
+        yield TextArea("", id="item-full", read_only=True, show_line_numbers=True)
+
+    @property
+    def showing_all(self) -> bool:
+        return self.has_class("full")
+
+    def show(self, view: ItemView | None, highlight: bool = True, empty: str = "") -> None:
+        """Show ``view`` (clipped); with ``view`` None show the ``empty`` note instead."""
+        self.view = view
+        self.remove_class("full")
+        message = self.query_one("#item-message", Static)
+        dark = self.app.current_theme.dark if self.app.current_theme else True
+        self.clipped = False
+        if view is None:
+            message.update(Text(empty))
+            message.display = True
+            for i in range(2):
+                self.query_one(f"#pane-{i}").display = False
+            return
+        if view.message:
+            spans = view.keyword_spans() if highlight else []
+            message.update(render.message(view.message, spans))
+            message.display = True
+            self.clipped |= len(view.message) > render.MAX_MESSAGE_CHARS
+        else:
+            message.display = False
+        for i in range(2):
+            pane = view.panes[i] if i < len(view.panes) else None
+            box = self.query_one(f"#pane-{i}")
+            box.display = pane is not None
+            if pane is None:
+                continue
+            syntax, clipped = render.code(pane.text, pane.lexer, dark)
+            self.clipped |= clipped.clipped
+            title = f"{pane.title} · {clipped.lines} lines"
+            if clipped.clipped:
+                title += " · clipped, f shows all"
+            self.query_one(f"#pane-title-{i}", Static).update(Text(title))
+            self.query_one(f"#pane-code-{i}", Static).update(syntax)
+        self.query_one("#item-scroll", VerticalScroll).scroll_home(animate=False)
+
+    def toggle_all(self) -> bool:
+        """Switch between the clipped view and every line as plain text."""
+        if self.view is None:
+            return False
+        if self.showing_all:
+            self.remove_class("full")
+            return False
+        parts = []
+        if self.view.message:
+            parts.append(self.view.message)
+        for pane in self.view.panes:
+            parts.append(f"── {pane.title} ──\n{pane.text}")
+        area = self.query_one("#item-full", TextArea)
+        area.load_text(render.full_text("\n\n".join(parts)))
+        self.add_class("full")
+        area.focus()
+        return True
