@@ -12,6 +12,7 @@ from curator.commands.ir import mine_ir_command
 from curator.commands.kernels import check_app, mine_kernels_command
 from curator.commands.options import DbOption
 from curator.commands.predict import predict
+from curator.commands.releases import export_command, validate_command
 from curator.commands.teach import teach_command
 from curator.commands.tui import AnnotatorOption, interactive, label_command, run_app
 from curator.commands.train import train
@@ -36,6 +37,8 @@ app.command("agree")(review.agree)
 app.command("adjudicate")(review.adjudicate)
 app.add_typer(audit.app, name="audit")
 app.command("eval")(review.eval_command)
+app.command("export")(export_command)
+app.command("validate")(validate_command)
 app.command("label")(label_command)
 app.command("train")(train)
 app.command("predict")(predict)

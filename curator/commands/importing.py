@@ -1,4 +1,4 @@
-"""``curator import items|votes``: bring in items and votes made elsewhere."""
+"""``curator import items|votes|release``: bring in items, votes and releases made elsewhere."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from annotation.importing import FileImportError, import_items_file, import_vote
 from annotation.labels import LabelError, parse_labels
 from curator.commands.options import DbOption, open_db
 from curator.commands.output import EXIT_INPUT, EXIT_USAGE, fail, load_optional_set
+from curator.commands.releases import import_release_command
 from curator.commands.sets import KIND_HELP, _kind
 from curator.console import err, out
 from curator.safe_text import labelled, one_line
@@ -19,7 +20,10 @@ from engines.labelers.keyword import KeywordLabeler
 from store.items import ImportedItem
 from store.records import PredictionRow
 
-app = typer.Typer(help="Import items or votes from JSONL/CSV files.", no_args_is_help=True)
+app = typer.Typer(
+    help="Import items or votes from JSONL/CSV files, or a release.", no_args_is_help=True
+)
+app.command("release")(import_release_command)
 
 
 def _report(errors: list[str]) -> None:

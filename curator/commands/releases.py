@@ -1,0 +1,176 @@
+"""``curator export``, ``curator validate`` and ``curator import release``: releases as
+versioned JSONL with a manifest and a datasheet (see docs/releases.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+from curator.commands.options import DbOption, open_db
+from curator.commands.output import EXIT_INPUT, EXIT_USAGE, fail, print_json, table
+from curator.commands.progress import RateColumn
+from curator.console import err, out
+from curator.releases.export import (
+    ExportError,
+    ExportOptions,
+    ExportUsageError,
+    export_release,
+)
+from curator.releases.files import ReleaseExistsError
+from curator.releases.import_release import ReleaseImportError, import_release
+from curator.releases.validate import validate_release
+from curator.safe_text import labelled, one_line
+
+SHOWN_PROBLEMS = 20
+
+
+class _Counter:
+    """A spinner with records written per kind and the rate (stderr)."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.tasks: dict[str, TaskID] = {}
+
+    def __call__(self, kind: str, count: int) -> None:
+        if kind not in self.tasks:
+            self.tasks[kind] = self.progress.add_task(f"{kind} records", total=None)
+        self.progress.advance(self.tasks[kind], count)
+
+
+def export_command(
+    version: str = typer.Argument(..., help="Release version, e.g. v1.0 (the folder's name)."),
+    out_dir: Path = typer.Option(..., "--out", help="Folder the release folder is made in."),
+    kinds: list[str] = typer.Option(
+        [], "--kind", help="commit, kernel or ir; repeat for several (default: every kind)."
+    ),
+    labels: str | None = typer.Option(
+        None,
+        "--labels",
+        help="adjudicated: only items with a settled human label; predicted: a labeler's"
+        " labels (--labeler). Default: every item, with its settled label when it has one.",
+    ),
+    labeler: str | None = typer.Option(
+        None, "--labeler", help="Labeler for --labels predicted, e.g. student@3 or keyword@latest."
+    ),
+    min_confidence: float | None = typer.Option(
+        None, "--min-confidence", help="With --labels predicted: keep scores >= this."
+    ),
+    audited_only: bool = typer.Option(
+        False, "--audited-only", help="Only items drawn into an audit set."
+    ),
+    split: str | None = typer.Option(
+        None, "--split", help="repo:80/10/10 (train/dev/test), repositories kept disjoint."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the split's tie-breaking order."),
+    gzip: bool = typer.Option(False, "--gzip", help="Write KIND.jsonl.gz files."),
+    force: bool = typer.Option(False, "--force", help="Replace a release of that version."),
+    created_at: str | None = typer.Option(
+        None,
+        "--created-at",
+        help="Creation time written in the manifest (default: $SOURCE_DATE_EPOCH, else now).",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
+    db: Path | None = DbOption,
+) -> None:
+    """Write a release: one JSONL file per kind (and split), schemas, DATASHEET.md and
+    manifest.json, in a temporary folder renamed into place when complete."""
+    options = ExportOptions(
+        version=version,
+        kinds=tuple(kinds),
+        labels=labels,
+        labeler=labeler,
+        min_confidence=min_confidence,
+        audited_only=audited_only,
+        split=split,
+        seed=seed,
+        gzip=gzip,
+        force=force,
+        created_at=created_at,
+    )
+    with open_db(db) as store:
+        progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}", markup=False),
+            TextColumn("{task.completed:,.0f}"),
+            RateColumn("records"),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+        )
+        try:
+            with progress:
+                result = export_release(store, out_dir, options, _Counter(progress))
+        except ReleaseExistsError as exc:
+            fail(str(exc))
+        except ExportUsageError as exc:
+            fail(str(exc), EXIT_USAGE)
+        except ExportError as exc:
+            fail(str(exc))
+    if as_json:
+        print_json(result.manifest)
+        return
+    counts = result.manifest["counts"]
+    rows = [
+        [kind, n, ", ".join(f"{k} {v}" for k, v in counts["by_label"][kind].items())]
+        for kind, n in counts["by_kind"].items()
+    ]
+    out.print(table(f"release {version}", ["kind", "records", "labels"], rows))
+    out.print(Text.assemble("written to ", one_line(str(result.path), 300)))
+
+
+def validate_command(
+    release: Path = typer.Argument(..., help="A release folder (holding manifest.json)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Check a release: manifest, every record against its schema, counts and sha256."""
+    report = validate_release(release)
+    if as_json:
+        print_json(
+            {
+                "release": str(release),
+                "valid": report.ok,
+                "records": report.records,
+                "files": report.files,
+                "problems": report.problems,
+            }
+        )
+    else:
+        for line in report.problems[:SHOWN_PROBLEMS]:
+            err.print(labelled("error", "red", one_line(line, 400)))
+        if len(report.problems) > SHOWN_PROBLEMS:
+            err.print(f"... and {len(report.problems) - SHOWN_PROBLEMS} more problems")
+        if report.ok:
+            out.print(
+                Text.assemble(
+                    one_line(str(release), 300),
+                    f": valid ({report.records} records in {report.files} files)",
+                )
+            )
+    if not report.ok:
+        raise typer.Exit(EXIT_INPUT)
+
+
+def import_release_command(
+    release: Path = typer.Argument(..., help="A release folder written by `curator export`."),
+    db: Path | None = DbOption,
+) -> None:
+    """Load a release into a store (validated first; all or nothing)."""
+    with open_db(db) as store:
+        try:
+            result = import_release(store, release)
+        except ReleaseImportError as exc:
+            for line in exc.problems[:SHOWN_PROBLEMS]:
+                err.print(labelled("error", "red", one_line(line, 400)))
+            fail(f"{release}: not imported (the release does not validate)")
+    rows = [
+        [kind, *(outcome.get(s, 0) for s in ("stored", "known", "duplicate"))]
+        for kind, outcome in sorted(result.outcomes.items())
+    ]
+    out.print(table(f"release {result.version}", ["kind", "stored", "known", "duplicate"], rows))
+    extra = f"{result.votes} votes, {result.predictions} predictions"
+    if result.sets:
+        extra += " (sets: " + ", ".join(result.sets) + ")"
+    out.print(Text(extra))

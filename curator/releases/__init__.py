@@ -1,0 +1,1 @@
+"""Releases: versioned JSONL exports with a manifest, a datasheet, validation and import."""

@@ -1,0 +1,292 @@
+"""``curator export``: stream the store into a release directory, atomically.
+
+Per kind the items the filters take are streamed in key order, turned into records by
+the kind's builder, given their label fields (and split), and written one line at a
+time into ``KIND.jsonl`` (``KIND.PART.jsonl`` with ``--split``), hashed as they are
+written. Schemas, ``DATASHEET.md`` and ``manifest.json`` follow. Everything is written
+in a temporary directory beside the target that is renamed into place at the end; a
+failure anywhere leaves the previous release (if any) as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from annotation.audit import resolve_labeler
+from annotation.sets import SetError
+from annotation.splits import SplitError
+from curator import __version__
+from curator.releases.datasheet import render_datasheet
+from curator.releases.files import (
+    RecordFile,
+    encode_document,
+    encode_line,
+    staged_directory,
+    write_document,
+)
+from curator.releases.labels import UNLABELED, LabelInfo, adjudicated_labels, predicted_label
+from curator.releases.manifest import DATASHEET, MANIFEST, build_manifest, data_file_name
+from curator.releases.records import RECORD_BUILDERS
+from curator.releases.schema import record_schema, schema_file
+from curator.releases.splits import SplitSpec, assign_sources, parse_split, part_names
+from curator.releases.tally import ReleaseFacts
+from store import Store
+from store.migrations import current_version
+from store.releases import (
+    ItemFilter,
+    ReleaseRow,
+    kinds_with_items,
+    save_release,
+    stream_item_sources,
+    stream_items,
+)
+
+LABEL_MODES = ("adjudicated", "predicted")
+_VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+
+class ExportError(ValueError):
+    """An export that cannot be done: a record that cannot be written, nothing to export."""
+
+
+class ExportUsageError(ExportError):
+    """Options that do not fit together or cannot be parsed."""
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    version: str
+    kinds: tuple[str, ...] = ()
+    labels: str | None = None
+    labeler: str | None = None
+    min_confidence: float | None = None
+    audited_only: bool = False
+    split: str | None = None
+    seed: int = 0
+    gzip: bool = False
+    force: bool = False
+    created_at: str | None = None
+
+
+@dataclass
+class ExportResult:
+    path: Path
+    manifest: dict[str, Any]
+    records: int = 0
+    files: list[str] = field(default_factory=list)
+
+
+Progress = Callable[[str, int], None]
+
+
+def creation_time(explicit: str | None = None) -> str:
+    """The manifest's creation time: as given, else ``$SOURCE_DATE_EPOCH``, else now."""
+    if explicit:
+        return explicit
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch:
+        try:
+            moment = datetime.fromtimestamp(int(epoch), UTC)
+        except ValueError:
+            raise ExportUsageError(f"SOURCE_DATE_EPOCH={epoch!r} is not whole seconds") from None
+    else:
+        moment = datetime.now(UTC)
+    return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def _check(options: ExportOptions) -> SplitSpec | None:
+    if not _VERSION.match(options.version):
+        raise ExportUsageError(
+            f"version {options.version!r}: use letters, digits and . _ + - (e.g. v1.0)"
+        )
+    if options.labels is not None and options.labels not in LABEL_MODES:
+        raise ExportUsageError(f"--labels {options.labels!r}: use {' or '.join(LABEL_MODES)}")
+    if options.labels == "predicted" and not options.labeler:
+        raise ExportUsageError("--labels predicted needs --labeler NAME (e.g. keyword@latest)")
+    if options.labeler and options.labels != "predicted":
+        raise ExportUsageError("--labeler only applies with --labels predicted")
+    if options.min_confidence is not None and options.labels != "predicted":
+        raise ExportUsageError("--min-confidence only applies with --labels predicted")
+    for kind in options.kinds:
+        if kind not in RECORD_BUILDERS:
+            raise ExportUsageError(f"kind {kind!r}: use {', '.join(RECORD_BUILDERS)}")
+    try:
+        return parse_split(options.split) if options.split else None
+    except SplitError as exc:
+        raise ExportUsageError(str(exc)) from None
+
+
+@dataclass
+class _KindPlan:
+    kind: str
+    item_filter: ItemFilter
+    adjudicated: dict[int, LabelInfo]
+    keep: Callable[[dict[str, Any]], bool]
+    parts: dict[str, str] | None = None
+
+
+def _plan(store: Store, kind: str, options: ExportOptions, labeler: str | None) -> _KindPlan:
+    predicted = options.labels == "predicted"
+    flt = ItemFilter(
+        kind,
+        audited_only=options.audited_only,
+        labeler=labeler if predicted else None,
+        predicted_only=predicted,
+        min_score=options.min_confidence if predicted else None,
+    )
+    adjudicated = {} if predicted else adjudicated_labels(store, kind)
+    if options.labels == "adjudicated":
+        return _KindPlan(kind, flt, adjudicated, lambda row: row["item_id"] in adjudicated)
+    return _KindPlan(kind, flt, adjudicated, lambda row: True)
+
+
+def _labels_for(plan: _KindPlan, row: dict[str, Any]) -> LabelInfo:
+    if plan.item_filter.labeler is not None:
+        return predicted_label(plan.item_filter.labeler, row["pred_label"], row["pred_score"])
+    return plan.adjudicated.get(row["item_id"], UNLABELED)
+
+
+def _rows(store: Store, plan: _KindPlan) -> Iterator[dict[str, Any]]:
+    last = None
+    try:
+        for row in stream_items(store, plan.item_filter):
+            last = row["key"]
+            if plan.keep(row):
+                yield row
+    except (UnicodeDecodeError, ValueError) as exc:
+        where = f"after key {last}" if last is not None else "at the first item"
+        raise ExportError(f"{plan.kind} items {where}: stored data cannot be read ({exc})") from exc
+
+
+def export_release(
+    store: Store, out_dir: Path, options: ExportOptions, progress: Progress | None = None
+) -> ExportResult:
+    """Write release ``options.version`` under ``out_dir``; see the module docstring."""
+    spec = _check(options)
+    try:
+        labeler = resolve_labeler(store, options.labeler) if options.labeler else None
+    except SetError as exc:
+        raise ExportError(str(exc)) from None
+    kinds = list(options.kinds) or [k for k in kinds_with_items(store) if k in RECORD_BUILDERS]
+    if not kinds:
+        raise ExportError("the store holds no items to export")
+    created_at = creation_time(options.created_at)
+    plans = [_plan(store, kind, options, labeler) for kind in dict.fromkeys(kinds)]
+    if spec is not None:
+        for plan in plans:
+            counts: Counter[str] = Counter(
+                row["source"]
+                for row in stream_item_sources(store, plan.item_filter)
+                if plan.keep(row)
+            )
+            plan.parts = assign_sources(dict(counts), spec, options.seed)
+    filters = {
+        "kinds": [p.kind for p in plans],
+        "labels": options.labels,
+        "labeler": labeler,
+        "labeler_asked": options.labeler,
+        "min_confidence": options.min_confidence,
+        "audited_only": options.audited_only,
+        "split": options.split,
+        "seed": options.seed if spec is not None else None,
+        "gzip": options.gzip,
+    }
+    facts = ReleaseFacts(version=options.version, filters=filters, split=spec)
+    target = out_dir / options.version
+    files: dict[str, dict[str, Any]] = {}
+    with staged_directory(target, options.force) as staging:
+        for plan in plans:
+            _write_kind(store, staging, plan, spec, options.gzip, facts, files, progress)
+        for plan in plans:
+            name = schema_file(plan.kind)
+            files[name] = _document(staging / name, record_schema(plan.kind))
+        facts.source_parts = {p.kind: p.parts for p in plans if p.parts is not None}
+        sheet = render_datasheet(store, facts).encode("utf-8")
+        files[DATASHEET] = _write_bytes(staging / DATASHEET, sheet)
+        manifest = build_manifest(
+            version=options.version,
+            created_at=created_at,
+            tool_version=__version__,
+            schema_version=current_version(store.conn),
+            filters=filters,
+            counts=facts.counts(),
+            files=files,
+        )
+        _write_bytes(staging / MANIFEST, encode_document(manifest))
+    save_release(
+        store,
+        ReleaseRow(
+            version=options.version,
+            filters=filters,
+            counts=manifest["counts"],
+            checksums={name: entry["sha256"] for name, entry in files.items()},
+            created_at=created_at,
+        ),
+    )
+    return ExportResult(target, manifest, facts.total, sorted([*files, MANIFEST]))
+
+
+def _write_kind(
+    store: Store,
+    staging: Path,
+    plan: _KindPlan,
+    spec: SplitSpec | None,
+    compress: bool,
+    facts: ReleaseFacts,
+    files: dict[str, dict[str, Any]],
+    progress: Progress | None,
+) -> None:
+    build = RECORD_BUILDERS[plan.kind]
+    facts.start_kind(plan.kind)
+    outputs = {
+        part: RecordFile(staging / data_file_name(plan.kind, part, compress), compress)
+        for part in part_names(spec)
+    }
+    try:
+        for row in _rows(store, plan):
+            part = plan.parts[row["source"]] if plan.parts is not None else None
+            try:
+                record = build(row)
+                record.update(_labels_for(plan, row).fields())
+                record["split"] = part
+                line = encode_line(record)
+            except (TypeError, ValueError, KeyError, UnicodeError) as exc:
+                raise ExportError(
+                    f"{plan.kind} item {row['key']!r} ({row['source']}): cannot be written"
+                    f" ({type(exc).__name__}: {exc})"
+                ) from exc
+            outputs[part].write(line)
+            facts.count(record)
+            if progress is not None:
+                progress(plan.kind, 1)
+    except BaseException:
+        for output in outputs.values():
+            output.abandon()
+        raise
+    for part, output in outputs.items():
+        sha, size = output.close()
+        files[output.path.name] = {
+            "sha256": sha,
+            "bytes": size,
+            "kind": plan.kind,
+            "split": part,
+            "records": output.records,
+            "schema": schema_file(plan.kind),
+            "compression": "gzip" if compress else None,
+        }
+
+
+def _write_bytes(path: Path, data: bytes) -> dict[str, Any]:
+    sha, size = write_document(path, data)
+    return {"sha256": sha, "bytes": size}
+
+
+def _document(path: Path, data: Any) -> dict[str, Any]:
+    return _write_bytes(path, encode_document(data))

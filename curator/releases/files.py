@@ -1,0 +1,162 @@
+"""Writing a release's files: one canonical JSON encoding, hashing while writing,
+deterministic gzip, and the temporary directory that becomes the release by a rename.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+
+def encode_line(record: dict[str, Any]) -> bytes:
+    """The one encoding every release uses: sorted keys, no spaces, UTF-8, newline."""
+    return (
+        json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+    ).encode("utf-8")
+
+
+def encode_document(data: Any) -> bytes:
+    """Pretty JSON for the manifest and schemas, with a stable key order."""
+    return (json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+class HashingWriter:
+    """A binary sink that counts and hashes what passes through to the real file."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw = raw
+        self.sha256 = hashlib.sha256()
+        self.bytes = 0
+
+    def write(self, data: bytes) -> int:
+        self.sha256.update(data)
+        self.bytes += len(data)
+        return self.raw.write(data)
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+
+class RecordFile:
+    """A JSONL file being written, plain or gzip (no name, time 0: same bytes each run)."""
+
+    def __init__(self, path: Path, compress: bool) -> None:
+        self.path = path
+        self.records = 0
+        self._raw = path.open("wb")
+        self._hashing = HashingWriter(self._raw)
+        self._sink: Any = (
+            gzip.GzipFile(filename="", mode="wb", fileobj=self._hashing, mtime=0, compresslevel=6)
+            if compress
+            else self._hashing
+        )
+
+    def write(self, line: bytes) -> None:
+        self._sink.write(line)
+        self.records += 1
+
+    def close(self) -> tuple[str, int]:
+        """Finish the file (flushed to disk) and return its sha256 and size."""
+        if self._sink is not self._hashing:
+            self._sink.close()
+        self._raw.flush()
+        os.fsync(self._raw.fileno())
+        self._raw.close()
+        return self._hashing.sha256.hexdigest(), self._hashing.bytes
+
+    def abandon(self) -> None:
+        self._raw.close()
+
+
+def write_document(path: Path, data: bytes) -> tuple[str, int]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return hashlib.sha256(data).hexdigest(), len(data)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def open_lines(path: Path) -> IO[bytes]:
+    """A release data file opened for reading lines, decompressed when it is gzip."""
+    return gzip.open(path, "rb") if path.name.endswith(".gz") else path.open("rb")
+
+
+class ReleaseExistsError(FileExistsError):
+    """The target release is there already and ``--force`` was not given."""
+
+
+PARTIAL = ".partial-"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clear_stale_partials(target: Path) -> list[Path]:
+    """Remove temporary directories that killed exports of this release left behind."""
+    removed = []
+    for path in target.parent.glob(f".{target.name}{PARTIAL}*"):
+        pid = path.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+@contextmanager
+def staged_directory(target: Path, force: bool) -> Iterator[Path]:
+    """A temporary directory beside ``target`` that replaces it only if the block ends
+    normally; on any error it is removed and ``target`` is left as it was."""
+    if target.exists() and not force:
+        raise ReleaseExistsError(f"{target} already exists (use --force to replace it)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    clear_stale_partials(target)
+    staging = target.parent / f".{target.name}{PARTIAL}{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    try:
+        yield staging
+        _fsync_dir(staging)
+        if target.exists():
+            if not force:
+                raise ReleaseExistsError(f"{target} appeared while exporting; left as it is")
+            old = target.parent / f".{target.name}.old-{os.getpid()}"
+            os.replace(target, old)
+            os.replace(staging, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(staging, target)
+        _fsync_dir(target.parent)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

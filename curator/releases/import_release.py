@@ -1,0 +1,273 @@
+"""``curator import release``: load a validated release into a store, all or nothing.
+
+Each kind has one reader that turns records back into the rows its miner would have
+handed over, saved through the same store functions (so dedup applies as when mining).
+Labels come back as what produced them: a labeler's label as that labeler's prediction,
+settled human labels as the votes that settled them, in a set named
+``release-VERSION-KIND``. Exporting the resulting store with the release's options gives
+the same data files.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from annotation.labels import DEFAULT_LABELS
+from curator.releases.files import open_lines
+from curator.releases.manifest import data_files
+from curator.releases.validate import validate_release
+from store import Store
+from store.ir import IRModuleRow, save_ir_batch
+from store.kernel_records import KernelCheck, KernelRow
+from store.kernels import save_checks, save_kernel_batch
+from store.predictions import add_predictions
+from store.records import CommitRow, PredictionRow
+from store.releases import (
+    ReleaseCommit,
+    ReleaseRow,
+    latest_prediction,
+    save_release,
+    save_release_commits,
+)
+from store.sets import NewSet, add_set_items, create_set, get_set
+from store.votes import VoteRow, append_votes, live_votes_for_items
+
+BATCH = 500
+
+
+class ReleaseImportError(ValueError):
+    """A release that does not validate; ``problems`` holds one line per problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(problems[0] if problems else "release not valid")
+        self.problems = problems
+
+
+@dataclass
+class ImportResult:
+    version: str
+    outcomes: dict[str, dict[str, int]] = field(default_factory=dict)
+    votes: int = 0
+    predictions: int = 0
+    sets: list[str] = field(default_factory=list)
+
+
+def _commit(record: dict[str, Any]) -> CommitRow:
+    return CommitRow(
+        source=record["source"],
+        sha=record["sha"],
+        branch=record["branch"],
+        author_date=record["date"],
+        message=record["message"],
+        diff=record["diff"],
+        file=record["file"],
+        files=record["files"],
+        language=record["language"],
+        functions=record["functions"],
+        code_before=record["code_before"],
+        code_after=record["code_after"],
+        added=record["added"],
+        deleted=record["deleted"],
+        model_input=record["model_input"],
+        function_md5=record["function_md5"],
+        diff_hash=record["diff_hash"],
+        provenance=record["provenance"],
+    )
+
+
+def _kernel(record: dict[str, Any]) -> KernelRow:
+    return KernelRow(
+        source=record["source"],
+        key=record["key"],
+        source_file=record["source_file"],
+        kernel_name=record["kernel_name"],
+        origin=record["origin"],
+        original_source=record["original_source"],
+        normalized_source=record["normalized_source"],
+        normalized_hash=record["normalized_hash"],
+        shim_needed=record["shim_needed"],
+        shim_names=record["shim_names"],
+        accepted=record["filter_status"] == "accepted",
+        instructions=record["instructions"],
+        message=record["compiler_message"],
+        verdict=record["verdict"],
+        features=record["features"],
+        provenance=record["provenance"],
+    )
+
+
+def _ir(record: dict[str, Any]) -> IRModuleRow:
+    bitcode = base64.b64decode(record["bitcode_base64"], validate=True)
+    return IRModuleRow(
+        source=record["source"],
+        path=record["path"] or "",
+        language=record["language"] or "unknown",
+        structural_hash=record["structural_hash"],
+        input_sha256=record["input_sha256"] or hashlib.sha256(bitcode).hexdigest(),
+        input_format=record["input_format"],
+        compile_command=record["compile_command"],
+        project=record["project"],
+        license=record["license"],
+        text=record["text"],
+        bitcode=bitcode,
+        text_bytes=record["text_bytes"],
+        bitcode_bytes=record["bitcode_bytes"],
+        tokens=record["tokens"],
+        functions=record["functions"],
+        declarations=record["declarations"],
+        globals=record["globals"],
+        basic_blocks=record["basic_blocks"],
+        instructions=record["instructions"],
+        opcodes=record["opcodes"],
+        provenance=record["provenance"],
+    )
+
+
+def _save_commits(store: Store, records: Sequence[dict[str, Any]]) -> list[tuple[str, int]]:
+    commits = [ReleaseCommit(x["key"], x["path"], x["dedup_hash"], _commit(x)) for x in records]
+    return [(r.status, r.item_id) for r in save_release_commits(store, commits)]
+
+
+def _save_kernels(store: Store, records: Sequence[dict[str, Any]]) -> list[tuple[str, int]]:
+    results = save_kernel_batch(store, [_kernel(x) for x in records])
+    checks = [
+        KernelCheck(r.item_id, x["verdict"], x["check_details"], x["features"])
+        for x, r in zip(records, results, strict=True)
+        if r.status == "stored" and x["filter_status"] == "accepted" and x["verdict"]
+    ]
+    if checks:
+        save_checks(store, checks)
+    return [(r.status, r.item_id) for r in results]
+
+
+def _save_ir(store: Store, records: Sequence[dict[str, Any]]) -> list[tuple[str, int]]:
+    results = save_ir_batch(store, [_ir(x) for x in records])
+    return [(r.status, int(r.item_id or 0)) for r in results]
+
+
+READERS: dict[str, Callable[[Store, Sequence[dict[str, Any]]], list[tuple[str, int]]]] = {
+    "commit": _save_commits,
+    "kernel": _save_kernels,
+    "ir": _save_ir,
+}
+
+
+def _records(path: Path) -> Iterator[dict[str, Any]]:
+    with open_lines(path) as fh:
+        for raw in fh:
+            yield json.loads(raw)
+
+
+def _batches(path: Path) -> Iterator[list[dict[str, Any]]]:
+    batch: list[dict[str, Any]] = []
+    for record in _records(path):
+        batch.append(record)
+        if len(batch) >= BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _predictions(
+    store: Store, pairs: Sequence[tuple[dict[str, Any], int]]
+) -> list[tuple[int, PredictionRow]]:
+    """A labeler's label on each item, unless the item's latest from it already says so."""
+    wanted = []
+    for record, item_id in pairs:
+        if record["label_source"] != "predicted" or not record["labeler"]:
+            continue
+        mine = (record["label"], record["confidence"])
+        if latest_prediction(store, item_id, record["labeler"]) != mine:
+            wanted.append((item_id, PredictionRow(record["labeler"], *mine)))
+    return wanted
+
+
+def _votes(store: Store, version: str, kind: str, pending: list[tuple[int, dict[str, Any]]]) -> int:
+    """Append the votes that settled labels, skipping those already live; set them in the
+    release's set (created on first use)."""
+    if not pending:
+        return 0
+    live = {
+        (v.item_id, v.annotator, v.role): (v.label, v.category)
+        for v in live_votes_for_items(store, sorted({item for item, _ in pending}))
+    }
+    name = f"release-{version}-{kind}"
+    set_row = get_set(store, name)
+    if set_row is None:
+        seen = sorted({v["label"] for _, v in pending} - set(DEFAULT_LABELS[kind]))
+        set_row = create_set(
+            store,
+            NewSet(
+                name=name,
+                kind=kind,
+                labels=[*DEFAULT_LABELS[kind], *seen],
+                params={"release": version},
+                blind=False,
+                votes_per_item=1,
+                description=f"votes that settled the labels of release {version}",
+            ),
+        )
+    add_set_items(store, set_row.id, list(dict.fromkeys(item for item, _ in pending)))
+    rows = [
+        VoteRow(
+            item_id=item,
+            annotator=v["annotator"],
+            label=v["label"],
+            category=v["category"],
+            role=v["role"],
+            set_id=set_row.id,
+            origin="release",
+        )
+        for item, v in pending
+        if live.get((item, v["annotator"], v["role"])) != (v["label"], v["category"])
+    ]
+    append_votes(store, rows)
+    return len(rows)
+
+
+def import_release(store: Store, release: Path) -> ImportResult:
+    """Validate the release, then load it in one transaction (nothing on any error)."""
+    report = validate_release(release)
+    if not report.ok or report.manifest is None:
+        raise ReleaseImportError(report.problems)
+    manifest = report.manifest
+    result = ImportResult(manifest["version"])
+    with store.transaction():
+        for name, entry in data_files(manifest):
+            kind = entry["kind"]
+            save = READERS.get(kind)
+            if save is None:
+                raise ReleaseImportError([f"{release / name}: Curator cannot import {kind!r}"])
+            outcome = result.outcomes.setdefault(kind, {})
+            votes: list[tuple[int, dict[str, Any]]] = []
+            for batch in _batches(release / name):
+                saved = save(store, batch)
+                kept = []
+                for record, (status, item_id) in zip(batch, saved, strict=True):
+                    outcome[status] = outcome.get(status, 0) + 1
+                    if status in ("stored", "known"):
+                        kept.append((record, item_id))
+                        votes += [(item_id, v) for v in record["votes"]]
+                result.predictions += add_predictions(store, _predictions(store, kept))
+            result.votes += _votes(store, result.version, kind, votes)
+            set_name = f"release-{result.version}-{kind}"
+            if votes and set_name not in result.sets:
+                result.sets.append(set_name)
+        save_release(
+            store,
+            ReleaseRow(
+                version=manifest["version"],
+                filters={**manifest["filters"], "imported_from": str(release)},
+                counts=manifest["counts"],
+                checksums={n: e["sha256"] for n, e in manifest["files"].items()},
+                created_at=manifest["created_at"],
+            ),
+        )
+    return result

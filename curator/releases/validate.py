@@ -1,0 +1,194 @@
+"""``curator validate``: a release checked against its own manifest and schemas.
+
+Problems are collected, one line each, most precise first: a bad record is named as
+``FILE:LINE`` with the field and what is wrong; then checksums, sizes, counts, and files
+missing from the directory or from the manifest. Files are read as streams.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from curator.releases.files import file_sha256, open_lines
+from curator.releases.manifest import MANIFEST, ManifestError, data_files, load_manifest
+from curator.releases.tally import UNKNOWN, UNLABELED, WHOLE
+
+
+@dataclass
+class ValidationReport:
+    path: Path
+    problems: list[str] = field(default_factory=list)
+    records: int = 0
+    files: int = 0
+    manifest: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class _Tally:
+    by_label: Counter[str] = field(default_factory=Counter)
+    by_language: Counter[str] = field(default_factory=Counter)
+    by_split: Counter[str] = field(default_factory=Counter)
+
+
+def _where(error: Any) -> str:
+    path = "/".join(str(p) for p in error.absolute_path)
+    return f"field {path!r}" if path else "record"
+
+
+def _load_schema(release: Path, name: str) -> tuple[Draft202012Validator | None, str | None]:
+    path = release / name
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+        Draft202012Validator.check_schema(schema)
+    except FileNotFoundError:
+        return None, f"{path}: missing (schema named in manifest.json)"
+    except (UnicodeDecodeError, json.JSONDecodeError, SchemaError) as exc:
+        message = getattr(exc, "message", None) or str(exc).splitlines()[0]
+        return None, f"{path}: not a usable JSON Schema ({message})"
+    return Draft202012Validator(schema), None
+
+
+def _check_records(
+    path: Path,
+    entry: dict[str, Any],
+    validator: Draft202012Validator,
+    tally: _Tally,
+) -> tuple[int, list[str]]:
+    """Records in the file, and its problems: the first bad line and how many followed."""
+    first: str | None = None
+    more = 0
+    records = 0
+    previous_key: str | None = None
+    try:
+        with open_lines(path) as fh:
+            for number, raw in enumerate(fh, start=1):
+                problem = None
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    text, problem = "", "not UTF-8 text"
+                if problem is None and not text.endswith("\n"):
+                    problem = "the last line has no newline (file cut short?)"
+                record: Any = None
+                if problem is None:
+                    try:
+                        record = json.loads(text)
+                    except json.JSONDecodeError as exc:
+                        problem = f"malformed JSON ({exc.msg} at column {exc.colno})"
+                if problem is None:
+                    error = next(iter(validator.iter_errors(record)), None)
+                    if error is not None:
+                        problem = f"{_where(error)}: {error.message}"
+                if problem is None:
+                    problem = _placement(record, entry, previous_key)
+                if problem is not None:
+                    if first is None:
+                        first = f"{path}:{number}: {problem}"
+                    else:
+                        more += 1
+                    continue
+                records += 1
+                previous_key = record["key"]
+                tally.by_label[record["label"] or UNLABELED] += 1
+                tally.by_language[record["language"] or UNKNOWN] += 1
+                tally.by_split[record["split"] or WHOLE] += 1
+    except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        return records, [f"{path}: cannot be read to the end ({exc})"]
+    problems = [] if first is None else [first]
+    if more:
+        problems.append(f"{path}: {more} more bad lines after the first")
+    return records, problems
+
+
+def _placement(record: dict[str, Any], entry: dict[str, Any], previous: str | None) -> str | None:
+    if record["kind"] != entry["kind"]:
+        return f"kind {record['kind']!r} in a file of {entry['kind']!r} records"
+    if record["split"] != entry.get("split"):
+        return f"split {record['split']!r} in the file of split {entry.get('split')!r}"
+    if previous is not None and record["key"] <= previous:
+        return f"key {record['key']!r} repeats or is out of order (records are sorted by key)"
+    return None
+
+
+def _compare(report: ValidationReport, what: str, said: Any, found: Any) -> None:
+    if said != found:
+        report.problems.append(
+            f"{report.path / MANIFEST}: {what} says {json.dumps(said, sort_keys=True)},"
+            f" the files hold {json.dumps(found, sort_keys=True)}"
+        )
+
+
+def validate_release(release: Path) -> ValidationReport:
+    """Every problem of the release at ``release`` (none: it is valid)."""
+    report = ValidationReport(release)
+    try:
+        manifest = load_manifest(release)
+    except ManifestError as exc:
+        report.problems.append(str(exc))
+        return report
+    report.manifest = manifest
+    listed = manifest["files"]
+    line_problems: list[str] = []
+    file_problems: list[str] = []
+    for name, entry in sorted(listed.items()):
+        path = release / name
+        if not path.is_file():
+            file_problems.append(f"{path}: missing (listed in manifest.json)")
+            continue
+        report.files += 1
+        size = path.stat().st_size
+        if size != entry["bytes"]:
+            file_problems.append(f"{path}: {size} bytes, manifest.json says {entry['bytes']}")
+        actual = file_sha256(path)
+        if actual != entry["sha256"]:
+            file_problems.append(
+                f"{path}: sha256 {actual} does not match manifest.json ({entry['sha256']})"
+            )
+    for path in sorted(p for p in release.rglob("*") if p.is_file()):
+        name = path.relative_to(release).as_posix()
+        if name != MANIFEST and name not in listed:
+            file_problems.append(f"{path}: not listed in manifest.json")
+    tallies: dict[str, _Tally] = {}
+    by_kind: Counter[str] = Counter()
+    for name, entry in data_files(manifest):
+        path = release / name
+        tally = tallies.setdefault(entry["kind"], _Tally())
+        by_kind[entry["kind"]] += 0
+        if not path.is_file():
+            continue
+        validator, problem = _load_schema(release, entry.get("schema", ""))
+        if validator is None:
+            file_problems.append(str(problem))
+            continue
+        records, problems = _check_records(path, entry, validator, tally)
+        line_problems += problems
+        by_kind[entry["kind"]] += records
+        report.records += records
+        if not problems and records != entry.get("records"):
+            file_problems.append(
+                f"{path}: {records} records, manifest.json says {entry.get('records')}"
+            )
+    report.problems = line_problems + file_problems
+    if report.ok:
+        counts = manifest["counts"]
+        _compare(report, "counts.records", counts["records"], report.records)
+        _compare(report, "counts.by_kind", counts["by_kind"], dict(sorted(by_kind.items())))
+        for what in ("by_label", "by_language", "by_split"):
+            found = {
+                kind: dict(sorted(getattr(t, what).items())) for kind, t in sorted(tallies.items())
+            }
+            _compare(report, f"counts.{what}", counts[what], found)
+    return report
