@@ -1,0 +1,48 @@
+"""Run any batch labeler (``heuristics@1``, ``keyword@1``...) over stored commits and keep
+its predictions: items it already labeled are skipped, each batch is one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engines.labelers.base import Labeler
+from store import Store
+from store.predictions import add_predictions, predicted_item_ids
+from store.records import PredictionRow
+from store.teaching import commit_texts
+
+BATCH = 500
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    labeler: str
+    stored: int
+    already: int
+    not_commits: int
+
+
+def label_and_store(
+    store: Store, labeler: Labeler, item_ids: Sequence[int], batch: int = BATCH
+) -> StoredRun:
+    """Predict with ``labeler`` on the items of ``item_ids`` it has not labeled yet."""
+    unique = list(dict.fromkeys(item_ids))
+    done = predicted_item_ids(store, labeler.name, unique)
+    todo = [i for i in unique if i not in done]
+    stored = 0
+    missing = 0
+    for start in range(0, len(todo), batch):
+        chunk = todo[start : start + batch]
+        texts = commit_texts(store, chunk, labeler.input_field)
+        ids = [i for i in chunk if i in texts]
+        missing += len(chunk) - len(ids)
+        predictions = labeler.predict([texts[i] for i in ids])
+        stored += add_predictions(
+            store,
+            [
+                (i, PredictionRow(labeler.name, p.label, p.score, p.details))
+                for i, p in zip(ids, predictions, strict=True)
+            ],
+        )
+    return StoredRun(labeler.name, stored, len(done), missing)
