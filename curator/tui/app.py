@@ -38,7 +38,7 @@ class CuratorApp(App[None]):
         self.service = CurationService(db_path, annotator)
         self.annotator = annotator
         self.open_set = open_set
-        self.sub_title = f"{annotator} · {db_path}"
+        self.sub_title = f"{annotator} · {Path(db_path).name}"
 
     def on_mount(self) -> None:
         self.push_screen(HomeScreen(open_set=self.open_set))

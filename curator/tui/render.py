@@ -97,6 +97,11 @@ def one_line(text: str, width: int = 80) -> Text:
     return Text(flat if len(flat) <= width else flat[: width - 1] + "…")
 
 
+def styled(text: Text, style: str) -> Text:
+    text.stylize(style)
+    return text
+
+
 def pairs(items: list[tuple[str, str]], width: int = 60) -> Text:
     """``key value · key value`` with keys dimmed and values shown literally."""
     out = Text()
@@ -116,7 +121,7 @@ def predictions_line(predictions: list[dict[str, object]]) -> Text:
             out.append(" · ", "dim")
         out.append(one_line(str(p["labeler"]), 30))
         out.append(" ")
-        out.append(one_line(str(p["label"]), 30), "bold")
+        out.append_text(styled(one_line(str(p["label"]), 30), "bold"))
         score = p.get("score")
         if isinstance(score, (int, float)):
             out.append(f" {score:.2f}")
@@ -139,9 +144,9 @@ def votes_line(votes: Sequence[LiveVote], annotator: str) -> Text:
         who = "you" if v.annotator == annotator and v.role == "annotator" else v.annotator
         if v.role == "adjudicator":
             who += " (adjudicator)"
-        out.append(one_line(who, 30), "dim")
+        out.append_text(styled(one_line(who, 30), "dim"))
         out.append(": ")
-        out.append(one_line(v.label, 30), "bold")
+        out.append_text(styled(one_line(v.label, 30), "bold"))
         if v.category:
             out.append(" [")
             out.append(one_line(v.category, 50))

@@ -47,9 +47,11 @@ class HelpScreen(ModalScreen[None]):
         table.add_column()
         extra = getattr(self.under, "help_rows", None)
         rows: list[tuple[str, str]] = list(extra()) if callable(extra) else []
+        long = getattr(self.under, "HELP_TEXT", {})
         for binding in self.under.BINDINGS:
             if isinstance(binding, Binding):
-                rows.append((key_name(binding.key), binding.description or binding.action))
+                what = long.get(binding.action, binding.description or binding.action)
+                rows.append((key_name(binding.key), what))
         rows.append(("?", "this list of keys"))
         rows.append(("ctrl+q", "quit Curator"))
         seen: set[tuple[str, str]] = set()

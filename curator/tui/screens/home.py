@@ -36,6 +36,16 @@ class HomeScreen(Screen[None]):
         Binding("q", "app.quit", "Quit"),
     ]
 
+    HELP_TEXT: ClassVar[dict[str, str]] = {
+        "label": "label the highlighted set (resumes where you stopped)",
+        "review": "review the set's conflicts and settle them as adjudicator",
+        "agreement": "agreement of the set: Cohen per pair, Fleiss, Krippendorff",
+        "audit": "running precision of an audit set with its Wilson interval",
+        "goto": "open any item by #id, sha or key",
+        "refresh": "reload progress and agreement",
+        "app.quit": "quit Curator",
+    }
+
     def __init__(self, open_set: str | None = None) -> None:
         super().__init__()
         self.open_set = open_set

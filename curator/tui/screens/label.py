@@ -41,6 +41,17 @@ class LabelScreen(Screen[None]):
         Binding("escape,q", "leave", "Back"),
     ]
 
+    HELP_TEXT: ClassVar[dict[str, str]] = {
+        "undo": "undo your last vote in this set and show that item again",
+        "category": "pick a category for this item (saved with your vote)",
+        "note": "write a note for this item (saved with your vote)",
+        "search": "search this set by #id, sha prefix or words; jump to a hit",
+        "show_all": "show every line (long diffs and lines are clipped); esc returns",
+        "back_item": "go back to the item you voted before (vote again to change it)",
+        "detail": "item detail: every field, predictions, vote history",
+        "leave": "back to the home screen",
+    }
+
     def __init__(self, set_row: SetRow) -> None:
         super().__init__()
         self.set_row = set_row

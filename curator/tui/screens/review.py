@@ -35,6 +35,14 @@ class ReviewScreen(Screen[None]):
         Binding("escape,q", "leave", "Back"),
     ]
 
+    HELP_TEXT: ClassVar[dict[str, str]] = {
+        "undo": "undo your last adjudication in this set",
+        "detail": "item detail of the highlighted conflict",
+        "show_all": "show every line of the item; esc returns",
+        "refresh": "reload the conflicts",
+        "leave": "back to the home screen",
+    }
+
     def __init__(self, set_row: SetRow) -> None:
         super().__init__()
         self.set_row = set_row

@@ -1,0 +1,382 @@
+"""The app driven by keys through Textual's Pilot; every test checks what reached the store."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from rich.text import Text
+from textual.widgets import DataTable, Static, TextArea
+
+from annotation.adjudication import decisions_for_set
+from annotation.set_reports import agreement_for_set
+from curator.tui.app import CuratorApp
+from curator.tui.screens.agreement import AgreementScreen
+from curator.tui.screens.audit import AuditScreen
+from curator.tui.screens.detail import ItemDetailScreen
+from curator.tui.screens.help import HelpScreen
+from curator.tui.screens.home import HomeScreen
+from curator.tui.screens.label import LabelScreen
+from curator.tui.screens.review import ReviewScreen
+from curator.tui.widgets.item_panel import ItemPanel
+from store import open_store
+from store.sets import get_set
+from tests.tui_store import build, copy_of
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build(tmp_path_factory.mktemp("tui") / "template.db")
+
+
+@pytest.fixture
+def db(template: Path, tmp_path: Path) -> Path:
+    return copy_of(template, tmp_path / "t.db")
+
+
+async def until(pilot, check: Callable[[], object], what: str, tries: int = 200) -> None:  # type: ignore[no-untyped-def]
+    """Let the app run until ``check()`` holds (workers finish on their own threads)."""
+    for _ in range(tries):
+        await pilot.pause(0.02)
+        if check():
+            return
+    raise AssertionError(f"the app never got to: {what}")
+
+
+def text_of(widget: Static) -> str:
+    content = widget.content
+    return content.plain if isinstance(content, Text) else str(content)
+
+
+def screen_text(app: CuratorApp) -> str:
+    """What the terminal shows, as plain text (the SVG screenshot without its markup)."""
+    svg = app.export_screenshot()
+    return html.unescape("".join(re.findall(r">([^<]*)</text>", svg))).replace("\xa0", " ")
+
+
+def live_votes(db: Path, annotator: str) -> list[tuple[int, str, str | None, str | None]]:
+    with open_store(db) as s:
+        return [
+            (r[0], r[1], r[2], r[3])
+            for r in s.query(
+                "SELECT item_id, label, category, note FROM live_votes WHERE annotator = ?"
+                " ORDER BY item_id",
+                (annotator,),
+            )
+        ]
+
+
+def shown_item(app: CuratorApp) -> int | None:
+    screen = app.screen
+    assert isinstance(screen, LabelScreen)
+    return screen.view.item_id if screen.view else None
+
+
+async def open_label(pilot, app: CuratorApp) -> LabelScreen:  # type: ignore[no-untyped-def]
+    await until(pilot, lambda: isinstance(app.screen, LabelScreen) and app.screen.view, "label")
+    screen = app.screen
+    assert isinstance(screen, LabelScreen)
+    return screen
+
+
+async def test_home_lists_sets_with_progress_and_pending(db: Path) -> None:
+    app = CuratorApp(db, "dave")
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+        table = app.screen.query_one(DataTable)
+        await until(
+            pilot, lambda: table.row_count == 4 and "…" not in str(table.get_row_at(3)), "overviews"
+        )
+        rows = {str(table.get_row_at(i)[0]): table.get_row_at(i) for i in range(table.row_count)}
+        assert set(rows) == {"audit-sample", "gt-sample", "inbox", "open-sample"}
+        assert rows["gt-sample"][2] == "40"
+        assert rows["gt-sample"][4] == "40"  # dave has not voted yet
+        with open_store(db) as s:
+            kappa = agreement_for_set(s, get_set(s, "gt-sample")).fleiss.kappa  # type: ignore[arg-type]
+        assert rows["gt-sample"][6] == f"{kappa:.2f}"
+
+
+async def test_label_vote_moves_on_and_undo_takes_it_back(db: Path) -> None:
+    app = CuratorApp(db, "dave", open_set="gt-sample")
+    async with app.run_test() as pilot:
+        screen = await open_label(pilot, app)
+        first = shown_item(app)
+        await pilot.press("1")
+        await until(pilot, lambda: shown_item(app) != first, "next item after a vote")
+        second = shown_item(app)
+        await pilot.press("2")
+        await until(pilot, lambda: shown_item(app) not in (first, second), "third item")
+        assert [(v[0], v[1]) for v in live_votes(db, "dave")] == [
+            (first, "perf"),
+            (second, "non-perf"),
+        ]
+        await pilot.press("u")
+        await until(pilot, lambda: shown_item(app) == second, "back on the undone item")
+        assert [(v[0], v[1]) for v in live_votes(db, "dave")] == [(first, "perf")]
+        await pilot.press("s")
+        await until(pilot, lambda: shown_item(app) != second, "moved on after skip")
+        assert live_votes(db, "dave")[-1][:2] == (second, "skip")
+        await until(
+            pilot, lambda: "2 labeled" in text_of(screen.query_one("#status", Static)), "count"
+        )
+    with open_store(db) as s:
+        origins = {r[0] for r in s.query("SELECT origin FROM votes WHERE annotator = 'dave'")}
+    assert origins == {"tui", "undo"}
+
+
+async def test_category_and_note_are_saved_with_the_vote(db: Path) -> None:
+    app = CuratorApp(db, "dave", open_set="gt-sample")
+    async with app.run_test() as pilot:
+        await open_label(pilot, app)
+        first = shown_item(app)
+        await pilot.press("c")
+        await pilot.press(*"memory leak")
+        await pilot.press("enter")
+        await pilot.press("n")
+        await pilot.press(*"hot loop")
+        await pilot.press("enter")
+        await pilot.press("p")
+        await until(pilot, lambda: shown_item(app) != first, "next item")
+    assert live_votes(db, "dave") == [
+        (first, "perf", "memory-inefficiency/memory-leak", "hot loop")
+    ]
+
+
+async def test_label_resumes_at_the_first_unlabeled_item(db: Path) -> None:
+    app = CuratorApp(db, "dave", open_set="gt-sample")
+    async with app.run_test() as pilot:
+        await open_label(pilot, app)
+        for _ in range(3):
+            before = shown_item(app)
+            await pilot.press("2")
+            await until(pilot, lambda before=before: shown_item(app) != before, "next")
+        fourth = shown_item(app)
+    again = CuratorApp(db, "dave", open_set="gt-sample")
+    async with again.run_test() as pilot:
+        await open_label(pilot, again)
+        assert shown_item(again) == fourth
+
+
+async def test_search_jumps_to_an_item(db: Path) -> None:
+    with open_store(db) as s:
+        target, message = s.query(
+            "SELECT i.id, c.message FROM items i JOIN commits c ON c.item_id = i.id"
+            " JOIN set_items si ON si.item_id = i.id JOIN sets st ON st.id = si.set_id"
+            " WHERE st.name = 'gt-sample' ORDER BY si.position DESC LIMIT 1"
+        )[0]
+    app = CuratorApp(db, "dave", open_set="gt-sample")
+    async with app.run_test() as pilot:
+        await open_label(pilot, app)
+        await pilot.press("slash")
+        await pilot.press(*message.split()[0:3] and " ".join(message.split()[:3]))
+        await pilot.press("enter")
+        await until(pilot, lambda: type(app.screen).__name__ == "ChoicePrompt", "search results")
+        await pilot.press("enter")
+        await until(pilot, lambda: shown_item(app) == target, "the found item")
+
+
+async def test_blind_set_hides_machines_and_open_set_shows_them(db: Path) -> None:
+    app = CuratorApp(db, "dave", open_set="gt-sample")
+    async with app.run_test() as pilot:
+        screen = await open_label(pilot, app)
+        assert "hidden" in text_of(screen.query_one("#machine", Static))
+        assert screen.view is not None and screen.view.predictions == []
+    app = CuratorApp(db, "dave", open_set="open-sample")
+    async with app.run_test() as pilot:
+        screen = await open_label(pilot, app)
+        assert "keyword@1" in text_of(screen.query_one("#machine", Static))
+
+
+async def test_review_settles_a_conflict_with_one_key(db: Path) -> None:
+    with open_store(db) as s:
+        set_row = get_set(s, "gt-sample")
+        assert set_row is not None
+        before = [d.item_id for d in decisions_for_set(s, set_row) if d.status == "conflict"]
+    assert before, "the sample set should hold a conflict"
+    app = CuratorApp(db, "erin")
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+        app.push_screen(ReviewScreen(set_row))
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, ReviewScreen) and app.screen.conflicts,
+            "conflicts",
+        )
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == len(before)
+        await pilot.press("1")
+        await until(
+            pilot, lambda: len(app.screen.conflicts) == len(before) - 1, "one fewer conflict"
+        )
+    with open_store(db) as s:
+        rows = s.query("SELECT item_id, label, role FROM live_votes WHERE annotator = 'erin'")
+    assert [(r[0], r[1], r[2]) for r in rows] == [(before[0], "perf", "adjudicator")]
+
+
+async def test_audit_screen_updates_as_votes_come_in(db: Path) -> None:
+    with open_store(db) as s:
+        set_row = get_set(s, "audit-sample")
+        assert set_row is not None
+        first = s.query(
+            "SELECT si.item_id FROM set_items si WHERE si.set_id = ? AND NOT EXISTS"
+            " (SELECT 1 FROM live_votes lv WHERE lv.item_id = si.item_id)"
+            " ORDER BY si.position LIMIT 1",
+            (set_row.id,),
+        )[0][0]
+    app = CuratorApp(db, "dave")
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+        app.push_screen(AuditScreen(set_row))
+        status = lambda: text_of(app.screen.query_one("#status", Static))  # noqa: E731
+        await until(pilot, lambda: "judged" in status(), "audit report")
+        judged = int(status().split(" of ")[0].rsplit(" ", 1)[1])
+        # Another annotator votes from elsewhere; the screen picks it up on its own.
+        from curator.cli import app as cli
+        from typer.testing import CliRunner
+
+        result = CliRunner().invoke(
+            cli, ["vote", f"#{first}", "perf", "--annotator", "zoe", "--db", str(db)]
+        )
+        assert result.exit_code == 0, result.output
+        await until(
+            pilot, lambda: f" {judged + 1} of " in status(), "the new vote counted", tries=400
+        )
+        summary = app.screen.query_one("#summary", Static)
+        assert summary.content is not None
+
+
+async def test_agreement_screen_shows_the_store_figures(db: Path) -> None:
+    with open_store(db) as s:
+        set_row = get_set(s, "gt-sample")
+        assert set_row is not None
+        report = agreement_for_set(s, set_row)
+    app = CuratorApp(db, "dave")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+        app.push_screen(AgreementScreen(set_row))
+        await until(
+            pilot,
+            lambda: "annotators" in text_of(app.screen.query_one("#status", Static)),
+            "report",
+        )
+        rendered = screen_text(app)
+        assert f"{report.fleiss.kappa:.3f}" in rendered
+        assert f"{report.krippendorff_alpha:.3f}" in rendered
+        for rater in ("alice", "bob", "carol"):
+            assert rater in rendered
+
+
+async def test_kernel_detail_shows_both_sources_and_the_verdict(db: Path) -> None:
+    with open_store(db) as s:
+        kernel_id = s.query("SELECT item_id FROM kernels ORDER BY item_id LIMIT 1")[0][0]
+    app = CuratorApp(db, "dave")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+        app.push_screen(ItemDetailScreen(kernel_id))
+        await until(pilot, lambda: app.screen.view is not None, "kernel view")
+        rendered = screen_text(app)
+        assert "original" in rendered and "normalized" in rendered
+        assert "verdict" in rendered and "saxpy" in rendered
+        await pilot.press("y")
+        await until(pilot, lambda: app.clipboard != "", "copied key")
+        assert "saxpy" in app.clipboard
+
+
+async def test_ir_detail_shows_counts_and_opcode_histogram(db: Path) -> None:
+    with open_store(db) as s:
+        ir_id, opcodes = s.query("SELECT item_id, opcodes FROM ir_modules LIMIT 1")[0]
+    app = CuratorApp(db, "dave")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+        app.push_screen(ItemDetailScreen(ir_id))
+        await until(pilot, lambda: app.screen.view is not None, "IR view")
+        rendered = screen_text(app)
+        assert "opcodes" in rendered and "instructions" in rendered
+        top = max(json.loads(opcodes).items(), key=lambda kv: kv[1])[0]
+        assert top in rendered
+
+
+async def test_untrusted_text_is_shown_literally_and_clipped(tmp_path: Path) -> None:
+    hostile = (
+        "[bold red]boom[/] [link=http://evil.example]click[/link]"
+        " \x1b]8;;http://evil.example\x07osc\x1b]8;;\x07 \x1b[31mred\x1b[0m \x07bell"
+    )
+    long_line = "x" * 10_000
+    diff = "\n".join(["@@ -1 +1 @@", long_line] + [f"+line {i}" for i in range(50_000)])
+    items = tmp_path / "items.jsonl"
+    items.write_text(
+        json.dumps({"id": "evil-1", "repo": "r", "sha": "a" * 40, "message": hostile, "diff": diff})
+        + "\n"
+    )
+    db = tmp_path / "evil.db"
+    from tests.tui_store import curator
+
+    curator(db, "import", "items", str(items), "--set", "evil")
+    app = CuratorApp(db, "dave", open_set="evil")
+    async with app.run_test() as pilot:
+        screen = await open_label(pilot, app)
+        panel = screen.query_one(ItemPanel)
+        message = text_of(panel.query_one("#item-message", Static))
+        assert "[bold red]boom[/]" in message and "[link=http://evil.example]" in message
+        assert "\x1b" not in message and "\x07" not in message
+        title = text_of(panel.query_one("#pane-title-0", Static))
+        assert "50002 lines" in title and "clipped" in title
+        rendered = app.export_screenshot()
+        assert "\x1b" not in rendered and "\x07" not in rendered
+        await pilot.press("f")
+        area = panel.query_one("#item-full", TextArea)
+        await until(pilot, lambda: panel.showing_all, "show all")
+        assert area.document.line_count > 50_000
+        assert long_line in area.text
+        await pilot.press("escape")
+        assert not panel.showing_all
+        await pilot.press("1")
+        await until(pilot, lambda: screen.view is None, "done with the set")
+    assert live_votes(db, "dave")[0][1] == "perf"
+
+
+async def test_help_lists_every_key_of_the_screen(db: Path) -> None:
+    app = CuratorApp(db, "dave", open_set="gt-sample")
+    async with app.run_test(size=(80, 40)) as pilot:
+        await open_label(pilot, app)
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen), "help")
+        rendered = screen_text(app)
+        for words in ("vote perf", "vote non-perf", "vote skip", "undo", "category", "note"):
+            assert words in rendered.lower()
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, LabelScreen), "back to labeling")
+
+
+async def test_layout_survives_resizing(db: Path) -> None:
+    app = CuratorApp(db, "dave", open_set="gt-sample")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_label(pilot, app)
+        for size in ((60, 20), (200, 60), (80, 24)):
+            await pilot.resize_terminal(*size)
+            await pilot.pause(0.05)
+            assert screen.query_one(ItemPanel).size.height > 0
+        first = shown_item(app)
+        await pilot.press("1")
+        await until(pilot, lambda: shown_item(app) != first, "still voting after resizes")
+
+
+def test_no_command_without_a_terminal_prints_help(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from curator.cli import app as cli
+
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "x.db")])
+    assert result.exit_code == 0
+    assert "Usage" in result.output and "label" in result.output
