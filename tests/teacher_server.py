@@ -3,7 +3,7 @@
 It answers both ``POST /v1/chat/completions`` (OpenAI-compatible) and ``POST /api/chat``
 (Ollama). What it answers depends on markers in the commit text it is sent:
 
-- ``faster``, ``speed``, ``cache`` or ``leak``: Perf, confidence 92; otherwise Non-perf, 70
+- ``faster``, ``speed``, ``cache`` or ``leak`` (any case): Perf, confidence 92; else Non-perf, 70
 - ``GARBLED``: prose with no JSON; ``REFUSE``: a refusal; ``BADLABEL``: an unknown label
 - ``FENCED``: the JSON inside a Markdown code fence
 - ``FLAKY``: HTTP 500 twice, then an answer; ``THROTTLED``: 429 (Retry-After: 0) twice
@@ -121,7 +121,7 @@ class FakeLLM:
         elif "BADLABEL" in text:
             content = json.dumps({"label": "Maybe", "confidence": 50})
         else:
-            perf = any(w in text for w in ("faster", "speed", "cache", "leak"))
+            perf = any(w in text.lower() for w in ("faster", "speed", "cache", "leak"))
             content = json.dumps(
                 {"label": "Perf" if perf else "Non-perf", "confidence": 92 if perf else 70}
             )

@@ -11,6 +11,7 @@ from annotation.adjudication import RULES, annotator_drift, decisions_for_set, s
 from annotation.agreement import landis_koch
 from annotation.set_reports import agreement_for_set, evaluate_on_set
 from annotation.sets import SetError
+from curator.commands import eval_table
 from curator.commands.options import DbOption, open_db
 from curator.commands.output import fail, load_set, number, print_json, table
 from curator.console import out
@@ -183,9 +184,19 @@ def eval_command(
     ),
     rule: str = RuleOption,
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    out_file: Path | None = typer.Option(
+        None, "--out", metavar="FILE.json", help="Also write the scores as JSON to this file."
+    ),
+    markdown_file: Path | None = typer.Option(
+        None, "--markdown", metavar="FILE.md", help="Also write the table as Markdown."
+    ),
+    confusion: bool = typer.Option(
+        True, "--confusion/--no-confusion", help="Print each labeler's confusion matrix."
+    ),
     db: Path | None = DbOption,
 ) -> None:
-    """Precision, recall, F1 and FPR per class, accuracy and confusion matrix per labeler."""
+    """One table comparing labelers: precision, recall, F1 and FPR per class, accuracy;
+    then each labeler's confusion matrix."""
     with open_db(db) as store:
         s = load_set(store, set_name)
         try:
@@ -194,48 +205,33 @@ def eval_command(
             fail(str(exc))
     if any(r.items == 0 for r in results):
         fail(f"set {s.name!r} has no settled items yet: vote, then `curator adjudicate`")
+    data = eval_table.as_json(s.name, rule, results)
+    try:
+        if out_file is not None:
+            eval_table.write_json(out_file, data)
+        if markdown_file is not None:
+            text = eval_table.markdown(s.name, rule, results[0].items, results, s.labels)
+            eval_table.write_atomically(markdown_file, text)
+    except OSError as exc:
+        fail(f"cannot write {exc.filename}: {exc.strerror}")
     if as_json:
-        print_json({"set": s.name, "rule": rule, "labelers": [r.as_json() for r in results]})
-    else:
-        rows = []
-        for r in results:
-            for c in r.classes:
-                rows.append(
-                    (
-                        r.labeler,
-                        c.label,
-                        c.support,
-                        number(c.precision),
-                        number(c.recall),
-                        number(c.f1),
-                        number(c.fpr),
-                        number(r.accuracy),
-                        r.missing,
-                    )
-                )
+        print_json(data)
+        return
+    out.print(
+        eval_table.rich_table(
+            f"Evaluation on {s.name} ({results[0].items} items with a final label, rule {rule})",
+            results,
+            s.labels,
+        )
+    )
+    if not confusion:
+        return
+    for r in results:
+        columns = list(next(iter(r.confusion.values()), {}).keys())
         out.print(
             table(
-                f"Evaluation on {s.name}",
-                (
-                    "labeler",
-                    "class",
-                    "support",
-                    "precision",
-                    "recall",
-                    "F1",
-                    "FPR",
-                    "accuracy",
-                    "missing",
-                ),
-                rows,
+                f"Confusion matrix of {r.labeler} (rows: final label, columns: predicted)",
+                ("final", *columns),
+                [(t, *(r.confusion[t][p] for p in columns)) for t in r.confusion],
             )
         )
-        for r in results:
-            columns = list(next(iter(r.confusion.values()), {}).keys())
-            out.print(
-                table(
-                    f"Confusion matrix of {r.labeler} (rows: final label, columns: predicted)",
-                    ("final", *columns),
-                    [(t, *(r.confusion[t][p] for p in columns)) for t in r.confusion],
-                )
-            )

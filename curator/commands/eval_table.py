@@ -1,0 +1,85 @@
+"""The comparison table of ``curator eval``: one row per labeler, precision, recall, F1
+and FPR per class plus accuracy, as a rich table, as Markdown and as JSON files."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from annotation.evaluation import Evaluation
+from curator.commands.output import number, table
+from curator.safe_text import strip_controls
+
+FIGURES = ("P", "R", "F1", "FPR")
+
+
+def header(labels: Sequence[str]) -> list[str]:
+    cols = ["labeler", "items"]
+    for label in labels:
+        cols += [f"{label} {figure}" for figure in FIGURES]
+    return [*cols, "accuracy", "missing"]
+
+
+def rows(results: Sequence[Evaluation], labels: Sequence[str]) -> list[list[Any]]:
+    found = []
+    for r in results:
+        by_label = {c.label: c for c in r.classes}
+        row: list[Any] = [r.labeler, r.predicted]
+        for label in labels:
+            c = by_label.get(label)
+            row += (
+                ["-"] * 4
+                if c is None
+                else [number(c.precision), number(c.recall), number(c.f1), number(c.fpr)]
+            )
+        found.append([*row, number(r.accuracy), r.missing])
+    return found
+
+
+def rich_table(title: str, results: Sequence[Evaluation], labels: Sequence[str]):  # type: ignore[no-untyped-def]
+    return table(title, header(labels), rows(results, labels))
+
+
+def _cell(value: object) -> str:
+    text = " ".join(strip_controls(str(value)).split())
+    return text.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def markdown(
+    set_name: str, rule: str, items: int, results: Sequence[Evaluation], labels: Sequence[str]
+) -> str:
+    """A GitHub-flavoured Markdown table with a one-line caption."""
+    head = header(labels)
+    lines = [
+        f"Evaluation on `{_cell(set_name)}` ({items} items with a final label, rule {rule}).",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "|".join(["---", *["---:"] * (len(head) - 1)]) + "|",
+    ]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows(results, labels)]
+    return "\n".join(lines) + "\n"
+
+
+def as_json(set_name: str, rule: str, results: Sequence[Evaluation]) -> dict[str, Any]:
+    return {"set": set_name, "rule": rule, "labelers": [r.as_json() for r in results]}
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path``, then move it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    write_atomically(path, json.dumps(data, indent=2, ensure_ascii=True) + "\n")
