@@ -112,18 +112,47 @@ def _decode(row: sqlite3.Row) -> dict[str, Any]:
     return data
 
 
+class UnreadableItemError(Exception):
+    """A stored row that SQLite cannot hand over (e.g. text that is not UTF-8)."""
+
+    def __init__(self, kind: str, key: str | None, detail: str) -> None:
+        super().__init__(f"{kind} item {key!r}: stored data cannot be read ({detail})")
+        self.kind = kind
+        self.key = key
+
+
 def stream_items(store: Store, flt: ItemFilter) -> Iterator[dict[str, Any]]:
-    """Every item the filter takes, with its kind's payload columns, in key order."""
+    """Every item the filter takes, with its kind's payload columns, in key order.
+
+    A row that cannot be read stops the stream with :class:`UnreadableItemError`
+    naming that item's key.
+    """
     sql, params = _select(flt, f"{_ITEM_COLUMNS}, {_PAYLOADS[flt.kind][0]}")
     cursor = store.conn.cursor()
+    last: str | None = None
     try:
-        cursor.arraysize = 256
         cursor.execute(sql, params)
-        while rows := cursor.fetchmany():
-            for row in rows:
-                yield _decode(row)
+        while True:
+            try:
+                row = cursor.fetchone()
+            except sqlite3.OperationalError as exc:
+                raise UnreadableItemError(flt.kind, _key_after(store, flt, last), str(exc)) from exc
+            if row is None:
+                return
+            last = row["key"]
+            yield _decode(row)
     finally:
         cursor.close()
+
+
+def _key_after(store: Store, flt: ItemFilter, last: str | None) -> str | None:
+    """The key of the item the filter takes after ``last`` (the first one if None)."""
+    sql, params = _select(flt, "i.key")
+    if last is not None:
+        sql = sql.replace(" ORDER BY i.key", " AND i.key > ? ORDER BY i.key")
+        params.append(last)
+    row = store.conn.execute(sql + " LIMIT 1", params).fetchone()
+    return None if row is None else str(row[0])
 
 
 def stream_item_sources(store: Store, flt: ItemFilter) -> Iterator[dict[str, Any]]:

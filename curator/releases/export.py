@@ -42,6 +42,7 @@ from store.migrations import current_version
 from store.releases import (
     ItemFilter,
     ReleaseRow,
+    UnreadableItemError,
     kinds_with_items,
     save_release,
     stream_item_sources,
@@ -154,15 +155,12 @@ def _labels_for(plan: _KindPlan, row: dict[str, Any]) -> LabelInfo:
 
 
 def _rows(store: Store, plan: _KindPlan) -> Iterator[dict[str, Any]]:
-    last = None
     try:
         for row in stream_items(store, plan.item_filter):
-            last = row["key"]
             if plan.keep(row):
                 yield row
-    except (UnicodeDecodeError, ValueError) as exc:
-        where = f"after key {last}" if last is not None else "at the first item"
-        raise ExportError(f"{plan.kind} items {where}: stored data cannot be read ({exc})") from exc
+    except UnreadableItemError as exc:
+        raise ExportError(str(exc)) from exc
 
 
 def export_release(

@@ -1,0 +1,300 @@
+"""``curator export`` / ``import release`` on commit stores: contents, labels, splits,
+determinism, atomicity (a bad record, a killed process) and the round trip."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from annotation.adjudication import final_labels
+from curator.releases.schema import record_schema
+from curator.releases.validate import validate_release
+from store import open_store
+from store.bulk import bulk_insert_commits
+from store.sets import get_set
+from tests.release_data import LABELER, annotated_store, commit_rows
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "cli.db"
+    with open_store(path) as store:
+        annotated_store(store)
+    return path
+
+
+def records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def files_of(release: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(release).as_posix(): p.read_bytes()
+        for p in sorted(release.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_export_holds_every_commit_with_its_label_and_validates(cli, db, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    result = cli("export", "v1.0", "--kind", "commit", "--out", str(tmp_path / "rel"))
+    assert result.exit_code == 0, result.output
+    release = tmp_path / "rel" / "v1.0"
+    assert set(files_of(release)) == {
+        "commit.jsonl",
+        "schema/commit.schema.json",
+        "DATASHEET.md",
+        "manifest.json",
+    }
+    rows = records(release / "commit.jsonl")
+    assert len(rows) == 60
+    assert [r["key"] for r in rows] == sorted(r["key"] for r in rows)
+    assert set(rows[0]) == set(record_schema("commit")["properties"])
+    with open_store(db) as store:
+        gt = get_set(store, "gt")
+        assert gt is not None
+        settled = final_labels(store, gt)
+        key_of = dict(store.query("SELECT id, key FROM items"))
+    labeled = {r["key"]: r for r in rows if r["label_source"] == "adjudicated"}
+    # every item settled in the ground-truth set carries that label (the audit adds more)
+    assert {key_of[i]: label for i, label in settled.items()}.items() <= {
+        k: r["label"] for k, r in labeled.items()
+    }.items()
+    adjudicated = next(
+        r for r in labeled.values() if any(v["role"] == "adjudicator" for v in r["votes"])
+    )
+    assert {v["annotator"] for v in adjudicated["votes"]} >= {"alice", "bob", "dana"}
+    assert adjudicated["confidence"] == 0.5
+    unanimous = next(r for r in labeled.values() if r["label"] == "perf" and r["confidence"] == 1.0)
+    assert unanimous["category"] == "inefficient-io"
+    unlabeled = [r for r in rows if r["label"] is None]
+    assert unlabeled and all(r["votes"] == [] and r["label_source"] is None for r in unlabeled)
+    some = rows[0]
+    assert some["stars"] == some["provenance"]["stars"] and some["diff"].startswith("-old")
+
+    manifest = json.loads((release / "manifest.json").read_text())
+    assert manifest["version"] == "v1.0" and manifest["counts"]["records"] == 60
+    assert manifest["counts"]["by_label"]["commit"]["unlabeled"] == len(unlabeled)
+    assert manifest["store"]["schema_version"] >= 4 and manifest["tool"]["name"] == "curator"
+    assert manifest["filters"]["kinds"] == ["commit"] and manifest["filters"]["labels"] is None
+    shown = cli("validate", str(release))
+    assert shown.exit_code == 0 and "valid (60 records in 3 files)" in shown.stdout
+
+
+def test_datasheet_answers_the_questions_from_the_store(cli, db, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    cli("export", "v1", "--out", str(tmp_path))
+    sheet = (tmp_path / "v1" / "DATASHEET.md").read_text()
+    for heading in (
+        "Composition",
+        "Collection",
+        "Preprocessing",
+        "Deduplication",
+        "Labeling",
+        "Agreement",
+        "Audit precision",
+        "Licenses",
+        "Splits",
+        "Maintenance",
+    ):
+        assert f"## {heading}" in sheet
+    audit_row = next(line for line in sheet.splitlines() if line.startswith("| audit-1 | keyword"))
+    # five of the six audited positives were judged perf: 0.833 with its Wilson interval
+    assert "| 0.833 |" in audit_row and "[0.436, 0.970] at 95%" in audit_row
+    assert "| gt |" in sheet and "Fleiss" in sheet
+
+
+def test_adjudicated_predicted_and_audited_filters(cli, db, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = str(tmp_path / "rel")
+    assert cli("export", "adj", "--labels", "adjudicated", "--out", out).exit_code == 0
+    adj = records(tmp_path / "rel" / "adj" / "commit.jsonl")
+    assert adj and all(r["label_source"] == "adjudicated" and r["votes"] for r in adj)
+
+    got = cli(
+        "export", "pred", "--labels", "predicted", "--labeler", "keyword@latest",
+        "--min-confidence", "0.8", "--out", out,
+    )  # fmt: skip
+    assert got.exit_code == 0, got.output
+    pred = records(tmp_path / "rel" / "pred" / "commit.jsonl")
+    with open_store(db) as store:
+        expected = store.scalar(
+            "SELECT COUNT(*) FROM predictions WHERE labeler = ? AND score >= 0.8", (LABELER,)
+        )
+    assert len(pred) == expected
+    assert all(
+        r["labeler"] == LABELER and r["confidence"] >= 0.8 and r["votes"] == [] for r in pred
+    )
+    manifest = json.loads((tmp_path / "rel" / "pred" / "manifest.json").read_text())
+    assert manifest["filters"]["labeler"] == LABELER
+    assert manifest["filters"]["labeler_asked"] == "keyword@latest"
+
+    audited = cli("export", "aud", "--audited-only", "--labels", "adjudicated", "--out", out)
+    assert audited.exit_code == 0
+    aud = records(tmp_path / "rel" / "aud" / "commit.jsonl")
+    assert len(aud) == 6 and sum(r["label"] == "perf" for r in aud) >= 5
+
+
+def test_option_mistakes_are_usage_errors(cli, db, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = str(tmp_path / "rel")
+    for args, words in (
+        (["--labels", "predicted"], "needs --labeler"),
+        (["--labels", "guessed"], "use adjudicated or predicted"),
+        (["--split", "repo:50/50/50/50"], "give 2 or 3 weights"),
+        (["--split", "file:80/20"], "expected repo:"),
+        (["--kind", "image"], "kind 'image'"),
+    ):
+        result = cli("export", "v1", *args, "--out", out)
+        assert result.exit_code == 2 and words in result.stderr, (args, result.stderr)
+    bad = cli("export", "../v1", "--out", out)
+    assert bad.exit_code == 2 and "use letters, digits" in bad.stderr
+    missing = cli(
+        "export", "v1", "--labels", "predicted", "--labeler", "student@latest", "--out", out
+    )
+    assert (
+        missing.exit_code == 1 and "no predictions from any version of 'student'" in missing.stderr
+    )
+    assert not (tmp_path / "rel" / "v1").exists()
+
+
+def test_split_keeps_repositories_disjoint(cli, db, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    result = cli("export", "v1", "--split", "repo:60/20/20", "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    release = tmp_path / "v1"
+    parts = {p: records(release / f"commit.{p}.jsonl") for p in ("train", "dev", "test")}
+    repos = {p: {r["source"] for r in rows} for p, rows in parts.items()}
+    assert repos["train"] and repos["dev"] and repos["test"]
+    assert not (
+        repos["train"] & repos["dev"]
+        or repos["train"] & repos["test"]
+        or repos["dev"] & repos["test"]
+    )
+    assert sum(len(rows) for rows in parts.values()) == 60
+    assert all(r["split"] == p for p, rows in parts.items() for r in rows)
+    manifest = json.loads((release / "manifest.json").read_text())
+    assert manifest["counts"]["by_split"]["commit"] == {
+        p: len(rows) for p, rows in sorted(parts.items())
+    }
+    assert validate_release(release).ok
+    named = cli("export", "v2", "--split", "repo:fit=1/hold=1", "--out", str(tmp_path))
+    assert named.exit_code == 0
+    assert {p.name for p in (tmp_path / "v2").glob("*.jsonl")} == {
+        "commit.fit.jsonl",
+        "commit.hold.jsonl",
+    }
+
+
+def test_reexport_is_byte_identical(cli, db, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    args = ("--split", "repo:80/10/10", "--labels", "adjudicated")
+    cli("export", "v1", *args, "--out", str(tmp_path / "a"))
+    time.sleep(1.1)  # a later second: only the manifest's creation time may differ
+    cli("export", "v1", *args, "--out", str(tmp_path / "b"))
+    a, b = files_of(tmp_path / "a" / "v1"), files_of(tmp_path / "b" / "v1")
+    assert a.keys() == b.keys()
+    assert [n for n in a if a[n] != b[n]] == ["manifest.json"]
+    ma, mb = (json.loads(x["manifest.json"]) for x in (a, b))
+    assert ma.pop("created_at") != mb.pop("created_at") and ma == mb
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    for name in ("c", "d"):
+        cli("export", "v1", *args, "--gzip", "--out", str(tmp_path / name))
+    c, d = files_of(tmp_path / "c" / "v1"), files_of(tmp_path / "d" / "v1")
+    assert c == d and "commit.train.jsonl.gz" in c
+    assert json.loads(c["manifest.json"])["created_at"] == "2023-11-14T22:13:20Z"
+    assert validate_release(tmp_path / "c" / "v1").ok
+
+
+def test_an_existing_release_needs_force(cli, db, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = str(tmp_path)
+    assert cli("export", "v1", "--out", out).exit_code == 0
+    before = files_of(tmp_path / "v1")
+    again = cli("export", "v1", "--labels", "adjudicated", "--out", out)
+    assert again.exit_code == 1 and "already exists (use --force" in again.stderr
+    assert files_of(tmp_path / "v1") == before
+    forced = cli("export", "v1", "--labels", "adjudicated", "--out", out, "--force")
+    assert forced.exit_code == 0
+    assert files_of(tmp_path / "v1") != before and validate_release(tmp_path / "v1").ok
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_bad_record_aborts_and_keeps_the_old_release(cli, db, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = str(tmp_path / "rel")
+    assert cli("export", "v1", "--out", out).exit_code == 0
+    before = files_of(tmp_path / "rel" / "v1")
+    with open_store(db) as store, store.transaction() as conn:
+        bad_id, bad_key = conn.execute(
+            "SELECT id, key FROM items ORDER BY key LIMIT 1 OFFSET 30"
+        ).fetchone()
+        # bytes that are not UTF-8, as a broken writer could have stored them
+        conn.execute(
+            "UPDATE commits SET message = CAST(X'4fff20626164' AS TEXT) WHERE item_id = ?",
+            (bad_id,),
+        )
+    failed = cli("export", "v1", "--out", out, "--force")
+    assert failed.exit_code == 1
+    assert f"commit item '{bad_key}': stored data cannot be read" in failed.stderr
+    assert len(failed.stderr.strip().splitlines()) == 1
+    assert files_of(tmp_path / "rel" / "v1") == before
+    assert sorted(p.name for p in (tmp_path / "rel").iterdir()) == ["v1"]
+    with open_store(db) as store:
+        assert store.scalar("SELECT COUNT(*) FROM items") == 60
+
+
+def test_a_killed_export_leaves_the_old_release_whole(tmp_path: Path) -> None:
+    db = tmp_path / "big.db"
+    with open_store(db) as store:
+        bulk_insert_commits(store, commit_rows(20_000, repos=40, diff_lines=20))
+    out = tmp_path / "rel"
+    env = {**os.environ, "CURATOR_DB": str(db)}
+    command = [sys.executable, "-m", "curator", "export", "v1", "--out", str(out)]
+    subprocess.run(command, env=env, check=True, capture_output=True)
+    before = files_of(out / "v1")
+
+    relabel = [*command, "--force", "--labels", "predicted", "--labeler", LABELER]
+    proc = subprocess.Popen(relabel, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        partial = None
+        while proc.poll() is None and partial is None:
+            partial = next(
+                (p for p in out.glob(".v1.partial-*/commit.jsonl") if p.stat().st_size > 0), None
+            )
+        assert partial is not None, "the export ended before it could be interrupted"
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    assert files_of(out / "v1") == before and validate_release(out / "v1").ok
+    # the next export clears what the killed one left
+    subprocess.run([*command, "--force"], env=env, check=True, capture_output=True)
+    assert sorted(p.name for p in out.iterdir()) == ["v1"]
+
+
+def test_export_import_export_gives_the_same_files(cli, db, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    other = tmp_path / "other.db"
+    for name, args in (
+        ("all", ("--split", "repo:80/10/10")),
+        ("adj", ("--labels", "adjudicated")),
+        ("pred", ("--labels", "predicted", "--labeler", LABELER, "--min-confidence", "0.6")),
+    ):
+        first = tmp_path / "first"
+        assert cli("export", name, *args, "--out", str(first)).exit_code == 0
+        imported = cli("import", "release", str(first / name), "--db", str(other))
+        assert imported.exit_code == 0, imported.output
+        second = tmp_path / "second"
+        assert cli("export", name, *args, "--out", str(second), "--db", str(other)).exit_code == 0
+        a, b = files_of(first / name), files_of(second / name)
+        data = [n for n in a if n.endswith(".jsonl") or n.startswith("schema/")]
+        assert data and all(a[n] == b[n] for n in data), name
+        assert json.loads(a["manifest.json"])["counts"] == json.loads(b["manifest.json"])["counts"]
+    again = cli("import", "release", str(tmp_path / "first" / "all"), "--db", str(other))
+    assert again.exit_code == 0 and "0 votes, 0 predictions" in again.stdout
+    with open_store(other) as store:
+        assert store.scalar("SELECT COUNT(*) FROM items") == 60
+        assert store.scalar("SELECT COUNT(*) FROM releases") == 3
+        assert get_set(store, "release-all-commit") is not None
