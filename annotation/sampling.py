@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from store.sets import Candidate
 
@@ -118,3 +118,37 @@ def balanced_sample(
     allocation = {f"{positive}|{k}": v for k, v in alloc_a.items()}
     allocation.update({f"not-{positive}|{k}": v for k, v in alloc_b.items()})
     return chosen, allocation
+
+
+def uncertainty(score: float | None, binary: bool) -> float:
+    """How unsure a prediction is, 0 (sure) to 1: for a two-class labeler the closeness
+    of its score to 0.5, otherwise one minus its confidence; no score counts as sure."""
+    if score is None:
+        return 0.0
+    return 1.0 - 2.0 * abs(score - 0.5) if binary else 1.0 - score
+
+
+def uncertain_sample(
+    candidates: Sequence[Candidate],
+    n: int,
+    unsure: Mapping[int, float],
+    fields: Sequence[str],
+    rng: random.Random,
+) -> tuple[list[Candidate], dict[str, int]]:
+    """Active learning: the ``n`` candidates a labeler is least sure about (``unsure``
+    maps item id to uncertainty), allocated across strata in proportion, most uncertain
+    first. Ties are broken by the seeded ``rng``, so a draw repeats exactly."""
+    key = stratum_of(fields)
+    groups: dict[str, list[Candidate]] = defaultdict(list)
+    for c in sorted(candidates, key=lambda c: c.item_id):
+        groups[key(c)].append(c)
+    quota = allocate({k: len(v) for k, v in groups.items()}, n)
+    chosen: list[Candidate] = []
+    for k in sorted(groups):
+        members = list(groups[k])
+        rng.shuffle(members)
+        members.sort(key=lambda c: -unsure[c.item_id])  # stable: ties keep the shuffled order
+        chosen.extend(members[: quota[k]])
+    rng.shuffle(chosen)
+    chosen.sort(key=lambda c: -unsure[c.item_id])
+    return chosen, {k: quota[k] for k in sorted(quota) if quota[k]}

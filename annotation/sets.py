@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from annotation.labels import DEFAULT_LABELS, POSITIVE_LABEL, taxonomy_slugs
@@ -17,6 +17,8 @@ from annotation.sampling import (
     balanced_sample,
     labelers_for,
     stratified_sample,
+    uncertain_sample,
+    uncertainty,
 )
 from annotation.splits import split_by_source
 from store import Store
@@ -27,8 +29,12 @@ from store.sets import (
     candidates,
     create_set,
     get_set,
+    labeler_versions,
+    latest_predictions,
     sources_in_sets,
 )
+
+PREFERENCES = ("uncertain",)
 
 
 class SetError(ValueError):
@@ -47,9 +53,13 @@ class DrawSpec:
     balanced: str | None = None
     within: str | None = None
     languages: list[str] = field(default_factory=list)
+    prefer: str | None = None
+    labeler: str | None = None
 
     def params(self) -> dict[str, Any]:
+        extra = {"prefer": self.prefer, "labeler": self.labeler} if self.prefer else {}
         return {
+            **extra,
             "kind": self.kind,
             "sample": self.sample,
             "stratify": self.stratify,
@@ -71,6 +81,8 @@ class DrawSpec:
             balanced=params.get("balanced"),
             within=params.get("within"),
             languages=list(params.get("languages") or []),
+            prefer=params.get("prefer"),
+            labeler=params.get("labeler"),
         )
 
 
@@ -97,14 +109,53 @@ def pool(store: Store, spec: DrawSpec) -> list[Candidate]:
     return [c for c in found if c.source not in banned]
 
 
+def resolve_latest(store: Store, name: str) -> str:
+    """``name@latest`` -> the newest stored version of that labeler; other names as given."""
+    if not name.endswith("@latest"):
+        return name
+    versions = labeler_versions(store, name[: -len("@latest")])
+    if not versions:
+        raise SetError(f"no predictions from any version of {name[: -len('@latest')]!r}")
+    return versions[-1]
+
+
+def check_preference(spec: DrawSpec) -> None:
+    """Refuse a ``prefer`` that cannot be honoured (unknown, no labeler, with --balanced)."""
+    if spec.prefer is None:
+        return
+    if spec.prefer not in PREFERENCES:
+        raise SetError(f"--prefer {spec.prefer!r}: use {' or '.join(PREFERENCES)}")
+    if not spec.labeler:
+        raise SetError(f"--prefer {spec.prefer} needs --labeler NAME (e.g. student@latest)")
+    if spec.balanced:
+        raise SetError("--prefer and --balanced cannot be combined: pick one way to draw")
+
+
 def draw(store: Store, spec: DrawSpec) -> tuple[list[int], dict[str, int]]:
     """Item ids in set order and the allocation per stratum."""
+    check_preference(spec)
     items = pool(store, spec)
     rng = random.Random(spec.seed)
     n = len(items) if spec.sample is None else spec.sample
     if spec.sample is not None and spec.sample > len(items):
         raise SamplingError(f"asked for {spec.sample} items but only {len(items)} qualify")
-    if spec.balanced:
+    if spec.prefer:
+        labeler = spec.labeler or ""
+        scores = latest_predictions(store, resolve_latest(store, labeler))
+        predicted = [c for c in items if c.item_id in scores]
+        if not predicted:
+            raise SamplingError(f"{labeler} has predicted none of the {len(items)} pool items")
+        if spec.sample is not None and spec.sample > len(predicted):
+            raise SamplingError(
+                f"asked for {spec.sample} items but {labeler} predicted only {len(predicted)}"
+                f" of the {len(items)} that qualify"
+            )
+        binary = {label for label, _ in scores.values()} <= set(DEFAULT_LABELS[spec.kind])
+        unsure = {i: uncertainty(score, binary) for i, (_, score) in scores.items()}
+        chosen, allocation = uncertain_sample(
+            predicted, spec.sample or len(predicted), unsure, spec.stratify, rng
+        )
+    elif spec.balanced:
         chosen, allocation = balanced_sample(
             items, n, spec.balanced, POSITIVE_LABEL[spec.kind], spec.stratify, rng
         )
@@ -137,6 +188,9 @@ def create_sampled_set(
 ) -> tuple[SetRow, dict[str, int]]:
     if get_set(store, name) is not None:
         raise SetError(f"a set named {name!r} already exists")
+    if spec.prefer and spec.labeler:
+        # Record the version actually used, so a redraw reads the same predictions.
+        spec = replace(spec, labeler=resolve_latest(store, spec.labeler))
     item_ids, allocation = draw(store, spec)
     row = create_set(
         store,

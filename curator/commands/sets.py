@@ -10,7 +10,13 @@ from rich.text import Text
 from annotation.adjudication import decisions_for_set, summary
 from annotation.labels import LabelError, parse_labels
 from annotation.sampling import SamplingError
-from annotation.sets import DrawSpec, SetError, create_sampled_set, create_split
+from annotation.sets import (
+    DrawSpec,
+    SetError,
+    check_preference,
+    create_sampled_set,
+    create_split,
+)
 from annotation.splits import SplitError, parse_parts
 from curator.commands.options import DbOption, open_db
 from curator.commands.output import EXIT_USAGE, fail, load_set, print_json, table
@@ -57,6 +63,14 @@ def create(
     ),
     from_set: str | None = typer.Option(None, "--from-set", help="Draw only from this set."),
     language: list[str] = typer.Option([], "--language", help="Only this language (repeatable)."),
+    prefer: str | None = typer.Option(
+        None,
+        "--prefer",
+        help="uncertain: draw the items --labeler is least sure about, most uncertain first.",
+    ),
+    labeler: str | None = typer.Option(
+        None, "--labeler", help="The labeler --prefer reads, e.g. student@latest."
+    ),
     labels: str | None = typer.Option(
         None, "--labels", help="Allowed labels, e.g. perf,non-perf (skip is always allowed)."
     ),
@@ -82,7 +96,13 @@ def create(
         balanced=balanced,
         within=from_set,
         languages=list(language),
+        prefer=prefer,
+        labeler=labeler,
     )
+    try:
+        check_preference(spec)
+    except SetError as exc:
+        fail(str(exc), EXIT_USAGE)
     with open_db(db) as store:
         try:
             row, allocation = create_sampled_set(
@@ -101,6 +121,15 @@ def create(
             ")",
         )
     )
+    draw = row.params["draw"]
+    if draw.get("prefer"):
+        out.print(
+            Text.assemble(
+                "ordered by the uncertainty of ",
+                one_line(str(draw["labeler"])),
+                ", most uncertain first",
+            )
+        )
     if len(allocation) > 1:
         out.print(table("Items per stratum", ("stratum", "items"), list(allocation.items())))
 
