@@ -242,8 +242,9 @@ async def test_audit_screen_updates_as_votes_come_in(db: Path) -> None:
         await until(pilot, lambda: "judged" in status(), "audit report")
         judged = int(status().split(" of ")[0].rsplit(" ", 1)[1])
         # Another annotator votes from elsewhere; the screen picks it up on its own.
-        from curator.cli import app as cli
         from typer.testing import CliRunner
+
+        from curator.cli import app as cli
 
         result = CliRunner().invoke(
             cli, ["vote", f"#{first}", "perf", "--annotator", "zoe", "--db", str(db)]

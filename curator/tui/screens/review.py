@@ -104,7 +104,8 @@ class ReviewScreen(Screen[None]):
         if conflicts:
             status.update(
                 Text(
-                    f"{self.set_row.name} · {len(conflicts)} conflicts ·"
+                    f"{self.set_row.name} · {len(conflicts)}"
+                    f" {'conflict' if len(conflicts) == 1 else 'conflicts'} ·"
                     f" you settle them as adjudicator {self.app.annotator}"
                 )
             )
