@@ -36,6 +36,7 @@ class FakeLLM:
         self.inflight = 0
         self.max_inflight = 0
         self.barrier = threading.Barrier(2, timeout=10)
+        self.latency = 0.0  # seconds every answer takes (benchmarks: a model's think time)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -77,6 +78,8 @@ class FakeLLM:
             self.inflight += 1
             self.max_inflight = max(self.max_inflight, self.inflight)
         try:
+            if self.latency:
+                time.sleep(self.latency)
             self._answer(h, body, system, text, attempt)
         finally:
             with self.lock:
