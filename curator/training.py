@@ -172,7 +172,7 @@ def _examples(
     examples = [
         Example(
             texts[x.item_id],
-            int(x.p_positive >= 0.5),
+            int(x.label == POSITIVE),
             x.p_positive,
             sources.get(x.item_id, ""),
             x.item_id,
