@@ -119,3 +119,16 @@ def search_set(store: Store, set_id: int, text: str, limit: int = 50) -> list[di
         }
         for r in rows
     ]
+
+
+def resume_position(store: Store, set_id: int, annotator: str) -> int | None:
+    """Position of the item this annotator voted on last in this set: where a returning
+    annotator picks up, without walking past everything they already labeled."""
+    row = store.conn.execute(
+        "SELECT si.position FROM votes AS v JOIN set_items AS si"
+        " ON si.set_id = v.set_id AND si.item_id = v.item_id"
+        " WHERE v.annotator = ? AND v.role = 'annotator' AND v.set_id = ?"
+        " AND v.label IS NOT NULL ORDER BY v.id DESC LIMIT 1",
+        (annotator, set_id),
+    ).fetchone()
+    return None if row is None else int(row[0])

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from annotation.queue import QueueEntry, next_items
 from store import Store
+from store.item_views import resume_position
 from store.sets import SetRow
 
 PAGE = 50
@@ -26,10 +27,12 @@ class QueueCursor:
     _wrapped: bool = False
 
     def start(self, store: Store) -> QueueEntry | None:
-        """Move to the first item the annotator has not labeled yet."""
+        """Move to the annotator's next unlabeled item, starting after the item they voted
+        on last (annotators work in order; anything left behind is found on the wrap)."""
         self._ahead = deque()
-        self._last_position = -1
-        self._wrapped = False
+        last = resume_position(store, self.set_row.id, self.annotator)
+        self._last_position = -1 if last is None else last
+        self._wrapped = last is None
         return self.advance(store)
 
     def advance(self, store: Store) -> QueueEntry | None:
@@ -47,7 +50,7 @@ class QueueCursor:
                 self._last_position = page[-1].position
                 self._ahead.extend(page)
                 continue
-            if self._last_position == -1 or self._wrapped:
+            if self._wrapped:
                 self.current = None
                 return None
             # Items skipped over by a jump (search) or left behind by an undo elsewhere.
@@ -55,7 +58,7 @@ class QueueCursor:
             self._last_position = -1
 
     def jump(self, entry: QueueEntry) -> None:
-        """Show ``entry`` now; the walk goes on after it."""
+        """Show ``entry`` now; the walk goes on after it (and wraps to the start)."""
         self.current = entry
         self._ahead = deque()
         self._last_position = entry.position
