@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
@@ -13,8 +14,11 @@ from curator.commands.output import EXIT_USAGE, fail, load_set, print_json, tabl
 from curator.commands.progress import SourceReporter, source_progress
 from curator.console import err, out
 from curator.safe_text import one_line
+from engines.labelers.registry import LabelerError, resolve_model
 from engines.labelers.teacher import APIS, TASKS, Teacher, TeacherConfig
 from engines.labelers.teacher_run import CONFIDENT, TeachSummary, teach
+from engines.labelers.teacher_window import load_window
+from store import Store
 from store.sets import set_item_ids
 from store.teaching import unvoted_commit_ids
 
@@ -67,6 +71,13 @@ def teach_command(
     max_tokens: int = typer.Option(
         0, "--max-tokens", min=0, help="Cut the stored model input again to N tokens (0: as is)."
     ),
+    window_of: str | None = typer.Option(
+        None,
+        "--window-of",
+        metavar="STUDENT",
+        help="Cut each text where this student's tokenizer does (student@latest, student@3, or"
+        " a model directory); --max-tokens then sets the length in its tokens.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     db: Path | None = DbOption,
 ) -> None:
@@ -85,11 +96,12 @@ def teach_command(
             retries=retries,
             backoff=backoff,
             concurrency=concurrency,
-            max_tokens=max_tokens,
+            max_tokens=0 if window_of else max_tokens,
         )
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
     with open_db(db) as store:
+        window, window_name = _window(store, window_of, max_tokens) if window_of else (None, None)
         if set_name is not None:
             members = set_item_ids(store, load_set(store, set_name).id)
             item_ids = members[:limit] if limit else members
@@ -97,7 +109,7 @@ def teach_command(
             item_ids = unvoted_commit_ids(store, limit, config.labeler)
         progress = source_progress("answers")
         reporter = SourceReporter(progress)
-        with Teacher(config) as teacher:
+        with Teacher(config, window=window, window_name=window_name) as teacher:
             try:
                 with progress:
                     summary = teach(store, item_ids, teacher, reporter)
@@ -110,6 +122,20 @@ def teach_command(
         _print_summary(summary)
     if summary.asked and not summary.stored:
         raise typer.Exit(1)
+
+
+def _window(store: Store, spec: str, max_tokens: int) -> tuple[Callable[[str], str], str]:
+    """The cut of a student (registered name or model directory) and how to record it."""
+    try:
+        if Path(spec).is_dir():
+            path, name = spec, spec
+        else:
+            row = resolve_model(store, spec)
+            path, name = row.path or "", row.name
+        cut, length = load_window(path, max_tokens or None)
+    except (LabelerError, ValueError, OSError) as exc:
+        fail(f"--window-of {spec}: {exc}")
+    return cut, f"{name} ({length} tokens)"
 
 
 def _print_summary(s: TeachSummary) -> None:

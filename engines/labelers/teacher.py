@@ -170,10 +170,16 @@ class Teacher:
         config: TeacherConfig,
         count_tokens: TokenCounter | None = None,
         transport: httpx.BaseTransport | None = None,
+        window: Callable[[str], str] | None = None,
+        window_name: str | None = None,
     ) -> None:
+        """``count_tokens`` counts like the student for ``config.max_tokens``; ``window``
+        instead cuts a text exactly as a student's tokenizer does (see teacher_window)."""
         self.config = config
         self.name = config.labeler
         self.count_tokens = count_tokens
+        self.window = window
+        self.window_name = window_name
         key = config.api_key if config.api_key is not None else os.environ.get(API_KEY_ENV)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._http = httpx.Client(
@@ -196,6 +202,8 @@ class Teacher:
         self.close()
 
     def prepare(self, text: str) -> str:
+        if self.window is not None:
+            text = self.window(text)
         return cut_text(text, self.config.max_tokens, self.count_tokens)
 
     def messages(self, text: str) -> list[dict[str, str]]:
@@ -345,6 +353,8 @@ class Teacher:
         }
         if self.config.max_tokens:
             details["max_tokens"] = self.config.max_tokens
+        if self.window_name:
+            details["window"] = self.window_name
         if reply.answer.reasoning:
             details["reasoning"] = reply.answer.reasoning
         if reply.thinking:
