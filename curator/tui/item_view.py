@@ -91,7 +91,8 @@ def _commit_view(store: Store, item: dict[str, Any], common: dict[str, Any]) -> 
     ]
     if functions:
         meta.append(("function", ", ".join(str(f) for f in functions)))
-    meta.append(("+/-", f"+{commit.get('added', 0)} -{commit.get('deleted', 0)}"))
+    if commit.get("added") or commit.get("deleted"):
+        meta.append(("+/-", f"+{commit.get('added', 0)} -{commit.get('deleted', 0)}"))
     stars = item["provenance"].get("stars")
     if stars is not None:
         meta.append(("stars", str(stars)))

@@ -32,7 +32,7 @@ from curator.tui.screens.label import LabelScreen  # noqa: E402
 from curator.tui.service import CurationService  # noqa: E402
 from store import Store, open_store  # noqa: E402
 from store.items import ImportedItem, insert_imported_items  # noqa: E402
-from store.sets import NewSet, create_set, get_set  # noqa: E402
+from store.sets import NewSet, create_set  # noqa: E402
 from store.votes import VoteRow, append_votes  # noqa: E402
 
 ANNOTATOR = "bench"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual import work
@@ -22,12 +23,7 @@ REFRESH_SECONDS = 3.0
 
 def cohen_matrix(report: AgreementReport) -> Table:
     """Annotators by annotators; each cell is Cohen's kappa over the items both coded."""
-    table = Table(
-        title="Cohen's kappa per pair (items both coded)",
-        box=None,
-        padding=(0, 1),
-        title_justify="left",
-    )
+    table = Table(box=None, padding=(0, 1))
     raters = report.raters
     table.add_column("")
     for r in raters:
@@ -48,7 +44,7 @@ def cohen_matrix(report: AgreementReport) -> Table:
 
 
 def per_label(report: AgreementReport) -> Table:
-    table = Table(title="per label", box=None, padding=(0, 1), title_justify="left")
+    table = Table(box=None, padding=(0, 1))
     table.add_column("label")
     table.add_column("votes", justify="right")
     table.add_column("Fleiss κ", justify="right")
@@ -123,5 +119,11 @@ class AgreementScreen(Screen[None]):
             )
         )
         self.query_one("#overall", Static).update(overall(r))
-        self.query_one("#matrix", Static).update(cohen_matrix(r) if r.raters else Text(""))
-        self.query_one("#labels", Static).update(per_label(r))
+        self.query_one("#matrix", Static).update(
+            Group(Text("Cohen's κ per pair (items both coded)", style="bold"), cohen_matrix(r))
+            if r.raters
+            else Text("")
+        )
+        self.query_one("#labels", Static).update(
+            Group(Text("per label", style="bold"), per_label(r))
+        )
