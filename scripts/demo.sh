@@ -30,3 +30,7 @@ $curator eval gt-sample --labeler keyword@1
 $curator set show audit-sample >/dev/null 2>&1 \
     || $curator audit draw audit-sample --from-labeler keyword@1 --positive --stratify language
 $curator audit report audit-sample
+
+echo
+echo "Done. Open the annotation app on this database (? lists every key):"
+echo "  .venv/bin/curator --annotator YOUR_NAME"
