@@ -104,11 +104,16 @@ def _select(flt: ItemFilter, columns: str) -> tuple[str, list[Any]]:
     return sql + " ORDER BY i.key", params
 
 
-def _decode(row: sqlite3.Row) -> dict[str, Any]:
-    data = dict(zip(row.keys(), tuple(row), strict=True))
+_EMPTY_JSON: dict[str, Any] = {"[]": [], "{}": {}}
+
+
+def _decode(names: list[str], row: tuple[Any, ...]) -> dict[str, Any]:
+    data = dict(zip(names, row, strict=True))
     for name in _JSON_COLUMNS:
-        if name in data and isinstance(data[name], str):
-            data[name] = json.loads(data[name])
+        value = data.get(name)
+        if isinstance(value, str):
+            empty = _EMPTY_JSON.get(value)
+            data[name] = json.loads(value) if empty is None else type(empty)()
     return data
 
 
@@ -129,9 +134,12 @@ def stream_items(store: Store, flt: ItemFilter) -> Iterator[dict[str, Any]]:
     """
     sql, params = _select(flt, f"{_ITEM_COLUMNS}, {_PAYLOADS[flt.kind][0]}")
     cursor = store.conn.cursor()
+    cursor.row_factory = None
     last: str | None = None
     try:
         cursor.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        key_at = names.index("key")
         while True:
             try:
                 row = cursor.fetchone()
@@ -139,8 +147,8 @@ def stream_items(store: Store, flt: ItemFilter) -> Iterator[dict[str, Any]]:
                 raise UnreadableItemError(flt.kind, _key_after(store, flt, last), str(exc)) from exc
             if row is None:
                 return
-            last = row["key"]
-            yield _decode(row)
+            last = row[key_at]
+            yield _decode(names, row)
     finally:
         cursor.close()
 

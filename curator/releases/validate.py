@@ -20,6 +20,7 @@ from jsonschema.exceptions import SchemaError
 
 from curator.releases.files import file_sha256, open_lines
 from curator.releases.manifest import MANIFEST, ManifestError, data_files, load_manifest
+from curator.releases.schema_check import Check, compile_check
 from curator.releases.tally import UNKNOWN, UNLABELED, WHOLE
 
 
@@ -48,7 +49,19 @@ def _where(error: Any) -> str:
     return f"field {path!r}" if path else "record"
 
 
-def _load_schema(release: Path, name: str) -> tuple[Draft202012Validator | None, str | None]:
+@dataclass(frozen=True)
+class _Schema:
+    validator: Draft202012Validator
+    fast: Check | None
+
+    def problem(self, record: Any) -> str | None:
+        if self.fast is not None and self.fast(record):
+            return None
+        error = next(iter(self.validator.iter_errors(record)), None)
+        return None if error is None else f"{_where(error)}: {error.message}"
+
+
+def _load_schema(release: Path, name: str) -> tuple[_Schema | None, str | None]:
     path = release / name
     try:
         schema = json.loads(path.read_text(encoding="utf-8"))
@@ -58,13 +71,13 @@ def _load_schema(release: Path, name: str) -> tuple[Draft202012Validator | None,
     except (UnicodeDecodeError, json.JSONDecodeError, SchemaError) as exc:
         message = getattr(exc, "message", None) or str(exc).splitlines()[0]
         return None, f"{path}: not a usable JSON Schema ({message})"
-    return Draft202012Validator(schema), None
+    return _Schema(Draft202012Validator(schema), compile_check(schema)), None
 
 
 def _check_records(
     path: Path,
     entry: dict[str, Any],
-    validator: Draft202012Validator,
+    schema: _Schema,
     tally: _Tally,
 ) -> tuple[int, list[str]]:
     """Records in the file, and its problems: the first bad line and how many followed."""
@@ -89,9 +102,7 @@ def _check_records(
                     except json.JSONDecodeError as exc:
                         problem = f"malformed JSON ({exc.msg} at column {exc.colno})"
                 if problem is None:
-                    error = next(iter(validator.iter_errors(record)), None)
-                    if error is not None:
-                        problem = f"{_where(error)}: {error.message}"
+                    problem = schema.problem(record)
                 if problem is None:
                     problem = _placement(record, entry, previous_key)
                 if problem is not None:
@@ -169,11 +180,11 @@ def validate_release(release: Path) -> ValidationReport:
         by_kind[entry["kind"]] += 0
         if not path.is_file():
             continue
-        validator, problem = _load_schema(release, entry.get("schema", ""))
-        if validator is None:
+        schema, problem = _load_schema(release, entry.get("schema", ""))
+        if schema is None:
             file_problems.append(str(problem))
             continue
-        records, problems = _check_records(path, entry, validator, tally)
+        records, problems = _check_records(path, entry, schema, tally)
         line_problems += problems
         by_kind[entry["kind"]] += records
         report.records += records
