@@ -26,6 +26,7 @@ from curator import __version__
 from curator.releases.datasheet import render_datasheet
 from curator.releases.files import (
     RecordFile,
+    ReleaseExistsError,
     encode_document,
     encode_line,
     staged_directory,
@@ -199,25 +200,30 @@ def export_release(
     facts = ReleaseFacts(version=options.version, filters=filters, split=spec)
     target = out_dir / options.version
     files: dict[str, dict[str, Any]] = {}
-    with staged_directory(target, options.force) as staging:
-        for plan in plans:
-            _write_kind(store, staging, plan, spec, options.gzip, facts, files, progress)
-        for plan in plans:
-            name = schema_file(plan.kind)
-            files[name] = _document(staging / name, record_schema(plan.kind))
-        facts.source_parts = {p.kind: p.parts for p in plans if p.parts is not None}
-        sheet = render_datasheet(store, facts).encode("utf-8")
-        files[DATASHEET] = _write_bytes(staging / DATASHEET, sheet)
-        manifest = build_manifest(
-            version=options.version,
-            created_at=created_at,
-            tool_version=__version__,
-            schema_version=current_version(store.conn),
-            filters=filters,
-            counts=facts.counts(),
-            files=files,
-        )
-        _write_bytes(staging / MANIFEST, encode_document(manifest))
+    try:
+        with staged_directory(target, options.force) as staging:
+            for plan in plans:
+                _write_kind(store, staging, plan, spec, options.gzip, facts, files, progress)
+            for plan in plans:
+                name = schema_file(plan.kind)
+                files[name] = _document(staging / name, record_schema(plan.kind))
+            facts.source_parts = {p.kind: p.parts for p in plans if p.parts is not None}
+            sheet = render_datasheet(store, facts).encode("utf-8")
+            files[DATASHEET] = _write_bytes(staging / DATASHEET, sheet)
+            manifest = build_manifest(
+                version=options.version,
+                created_at=created_at,
+                tool_version=__version__,
+                schema_version=current_version(store.conn),
+                filters=filters,
+                counts=facts.counts(),
+                files=files,
+            )
+            _write_bytes(staging / MANIFEST, encode_document(manifest))
+    except ReleaseExistsError:
+        raise
+    except OSError as exc:
+        raise ExportError(f"{target}: cannot be written ({exc.strerror or exc})") from exc
     save_release(
         store,
         ReleaseRow(
