@@ -188,4 +188,21 @@ def test_usage_errors_and_a_dead_endpoint(cli, tmp_path: Path) -> None:  # type:
     )
     assert result.exit_code == 1
     assert "connection" in result.output
+    assert "Teaching summary: teacher:m" in result.output
+    assert "run the same command again" in result.output
     assert _predictions(tmp_path, "teacher:m") == {}
+
+
+def test_a_run_whose_first_requests_all_fail_stops(cli, tmp_path: Path, llm: FakeLLM) -> None:  # type: ignore[no-untyped-def]
+    _import(cli, tmp_path, {f"k{i}": f"commit {i}" for i in range(15)})
+    result = cli(
+        "teach", "pool", "--model", "m", "--endpoint", llm.url + "/nowhere", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 1
+    summary = json.loads(result.output[result.output.find("{\n") :])
+    assert summary["asked"] == 10 and summary["failures"] == {"http-404": 10}
+    assert "check --endpoint" in summary["stopped"]
+    # Reply problems do not stop a run: the model answers, just not usefully.
+    _import(cli, tmp_path, {f"g{i}": f"GARBLED {i}" for i in range(12)}, "garbled")
+    _, garbled = _teach(cli, llm, "garbled", "--model", "m")
+    assert garbled["asked"] == 12 and garbled["stopped"] is None

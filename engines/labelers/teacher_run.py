@@ -25,6 +25,12 @@ BATCH_ANSWERS = 20
 BATCH_SECONDS = 2.0
 FAILURES_KEPT = 200
 CONFIDENT = 85
+GIVE_UP_AFTER = 10
+"""A run stops when its first this-many answers all failed at the HTTP level (a wrong
+endpoint or model name would otherwise fail every item, one at a time)."""
+_REPLY_REASONS = frozenset(
+    {"malformed", "refusal", "unknown-label", "unknown-category", "empty", "not-a-commit"}
+)
 
 
 @dataclass
@@ -52,6 +58,7 @@ class TeachSummary:
             "labels": dict(sorted(self.labels.items())),
             f"confidence_at_least_{CONFIDENT}": self.confident,
             "failures": dict(sorted(self.failures.items())),
+            "stopped": self.failed,
             "failed_items": [
                 {"item_id": i, "reason": r, "detail": d} for i, r, d in self.failed_items
             ],
@@ -87,12 +94,22 @@ def teach(
             summary.stored += len(pending)
         pending, flushed_at = [], time.monotonic()
 
+    endpoint_failures = 0
+    answers = teacher.ask_many([texts[i] for i in asked])
     try:
-        for index, result in teacher.ask_many([texts[i] for i in asked]):
+        for index, result in answers:
             item_id = asked[index]
             summary.asked += 1
             if isinstance(result, Failure):
                 _failed(summary, report, item_id, result)
+                if result.reason not in _REPLY_REASONS:
+                    endpoint_failures += 1
+                if endpoint_failures == summary.asked == GIVE_UP_AFTER:
+                    summary.failed = (
+                        f"the first {GIVE_UP_AFTER} requests all failed ({result.reason}:"
+                        f" {result.detail}); check --endpoint, --api and --model"
+                    )
+                    break
             else:
                 p = teacher.prediction(result)
                 pending.append((item_id, PredictionRow(teacher.name, p.label, p.score, p.details)))
@@ -102,6 +119,7 @@ def teach(
             if len(pending) >= batch_answers or time.monotonic() - flushed_at > BATCH_SECONDS:
                 flush()
     finally:
+        answers.close()  # a run stopped early cancels what has not started
         flush()
     report.source_finished(summary)
     return summary
