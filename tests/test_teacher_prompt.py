@@ -73,6 +73,7 @@ def test_prompt_holds_the_task_labels_definitions_and_ambiguity_rule() -> None:
     [
         ("http://h:11434", "ollama", "http://h:11434/api/chat"),
         ("http://h:11434/", "ollama", "http://h:11434/api/chat"),
+        ("http://h:11434/api", "ollama", "http://h:11434/api/chat"),
         ("http://h:8000", "openai", "http://h:8000/v1/chat/completions"),
         ("http://h:8000/v1", "openai", "http://h:8000/v1/chat/completions"),
         ("https://api.x/v1/chat/completions", "openai", "https://api.x/v1/chat/completions"),

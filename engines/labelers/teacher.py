@@ -86,7 +86,9 @@ class TeacherConfig:
     def url(self) -> str:
         base = self.endpoint.rstrip("/")
         if self.api == "ollama":
-            return base if base.endswith("/api/chat") else f"{base}/api/chat"
+            if base.endswith("/api/chat"):
+                return base
+            return f"{base}/chat" if base.endswith("/api") else f"{base}/api/chat"
         if base.endswith("/chat/completions"):
             return base
         return f"{base}/chat/completions" if base.endswith("/v1") else f"{base}/v1/chat/completions"
