@@ -4,6 +4,7 @@ validated, checked against what the store holds, and round-tripped through a sto
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -106,3 +107,34 @@ def test_kernels_and_ir_round_trip_through_another_store(mined: Path, tmp_path: 
     run(other, "export", "v2", "--kind", "ir", "--gzip", "--out", str(tmp_path / "b"))
     for name in ("v1/kernel.jsonl", "v2/ir.jsonl.gz", "v2/schema/ir.schema.json"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+def reseal(release: Path) -> None:
+    """Rewrite the manifest's sizes and checksums to match the files as they are now."""
+    manifest = json.loads((release / "manifest.json").read_text())
+    for name, entry in manifest["files"].items():
+        data = (release / name).read_bytes()
+        entry.update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+    (release / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_a_record_the_store_refuses_is_named_and_nothing_is_imported(
+    mined: Path, tmp_path: Path
+) -> None:
+    run(mined, "export", "v1", "--kind", "ir", "--kind", "kernel", "--out", str(tmp_path))
+    release = tmp_path / "v1"
+    lines = (release / "ir.jsonl").read_text().splitlines(keepends=True)
+    record = json.loads(lines[1])
+    record["bitcode_base64"] = "not base64 at all"
+    lines[1] = json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n"
+    (release / "ir.jsonl").write_text("".join(lines))
+    reseal(release)
+    assert validate_release(release).ok  # well formed, so only the store can refuse it
+    other = tmp_path / "other.db"
+    result = CliRunner().invoke(app, ["import", "release", str(release), "--db", str(other)])
+    assert result.exit_code == 1
+    shown = " ".join(result.stderr.split())
+    assert f"{release}/ir.jsonl:2: cannot be stored" in shown and "nothing was stored" in shown
+    with open_store(other) as store:
+        assert store.scalar("SELECT COUNT(*) FROM items") == 0
+        assert store.scalar("SELECT COUNT(*) FROM releases") == 0

@@ -146,7 +146,7 @@ def test_import_refuses_a_damaged_release_and_stores_nothing(
     result = cli("import", "release", str(release), "--db", str(other))
     assert result.exit_code == 1
     assert f"{release}/commit.jsonl:4: field 'kind': 'commit' was expected" in result.stderr
-    assert "not imported (the release does not validate)" in result.stderr
+    assert "not imported, nothing was stored" in result.stderr
     with open_store(other) as store:
         assert store.scalar("SELECT COUNT(*) FROM items") == 0
         assert store.scalar("SELECT COUNT(*) FROM releases") == 0

@@ -164,7 +164,7 @@ def import_release_command(
         except ReleaseImportError as exc:
             for line in exc.problems[:SHOWN_PROBLEMS]:
                 err.print(labelled("error", "red", one_line(line, 400)))
-            fail(f"{release}: not imported (the release does not validate)")
+            fail(f"{release}: not imported, nothing was stored")
     rows = [
         [kind, *(outcome.get(s, 0) for s in ("stored", "known", "duplicate"))]
         for kind, outcome in sorted(result.outcomes.items())

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,28 +152,52 @@ def _save_ir(store: Store, records: Sequence[dict[str, Any]]) -> list[tuple[str,
     return [(r.status, int(r.item_id or 0)) for r in results]
 
 
-READERS: dict[str, Callable[[Store, Sequence[dict[str, Any]]], list[tuple[str, int]]]] = {
+Saver = Callable[[Store, Sequence[dict[str, Any]]], list[tuple[str, int]]]
+
+READERS: dict[str, Saver] = {
     "commit": _save_commits,
     "kernel": _save_kernels,
     "ir": _save_ir,
 }
 
 
-def _records(path: Path) -> Iterator[dict[str, Any]]:
-    with open_lines(path) as fh:
-        for raw in fh:
-            yield json.loads(raw)
-
-
-def _batches(path: Path) -> Iterator[list[dict[str, Any]]]:
+def _batches(path: Path) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    """(first line number, records) in batches of :data:`BATCH`."""
     batch: list[dict[str, Any]] = []
-    for record in _records(path):
-        batch.append(record)
-        if len(batch) >= BATCH:
-            yield batch
-            batch = []
+    first = 1
+    with open_lines(path) as fh:
+        for number, raw in enumerate(fh, start=1):
+            if not batch:
+                first = number
+            batch.append(json.loads(raw))
+            if len(batch) >= BATCH:
+                yield first, batch
+                batch = []
     if batch:
-        yield batch
+        yield first, batch
+
+
+def _save_batch(
+    store: Store, save: Saver, path: Path, first: int, batch: list[dict[str, Any]]
+) -> list[tuple[str, int]]:
+    """Save a batch; a record the store refuses is named by its line (and nothing of the
+    release stays stored: the caller's transaction is rolled back)."""
+    try:
+        return save(store, batch)
+    except (sqlite3.Error, ValueError) as exc:
+        # find the record: each one alone, inside a savepoint that is always undone
+        for offset, record in enumerate(batch):
+            store.conn.execute("SAVEPOINT probe")
+            try:
+                save(store, [record])
+            except (sqlite3.Error, ValueError) as bad:
+                raise ReleaseImportError(
+                    [f"{path}:{first + offset}: cannot be stored ({bad})"]
+                ) from bad
+            finally:
+                store.conn.execute("ROLLBACK TO probe")
+                store.conn.execute("RELEASE probe")
+        raise ReleaseImportError([f"{path}:{first}-{first + len(batch) - 1}: {exc}"]) from exc
 
 
 def _predictions(
@@ -247,8 +272,8 @@ def import_release(store: Store, release: Path) -> ImportResult:
                 raise ReleaseImportError([f"{release / name}: Curator cannot import {kind!r}"])
             outcome = result.outcomes.setdefault(kind, {})
             votes: list[tuple[int, dict[str, Any]]] = []
-            for batch in _batches(release / name):
-                saved = save(store, batch)
+            for first, batch in _batches(release / name):
+                saved = _save_batch(store, save, release / name, first, batch)
                 kept = []
                 for record, (status, item_id) in zip(batch, saved, strict=True):
                     outcome[status] = outcome.get(status, 0) + 1

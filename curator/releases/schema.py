@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from store.kernel_records import VERDICTS
+
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 FORMAT = "curator-release/1"
 
@@ -88,7 +90,7 @@ KIND_FIELDS: dict[str, dict[str, dict[str, Any]]] = {
         "instructions": nullable(INT),
         "compiler_message": nullable(STR),
         "features": OBJ,
-        "verdict": nullable(STR),
+        "verdict": {"enum": [*VERDICTS, None]},
         "check_details": OBJ,
     },
     "ir": {
