@@ -167,6 +167,10 @@ def test_option_mistakes_are_usage_errors(cli, db, tmp_path) -> None:  # type: i
         missing.exit_code == 1 and "no predictions from any version of 'student'" in missing.stderr
     )
     assert not (tmp_path / "rel" / "v1").exists()
+    empty = cli("export", "none", "--labels", "predicted", "--labeler", LABELER,
+                "--min-confidence", "2", "--out", out)  # fmt: skip
+    assert empty.exit_code == 0 and "holds no records" in empty.stderr
+    assert validate_release(tmp_path / "rel" / "none").ok
     (tmp_path / "a-file").write_text("not a folder\n")
     blocked = cli("export", "v1", "--out", str(tmp_path / "a-file"))
     assert blocked.exit_code == 1 and "cannot be written" in blocked.stderr

@@ -10,7 +10,7 @@ from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElaps
 from rich.text import Text
 
 from curator.commands.options import DbOption, open_db
-from curator.commands.output import EXIT_INPUT, EXIT_USAGE, fail, print_json, table
+from curator.commands.output import EXIT_INPUT, EXIT_USAGE, fail, print_json, table, warn
 from curator.commands.progress import RateColumn
 from curator.console import err, out
 from curator.releases.export import (
@@ -38,6 +38,18 @@ class _Counter:
         if kind not in self.tasks:
             self.tasks[kind] = self.progress.add_task(f"{kind} records", total=None)
         self.progress.advance(self.tasks[kind], count)
+
+
+def _progress() -> Progress:
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}", markup=False),
+        TextColumn("{task.completed:,.0f}"),
+        RateColumn("records"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
 
 
 def export_command(
@@ -91,17 +103,8 @@ def export_command(
         created_at=created_at,
     )
     with open_db(db) as store:
-        progress = Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}", markup=False),
-            TextColumn("{task.completed:,.0f}"),
-            RateColumn("records"),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-        )
         try:
-            with progress:
+            with _progress() as progress:
                 result = export_release(store, out_dir, options, _Counter(progress))
         except ReleaseExistsError as exc:
             fail(str(exc))
@@ -109,6 +112,8 @@ def export_command(
             fail(str(exc), EXIT_USAGE)
         except ExportError as exc:
             fail(str(exc))
+    if result.records == 0:
+        warn(f"release {version} holds no records: no item matched the filters")
     if as_json:
         print_json(result.manifest)
         return
@@ -160,7 +165,8 @@ def import_release_command(
     """Load a release into a store (validated first; all or nothing)."""
     with open_db(db) as store:
         try:
-            result = import_release(store, release)
+            with _progress() as progress:
+                result = import_release(store, release, _Counter(progress))
         except ReleaseImportError as exc:
             for line in exc.problems[:SHOWN_PROBLEMS]:
                 err.print(labelled("error", "red", one_line(line, 400)))

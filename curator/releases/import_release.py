@@ -257,8 +257,11 @@ def _votes(store: Store, version: str, kind: str, pending: list[tuple[int, dict[
     return len(rows)
 
 
-def import_release(store: Store, release: Path) -> ImportResult:
-    """Validate the release, then load it in one transaction (nothing on any error)."""
+def import_release(
+    store: Store, release: Path, progress: Callable[[str, int], None] | None = None
+) -> ImportResult:
+    """Validate the release, then load it in one transaction (nothing on any error);
+    ``progress(kind, n)`` hears of every batch stored."""
     report = validate_release(release)
     if not report.ok or report.manifest is None:
         raise ReleaseImportError(report.problems)
@@ -281,6 +284,8 @@ def import_release(store: Store, release: Path) -> ImportResult:
                         kept.append((record, item_id))
                         votes += [(item_id, v) for v in record["votes"]]
                 result.predictions += add_predictions(store, _predictions(store, kept))
+                if progress is not None:
+                    progress(kind, len(batch))
             result.votes += _votes(store, result.version, kind, votes)
             set_name = f"release-{result.version}-{kind}"
             if votes and set_name not in result.sets:
