@@ -8,8 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from engines.labelers.teacher import Teacher, TeacherConfig
+from engines.labelers.teacher_run import teach
 from store import open_store
+from store.items import ImportedItem, insert_imported_items
 from store.votes import VoteRow, append_votes
+from tests.annotation_data import Spec, add_items
 from tests.teacher_server import FakeLLM
 
 
@@ -69,6 +73,8 @@ def test_labels_failures_and_resume(cli, tmp_path: Path, llm: FakeLLM, api: str)
     assert result.exit_code == 0, result.output
     assert summary["stored"] == 3 and summary["asked"] == 6
     assert summary["failures"] == {"malformed": 1, "refusal": 1, "unknown-label": 1}
+    garbled = next(f for f in summary["failed_items"] if f["reason"] == "malformed")
+    assert garbled["raw"].startswith("Well, this looks like")
     assert {f["reason"] for f in summary["failed_items"]} == {
         "malformed",
         "refusal",
@@ -206,3 +212,15 @@ def test_a_run_whose_first_requests_all_fail_stops(cli, tmp_path: Path, llm: Fak
     _import(cli, tmp_path, {f"g{i}": f"GARBLED {i}" for i in range(12)}, "garbled")
     _, garbled = _teach(cli, llm, "garbled", "--model", "m")
     assert garbled["asked"] == 12 and garbled["stopped"] is None
+
+
+def test_items_without_commit_text_are_failures_not_requests(store, llm: FakeLLM) -> None:  # type: ignore[no-untyped-def]
+    ids = add_items(store, [Spec("a"), Spec("b")])
+    ((_, ir_id),) = insert_imported_items(
+        store, [ImportedItem("ir", "mod-1", "repo", None, None, {})]
+    )
+    with Teacher(TeacherConfig(endpoint=llm.url, model="m")) as teacher:
+        summary = teach(store, [ids["a"], ir_id, ids["b"], ids["a"]], teacher)
+    assert summary.selected == 3 and summary.stored == 2
+    assert summary.failures == {"not-a-commit": 1}
+    assert len(llm.requests) == 2

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
@@ -303,13 +303,12 @@ class Teacher:
             raise _Final("empty", "the model returned no content")
         return _Content(text, thinking if isinstance(thinking, str) else None)
 
-    def ask_many(self, texts: Sequence[str]) -> Iterator[tuple[int, Reply | Failure]]:
+    def ask_many(self, texts: Iterable[str]) -> Iterator[tuple[int, Reply | Failure]]:
         """(index, result) for every text, in completion order, ``concurrency`` at a time.
 
-        Stopping the iteration early (or an interrupt) cancels what has not started.
+        ``texts`` is consumed lazily (a few ahead of the requests in flight). Stopping the
+        iteration early (or an interrupt) cancels what has not started.
         """
-        if not texts:
-            return
         pool = ThreadPoolExecutor(max_workers=self.config.concurrency)
         pending: dict[Future[Reply | Failure], int] = {}
         queue = iter(enumerate(texts))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from engines.labelers.teacher import Failure, Teacher
@@ -24,6 +24,8 @@ from store.teaching import commit_texts
 BATCH_ANSWERS = 20
 BATCH_SECONDS = 2.0
 FAILURES_KEPT = 200
+RAW_KEPT = 2_000
+TEXT_CHUNK = 500
 CONFIDENT = 85
 GIVE_UP_AFTER = 10
 """A run stops when its first this-many answers all failed at the HTTP level (a wrong
@@ -45,7 +47,7 @@ class TeachSummary:
     labels: Counter[str] = field(default_factory=Counter)
     confident: int = 0
     failures: Counter[str] = field(default_factory=Counter)
-    failed_items: list[tuple[int, str, str]] = field(default_factory=list)
+    failed_items: list[tuple[int, str, str, str | None]] = field(default_factory=list)
     failed: str | None = None
 
     def as_json(self) -> dict[str, object]:
@@ -60,7 +62,8 @@ class TeachSummary:
             "failures": dict(sorted(self.failures.items())),
             "stopped": self.failed,
             "failed_items": [
-                {"item_id": i, "reason": r, "detail": d} for i, r, d in self.failed_items
+                {"item_id": i, "reason": r, "detail": d, "raw": raw}
+                for i, r, d, raw in self.failed_items
             ],
         }
 
@@ -72,18 +75,32 @@ def teach(
     reporter: SourceReporter | None = None,
     batch_answers: int = BATCH_ANSWERS,
 ) -> TeachSummary:
-    """Ask ``teacher`` about every item of ``item_ids`` it has not answered yet."""
+    """Ask ``teacher`` about every item of ``item_ids`` it has not answered yet.
+
+    Texts are read from the store a chunk at a time as requests go out, so a run over a
+    million items holds only a few thousand texts in memory.
+    """
     report = reporter or SilentReporter()
-    summary = TeachSummary(teacher.name, selected=len(item_ids))
-    done = predicted_item_ids(store, teacher.name, item_ids)
-    todo = [i for i in dict.fromkeys(item_ids) if i not in done]
-    summary.already = len(item_ids) - len(todo)
-    texts = commit_texts(store, todo, teacher.input_field)
-    for item_id in todo:
-        if item_id not in texts:
-            _failed(summary, report, item_id, Failure("not-a-commit", "no commit text", 0))
-    asked = [i for i in todo if i in texts]
-    report.source_started(teacher.name, len(asked), 0)
+    unique = list(dict.fromkeys(item_ids))
+    summary = TeachSummary(teacher.name, selected=len(unique))
+    done = predicted_item_ids(store, teacher.name, unique)
+    todo = [i for i in unique if i not in done]
+    summary.already = len(unique) - len(todo)
+    report.source_started(teacher.name, len(todo), 0)
+    asked: list[int] = []  # the item behind each text handed to the teacher, in order
+
+    def texts() -> Iterator[str]:
+        for start in range(0, len(todo), TEXT_CHUNK):
+            chunk = todo[start : start + TEXT_CHUNK]
+            found = commit_texts(store, chunk, teacher.input_field)
+            for item_id in chunk:
+                if item_id in found:
+                    asked.append(item_id)
+                    yield found[item_id]
+                else:
+                    _failed(summary, report, item_id, Failure("not-a-commit", "no commit text", 0))
+                    report.advance(teacher.name, 1)
+
     pending: list[tuple[int, PredictionRow]] = []
     flushed_at = time.monotonic()
 
@@ -95,7 +112,7 @@ def teach(
         pending, flushed_at = [], time.monotonic()
 
     endpoint_failures = 0
-    answers = teacher.ask_many([texts[i] for i in asked])
+    answers = teacher.ask_many(texts())
     try:
         for index, result in answers:
             item_id = asked[index]
@@ -128,5 +145,6 @@ def teach(
 def _failed(summary: TeachSummary, report: SourceReporter, item_id: int, failure: Failure) -> None:
     summary.failures[failure.reason] += 1
     if len(summary.failed_items) < FAILURES_KEPT:
-        summary.failed_items.append((item_id, failure.reason, failure.detail))
+        raw = None if failure.raw is None else failure.raw[:RAW_KEPT]
+        summary.failed_items.append((item_id, failure.reason, failure.detail, raw))
     report.problem(f"item #{item_id}: {failure.reason}: {failure.detail}")
