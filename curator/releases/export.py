@@ -177,7 +177,7 @@ def export_release(
     if not kinds:
         raise ExportError("the store holds no items to export")
     created_at = creation_time(options.created_at)
-    plans = [_plan(store, kind, options, labeler) for kind in dict.fromkeys(kinds)]
+    plans = [_plan(store, kind, options, labeler) for kind in sorted(set(kinds))]
     if spec is not None:
         for plan in plans:
             counts: Counter[str] = Counter(
