@@ -7,6 +7,8 @@ Update them after an intended change with ``pytest tests/test_tui_snapshots.py
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,9 +28,16 @@ from tests.tui_store import build, copy_of
 SIZES = [(80, 24), (120, 40)]
 
 
+# A fixed place, so the paths recorded as provenance (shown on the detail screens) are
+# the same on every machine and in every clone.
+FIXED = Path(tempfile.gettempdir()) / "curator-tui-snapshots"
+
+
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build(tmp_path_factory.mktemp("snap") / "template.db")
+def template() -> Path:
+    shutil.rmtree(FIXED, ignore_errors=True)
+    FIXED.mkdir(parents=True)
+    return build(FIXED / "template.db")
 
 
 @pytest.fixture

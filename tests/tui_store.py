@@ -59,8 +59,15 @@ def build(db: Path, with_engines: bool = True) -> Path:
         "--open",
     )
     if with_engines:
-        curator(db, "mine", "ir", str(ROOT / "sample_data/ir/mathlib/prebuilt/clamp.ll"))
-        curator(db, "mine", "kernels", str(ROOT / "sample_data/kernels/saxpy.cl"))
+        # Copies beside the database, outside any git repository, so what is recorded
+        # as provenance depends on where the store is built, not on this checkout.
+        inputs = db.parent / "inputs"
+        shutil.rmtree(inputs, ignore_errors=True)
+        shutil.copytree(ROOT / "sample_data/ir/mathlib", inputs / "mathlib")
+        (inputs / "kernels").mkdir()
+        shutil.copy(ROOT / "sample_data/kernels/saxpy.cl", inputs / "kernels")
+        curator(db, "mine", "ir", str(inputs / "mathlib/prebuilt/clamp.ll"))
+        curator(db, "mine", "kernels", str(inputs / "kernels/saxpy.cl"))
     return db
 
 

@@ -119,7 +119,9 @@ def _kernel_view(store: Store, item: dict[str, Any], common: dict[str, Any]) -> 
     ]
     if kernel.get("message"):
         facts.append(("compiler", str(kernel["message"])))
-    facts.extend((str(k), _number(v)) for k, v in sorted(features.items()))
+    if features:
+        facts.append(("features:", ""))
+        facts.extend((str(k), _number(v)) for k, v in sorted(features.items()))
     return ItemView(
         **common,
         title=f"{kernel.get('kernel_name', item['key'])} ({kernel.get('source_file', '')})",
@@ -148,10 +150,15 @@ def _ir_view(store: Store, item: dict[str, Any], common: dict[str, Any]) -> Item
         ("text bytes", str(module.get("text_bytes", ""))),
         ("bitcode bytes", str(module.get("bitcode_bytes", ""))),
         ("hash", str(module.get("structural_hash", ""))[:16]),
+        ("compile", str(module.get("compile_command") or "")),
     ]
-    facts.extend((f"provenance {k}", _number(v)) for k, v in sorted(provenance.items()))
-    for dup in module.get("duplicates", []):
-        facts.append(("duplicate", f"{dup['source']} {dup['path']}"))
+    if provenance:
+        facts.append(("provenance:", ""))
+        facts.extend((str(k), _number(v)) for k, v in sorted(provenance.items()))
+    duplicates = module.get("duplicates", [])
+    if duplicates:
+        facts.append(("duplicates:", ""))
+        facts.extend(("", f"{d['source']} {d['path']}") for d in duplicates)
     return ItemView(
         **common,
         title=str(item.get("path") or item["key"]),
@@ -170,12 +177,12 @@ def _ir_view(store: Store, item: dict[str, Any], common: dict[str, Any]) -> Item
 
 
 def _number(value: object) -> str:
+    if value is None:
+        return ""
     if isinstance(value, float):
         return f"{value:.3g}"
-    if isinstance(value, (dict, list)):
-        return (
-            ", ".join(f"{k}={v}" for k, v in value.items())
-            if isinstance(value, dict)
-            else str(value)
-        )
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
     return str(value)

@@ -55,9 +55,8 @@ class SetOverview:
 
 @dataclass(frozen=True)
 class QueueState:
-    """What the label screen shows above the item: where the annotator stands."""
+    """What the label screen shows above the item: how far the annotator got."""
 
-    position: int | None
     size: int
     mine: int
 
@@ -144,11 +143,9 @@ class CurationService:
     def advance(self, cursor: QueueCursor) -> QueueEntry | None:
         return self.quick(cursor.advance)
 
-    def queue_state(self, set_row: SetRow, item_id: int | None) -> QueueState:
+    def queue_state(self, set_row: SetRow) -> QueueState:
         def work(store: Store) -> QueueState:
-            position = set_position(store, set_row.id, item_id) if item_id is not None else None
             return QueueState(
-                position=position,
                 size=set_size(store, set_row.id),
                 mine=annotator_votes_in_set(store, set_row.id, self.annotator),
             )

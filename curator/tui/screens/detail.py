@@ -30,11 +30,17 @@ WIDE = 110
 
 
 def facts_table(facts: list[tuple[str, str]]) -> Table:
+    """Key and value rows; a key ending in ``:`` starts a titled group."""
     table = Table(box=None, show_header=False, padding=(0, 1), expand=True)
-    table.add_column(style="dim", no_wrap=True)
-    table.add_column(overflow="fold")
+    table.add_column(style="dim", no_wrap=True, width=13, overflow="ellipsis")
+    table.add_column(overflow="fold", ratio=1)
     for key, value in facts:
-        table.add_row(render.one_line(key, 30), render.one_line(value, 120))
+        if key.endswith(":") and not value:
+            table.add_row(Text(key.rstrip(":"), style="bold"), "")
+            continue
+        if not value:
+            continue
+        table.add_row(render.one_line(key, 30), render.one_line(value, 200))
     return table
 
 
@@ -57,7 +63,7 @@ class ItemDetailScreen(Screen[None]):
     help_title = "item detail"
     DEFAULT_CSS = """
     ItemDetailScreen #detail-body { height: 1fr; }
-    ItemDetailScreen #side { width: 38; border-left: vkey $primary-background; }
+    ItemDetailScreen #side { width: 44; border-left: vkey $primary-background; }
     ItemDetailScreen.narrow #side { display: none; }
     ItemDetailScreen.narrow.side-open #side { display: block; width: 100%; }
     ItemDetailScreen.narrow.side-open ItemPanel { display: none; }

@@ -62,6 +62,8 @@ class LabelScreen(Screen[None]):
         self.note: str | None = None
         self.busy = True
         self.history: list[QueueEntry] = []
+        self.entry: QueueEntry | None = None
+        self.state: QueueState | None = None
 
     def help_rows(self) -> list[tuple[str, str]]:
         return describe(self.keys)
@@ -95,19 +97,30 @@ class LabelScreen(Screen[None]):
         service = self.app.service
         self.cursor, entry = service.open_queue(self.set_row)
         self._load_entry(entry)
+        self.count_votes()
 
     def _load_entry(self, entry: QueueEntry | None) -> None:
         """Fetch an entry's view (worker thread) and put it on screen."""
         view = self.app.service.item(self.set_row, entry.item_id) if entry else None
         self.app.call_from_thread(self._show, entry, view)
-        self.refresh_state(entry)
 
     @work(thread=True, group="state")
-    def refresh_state(self, entry: QueueEntry | None) -> None:
-        state = self.app.service.queue_state(self.set_row, entry.item_id if entry else None)
-        self.app.call_from_thread(self._show_state, state)
+    def count_votes(self) -> None:
+        """Set size and the annotator's votes, counted once (slow lane); votes and undos
+        on this screen then keep the count by themselves."""
+        state = self.app.service.queue_state(self.set_row)
+        self.app.call_from_thread(self._set_state, state)
+
+    def _set_state(self, state: QueueState) -> None:
+        self.state = state
+        self._show_state()
+
+    def _add_mine(self, delta: int) -> None:
+        if self.state is not None:
+            self.state = QueueState(self.state.size, self.state.mine + delta)
 
     def _show(self, entry: QueueEntry | None, view: ItemView | None) -> None:
+        self.entry = entry
         self.view = view
         self.category = None
         self.note = None
@@ -130,6 +143,7 @@ class LabelScreen(Screen[None]):
             )
             self._show_machine()
             self._show_votes()
+        self._show_state()
         self.busy = False
 
     def _show_machine(self) -> None:
@@ -157,8 +171,11 @@ class LabelScreen(Screen[None]):
             out.append(render.one_line(self.note, 60))
         self.query_one("#votes", Static).update(out)
 
-    def _show_state(self, state: QueueState) -> None:
-        where = f"item {state.position + 1} of {state.size}" if state.position is not None else ""
+    def _show_state(self) -> None:
+        state = self.state
+        if state is None:
+            return
+        where = f"item {self.entry.position + 1} of {state.size}" if self.entry else ""
         pending = state.size - state.mine
         parts = [self.set_row.name, where, f"you: {state.mine} labeled, {pending} to do"]
         if self.set_row.blind:
@@ -184,6 +201,9 @@ class LabelScreen(Screen[None]):
             self.app.bell()
             return
         self.busy = True
+        mine = [v for v in self.view.votes if v.annotator == self.app.annotator]
+        if not any(v.role == "annotator" for v in mine):
+            self._add_mine(1)
         self._cast(self.view.item_id, label, self.category, self.note)
 
     @work(thread=True, group="label")
@@ -201,6 +221,7 @@ class LabelScreen(Screen[None]):
 
     def _failed(self, message: str) -> None:
         self.busy = False
+        self.count_votes()
         self.notify(message, severity="error", timeout=6)
 
     def action_undo(self) -> None:
@@ -218,6 +239,8 @@ class LabelScreen(Screen[None]):
             self.app.call_from_thread(self._failed, "nothing to undo in this set")
             return
         entry = service.position_of(self.set_row, result.item_id)
+        if result.restored_label is None and result.undone_label is not None:
+            self.app.call_from_thread(self._add_mine, -1)
         restored = result.restored_label or "no vote"
         self.app.call_from_thread(
             self.notify, f"undid {result.undone_label} on #{result.item_id} (now: {restored})"
