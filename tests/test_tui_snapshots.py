@@ -6,9 +6,9 @@ Update them after an intended change with ``pytest tests/test_tui_snapshots.py
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 import shutil
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
