@@ -19,3 +19,4 @@ bench: setup
 	.venv/bin/python tests/benchmarks/bench_keyword.py
 	.venv/bin/python tests/benchmarks/bench_kernels.py
 	.venv/bin/python tests/benchmarks/bench_ir.py
+	.venv/bin/python tests/benchmarks/bench_tui.py
