@@ -26,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 SLOW_SECONDS = 1.0
+Reply = tuple[int, dict[str, Any], dict[str, str] | None]
 
 
 class FakeLLM:
@@ -80,29 +81,32 @@ class FakeLLM:
         try:
             if self.latency:
                 time.sleep(self.latency)
-            self._answer(h, body, system, text, attempt)
+            reply = self._answer(h, body, system, text, attempt)
         finally:
+            # Counted out before the answer leaves, so a client that sends its next
+            # request on receipt is never seen overlapping this one.
             with self.lock:
                 self.inflight -= 1
+        _send(h, *reply)
 
     def _answer(
         self, h: BaseHTTPRequestHandler, body: dict[str, Any], system: str, text: str, attempt: int
-    ) -> None:
+    ) -> Reply:
         if h.path not in ("/v1/chat/completions", "/api/chat"):
-            return _send(h, 404, {"error": "no such route"})
+            return _reply(404, {"error": "no such route"})
         if body.get("temperature", body.get("options", {}).get("temperature")) != 0:
-            return _send(h, 400, {"error": "the teacher must run at temperature 0"})
+            return _reply(400, {"error": "the teacher must run at temperature 0"})
         if "ALWAYS500" in text or ("FLAKY" in text and attempt <= 2):
-            return _send(h, 500, {"error": "overloaded"})
+            return _reply(500, {"error": "overloaded"})
         if "THROTTLED" in text and attempt <= 2:
-            return _send(h, 429, {"error": "slow down"}, {"Retry-After": "0"})
+            return _reply(429, {"error": "slow down"}, {"Retry-After": "0"})
         if "SLOW" in text and attempt == 1:
             time.sleep(SLOW_SECONDS)
         if "PAIRED" in text:
             try:
                 self.barrier.wait()
             except threading.BrokenBarrierError:
-                return _send(h, 400, {"error": "no concurrent partner"})
+                return _reply(400, {"error": "no concurrent partner"})
         refusal = None
         if "taxonomy" in system:
             category = "inefficient-algorithm-data-structure/unnecessary-computations"
@@ -131,8 +135,7 @@ class FakeLLM:
             if "FENCED" in text:
                 content = f"Here is my answer:\n```json\n{content}\n```"
         if h.path == "/api/chat":
-            return _send(
-                h,
+            return _reply(
                 200,
                 {
                     "model": body["model"],
@@ -143,8 +146,7 @@ class FakeLLM:
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if refusal:
             message = {"role": "assistant", "content": None, "refusal": refusal}
-        return _send(
-            h,
+        return _reply(
             200,
             {
                 "id": "x",
@@ -153,6 +155,10 @@ class FakeLLM:
                 "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
             },
         )
+
+
+def _reply(status: int, data: dict[str, Any], headers: dict[str, str] | None = None) -> Reply:
+    return status, data, headers
 
 
 def _send(
