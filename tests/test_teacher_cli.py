@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engines.labelers.teacher import Teacher, TeacherConfig
+from engines.labelers.teacher import Teacher, TeacherConfig, TeacherError
 from engines.labelers.teacher_run import teach
 from store import open_store
 from store.items import ImportedItem, insert_imported_items
@@ -224,3 +224,13 @@ def test_items_without_commit_text_are_failures_not_requests(store, llm: FakeLLM
     assert summary.selected == 3 and summary.stored == 2
     assert summary.failures == {"not-a-commit": 1}
     assert len(llm.requests) == 2
+
+
+def test_teacher_as_a_labeler_keeps_order_and_raises_on_a_failure(llm: FakeLLM) -> None:
+    config = TeacherConfig(endpoint=llm.url, model="m", api="openai", concurrency=3)
+    with Teacher(config) as teacher:
+        texts = ["make it faster", "fix typo", "speed up io", "docs"]
+        labels = [p.label for p in teacher.predict(texts)]
+        assert labels == ["perf", "non-perf", "perf", "non-perf"]
+        with pytest.raises(TeacherError, match="refusal"):
+            teacher.predict(["fine", "REFUSE"])
