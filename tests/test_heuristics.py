@@ -76,6 +76,12 @@ def test_em_trusts_a_function_the_others_agree_with() -> None:
     assert model.prior == 0.5
 
 
+def test_em_refuses_texts_where_functions_never_vote_together() -> None:
+    functions = [LabelingFunction("p", PERF, r"\bP\b"), LabelingFunction("n", NON_PERF, r"\bN\b")]
+    with pytest.raises(ValueError, match="hardly ever vote"):
+        fit_label_model(["P"] * 20 + ["N"] * 20, functions)
+
+
 def test_shipped_model_covers_every_function() -> None:
     model = load_model()
     assert set(model.accuracy) == {f.name for f in LABELING_FUNCTIONS}
@@ -109,7 +115,10 @@ def test_label_and_store_skips_what_is_labeled(store: Store) -> None:
 
 def test_fit_command_writes_a_model_and_names_a_bad_line(tmp_path: Path) -> None:
     data = tmp_path / "m.jsonl"
-    data.write_text('{"message": "Speed up parsing"}\n{"commit_message": "Fix typo"}\n')
+    data.write_text(
+        '{"message": "Optimize the parser: 3x faster"}\n{"commit_message": "Fix typo in docs"}\n'
+        * 5
+    )
     out = tmp_path / "model.json"
     assert fit_main([str(out), str(data), "--version", "7"]) == 0
     assert HeuristicLabeler(load_model(out)).name == "heuristics@7"
@@ -118,6 +127,10 @@ def test_fit_command_writes_a_model_and_names_a_bad_line(tmp_path: Path) -> None
         fit_main([str(tmp_path / "other.json"), str(data)])
     assert info.value.code == 1
     assert not (tmp_path / "other.json").exists()
+    data.write_text('{"message": "Fix typo"}\n')
+    with pytest.raises(SystemExit) as info:
+        fit_main([str(tmp_path / "other.json"), str(data)])
+    assert info.value.code == 1
 
 
 @pytest.mark.skipif(not SHARED_DATA.exists(), reason="needs ../shared/data (not shipped)")

@@ -28,6 +28,7 @@ from engines.labelers.base import NON_PERF, PERF, Prediction
 
 MODEL_FILE = "heuristics_model.json"
 _SMOOTH = 1.0  # pseudo-counts (Beta prior) that keep every probability off 0 and 1
+DEGENERATE = 0.55  # a fit where no function is more accurate than this learned nothing
 
 
 @dataclass(frozen=True)
@@ -259,6 +260,11 @@ def fit_label_model(
         model = LabelModel(version, prior, accuracy, votes)
         if change < tolerance:
             break
+    if max(model.accuracy.values()) < DEGENERATE:
+        raise ValueError(
+            "the functions hardly ever vote on the same texts here, so EM cannot tell their"
+            " accuracies apart (all ended near 0.5); fit on more, or more varied, messages"
+        )
     return model
 
 

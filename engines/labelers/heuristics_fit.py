@@ -57,7 +57,10 @@ def main(argv: list[str] | None = None) -> int:
         messages = [m for f in args.files for m in read_messages(f)]
     except (OSError, ValueError) as exc:
         parser.exit(1, f"error: {exc}\n")
-    model = fit_label_model(messages, version=args.version, prior=args.prior)
+    try:
+        model = fit_label_model(messages, version=args.version, prior=args.prior)
+    except ValueError as exc:
+        parser.exit(1, f"error: {exc}\n")
     write_atomically(args.out, json.dumps(model.as_json(), indent=2) + "\n")
     print(f"fitted heuristics@{model.version} on {len(messages)} messages -> {args.out}")
     return 0
