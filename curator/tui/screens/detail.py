@@ -70,7 +70,7 @@ class ItemDetailScreen(Screen[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f", "show_all", "Show all"),
-        Binding("i", "toggle_side", "Facts"),
+        Binding("i", "toggle_side", "Facts & votes"),
         Binding("escape,q", "leave", "Back"),
     ]
 
