@@ -72,6 +72,8 @@ def annotated_store(store: Store, n: int = 60) -> None:
             votes.append(VoteRow(item, "bob", truth, category, set_id=gt.id))
             if pos % 4 == 1:
                 votes.append(VoteRow(item, "carol", other, set_id=gt.id))
+            elif pos == 2:  # a skip beside two agreeing votes: still unanimous
+                votes.append(VoteRow(item, "carol", "skip", set_id=gt.id))
     append_votes(store, votes)
     audit = draw_audit(store, "audit-1", LABELER, size=6).set_row
     members = [

@@ -311,4 +311,7 @@ def test_export_import_export_gives_the_same_files(cli, db, tmp_path) -> None:  
     with open_store(other) as store:
         assert store.scalar("SELECT COUNT(*) FROM items") == 60
         assert store.scalar("SELECT COUNT(*) FROM releases") == 3
-        assert get_set(store, "release-all-commit") is not None
+        imported = get_set(store, "release-all-commit")
+        assert imported is not None and imported.labels == ["perf", "non-perf"]
+        skips = store.scalar("SELECT COUNT(*) FROM votes WHERE label = 'skip'")
+        assert skips == 1

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from annotation.labels import DEFAULT_LABELS
+from annotation.labels import DEFAULT_LABELS, SKIP
 from curator.releases.files import open_lines
 from curator.releases.manifest import data_files
 from curator.releases.validate import validate_release
@@ -226,7 +226,7 @@ def _votes(store: Store, version: str, kind: str, pending: list[tuple[int, dict[
     name = f"release-{version}-{kind}"
     set_row = get_set(store, name)
     if set_row is None:
-        seen = sorted({v["label"] for _, v in pending} - set(DEFAULT_LABELS[kind]))
+        seen = sorted({v["label"] for _, v in pending} - {*DEFAULT_LABELS[kind], SKIP})
         set_row = create_set(
             store,
             NewSet(
