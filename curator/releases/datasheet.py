@@ -8,6 +8,7 @@ order with fixed rounding and no timestamp, so the same store gives the same tex
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from typing import Any
 
@@ -218,7 +219,10 @@ def _agreement(store: Store, facts: ReleaseFacts) -> list[str]:
     lines = ["## Agreement", ""]
     rows = []
     for s in _sets_of(store, facts):
-        report = agreement_for_set(store, s)
+        with warnings.catch_warnings():
+            # alpha is undefined (nan, shown as n/a) when every vote has the same label
+            warnings.simplefilter("ignore", RuntimeWarning)
+            report = agreement_for_set(store, s)
         if report.items_multi_coded == 0:
             continue
         rows.append(
