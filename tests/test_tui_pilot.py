@@ -381,3 +381,30 @@ def test_no_command_without_a_terminal_prints_help(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["--db", str(tmp_path / "x.db")])
     assert result.exit_code == 0
     assert "Usage" in result.output and "label" in result.output
+
+
+async def test_search_text_with_markup_is_quoted_not_parsed(db: Path) -> None:
+    app = CuratorApp(db, "dave", open_set="gt-sample")
+    async with app.run_test() as pilot:
+        await open_label(pilot, app)
+        await pilot.press("slash")
+        await pilot.press(*"[bold]zzz[/")
+        await pilot.press("enter")
+        await until(pilot, lambda: app._notifications, "a notification")
+        note = next(iter(app._notifications))
+        assert "[bold]zzz[/" in note.message
+        assert note.markup is False
+
+
+async def test_theme_flips_and_the_item_is_redrawn(db: Path) -> None:
+    app = CuratorApp(db, "dave", open_set="gt-sample")
+    async with app.run_test() as pilot:
+        screen = await open_label(pilot, app)
+        assert app.current_theme.dark
+        code = screen.query_one("#pane-code-0", Static)
+        before = code.content
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert not app.current_theme.dark
+        assert code.content is not before  # the diff was highlighted again for the new theme
+        assert screen_text(app).count("@@ -1,2 +1,2 @@") == 1

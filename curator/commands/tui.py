@@ -48,7 +48,8 @@ def run_app(db: Path | None, annotator: str | None, set_name: str | None = None)
         path = store.path
         if set_name is not None:
             load_set(store, set_name)
-    CuratorApp(path, who, open_set=set_name).run()
+    theme = os.environ.get("CURATOR_THEME", "").strip() or None
+    CuratorApp(path, who, open_set=set_name, theme=theme).run()
 
 
 def label_command(

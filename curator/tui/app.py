@@ -8,6 +8,7 @@ from typing import ClassVar
 from textual.app import App
 from textual.binding import Binding, BindingType
 
+from curator.tui import render
 from curator.tui.screens.help import HelpScreen
 from curator.tui.screens.home import HomeScreen
 from curator.tui.service import CurationService
@@ -31,10 +32,19 @@ class CuratorApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Keys", key_display="?"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
+        Binding("ctrl+t", "flip_theme", "Light/dark", show=False),
     ]
 
-    def __init__(self, db_path: Path, annotator: str, open_set: str | None = None) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        annotator: str,
+        open_set: str | None = None,
+        theme: str | None = None,
+    ) -> None:
         super().__init__()
+        if theme:
+            self.theme = theme
         self.service = CurationService(db_path, annotator)
         self.annotator = annotator
         self.open_set = open_set
@@ -46,6 +56,18 @@ class CuratorApp(App[None]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
+
+    def action_flip_theme(self) -> None:
+        self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
+
+    def say(self, message: str, error: bool = False) -> None:
+        """A notification whose text is shown literally (it may quote user input)."""
+        self.notify(
+            render.one_line(message, 300).plain,
+            severity="error" if error else "information",
+            timeout=6 if error else 3,
+            markup=False,
+        )
 
     def on_unmount(self) -> None:
         self.service.close()

@@ -203,7 +203,7 @@ class ItemDetailScreen(Screen[None]):
     def _finished(self, action: ItemAction, result: str) -> None:
         self.running = None
         self.query_one(ProgressBar).display = False
-        self.notify(render.one_line(result, 200).plain)
+        self.app.say(render.one_line(result, 200).plain)
         self._show_actions()
         if action.changes_item:
             self.load()
@@ -217,7 +217,7 @@ class ItemDetailScreen(Screen[None]):
     def action_leave(self) -> None:
         if self.running is not None:
             self.running.cancelled.set()
-            self.notify("cancelling…")
+            self.app.say("cancelling…")
             return
         panel = self.query_one(ItemPanel)
         if panel.showing_all:

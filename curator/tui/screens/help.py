@@ -53,6 +53,7 @@ class HelpScreen(ModalScreen[None]):
                 what = long.get(binding.action, binding.description or binding.action)
                 rows.append((key_name(binding.key), what))
         rows.append(("?", "this list of keys"))
+        rows.append(("ctrl+t", "switch between the light and the dark theme"))
         rows.append(("ctrl+q", "quit Curator"))
         seen: set[tuple[str, str]] = set()
         for key, what in rows:

@@ -110,7 +110,7 @@ class HomeScreen(Screen[None]):
             wanted, self.open_set = self.open_set, None
             match = next((s for s in sets if s.name == wanted), None)
             if match is None:
-                self.notify(f"no set named {wanted!r}", severity="error")
+                self.app.say(f"no set named {wanted!r}", error=True)
             else:
                 self._open_label(match)
 
@@ -170,7 +170,7 @@ class HomeScreen(Screen[None]):
         if s is None:
             return
         if s.purpose != "audit":
-            self.notify(f"{s.name} is not an audit set (curator audit draw makes one)")
+            self.app.say(f"{s.name} is not an audit set (curator audit draw makes one)")
             return
         self.app.push_screen(AuditScreen(s))
 
@@ -186,7 +186,7 @@ class HomeScreen(Screen[None]):
         try:
             item_id = self.app.service.resolve(ref)
         except LookupError as exc:
-            self.app.call_from_thread(self.notify, str(exc), severity="error")
+            self.app.call_from_thread(self.app.say, str(exc), error=True)
             return
         self.app.call_from_thread(self._push_detail, item_id)
 

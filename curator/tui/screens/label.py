@@ -222,7 +222,7 @@ class LabelScreen(Screen[None]):
     def _failed(self, message: str) -> None:
         self.busy = False
         self.count_votes()
-        self.notify(message, severity="error", timeout=6)
+        self.app.say(message, error=True)
 
     def action_undo(self) -> None:
         if self.busy or self.cursor is None:
@@ -243,7 +243,7 @@ class LabelScreen(Screen[None]):
             self.app.call_from_thread(self._add_mine, -1)
         restored = result.restored_label or "no vote"
         self.app.call_from_thread(
-            self.notify, f"undid {result.undone_label} on #{result.item_id} (now: {restored})"
+            self.app.say, f"undid {result.undone_label} on #{result.item_id} (now: {restored})"
         )
         assert self.cursor is not None
         if entry is not None:
@@ -268,7 +268,7 @@ class LabelScreen(Screen[None]):
     def action_category(self) -> None:
         choices = categories_of(self.set_row)
         if not choices:
-            self.notify("this set has no categories")
+            self.app.say("this set has no categories")
             return
         if self.view is None:
             return
@@ -316,7 +316,7 @@ class LabelScreen(Screen[None]):
 
     def _pick_hit(self, text: str, hits: list[dict[str, object]]) -> None:
         if not hits:
-            self.notify(f"nothing in {self.set_row.name} matches {text!r}")
+            self.app.say(f"nothing in {self.set_row.name} matches {text!r}")
             return
         by_choice = {
             f"#{h['item_id']}  {render.one_line(str(h['title']), 60)}": QueueEntry(

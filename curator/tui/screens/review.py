@@ -173,12 +173,12 @@ class ReviewScreen(Screen[None]):
         except (ValueError, LookupError) as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
-        self.app.call_from_thread(self.notify, f"#{item_id} settled as {label}")
+        self.app.call_from_thread(self.app.say, f"#{item_id} settled as {label}")
         self.app.call_from_thread(self._show_conflicts, service.conflicts(self.set_row))
 
     def _failed(self, message: str) -> None:
         self.busy = False
-        self.notify(message, severity="error", timeout=6)
+        self.app.say(message, error=True)
 
     def action_undo(self) -> None:
         if self.busy:
@@ -194,7 +194,7 @@ class ReviewScreen(Screen[None]):
         if result is None:
             self.app.call_from_thread(self._failed, "no adjudication of yours to undo here")
             return
-        self.app.call_from_thread(self.notify, f"undid your adjudication of #{result.item_id}")
+        self.app.call_from_thread(self.app.say, f"undid your adjudication of #{result.item_id}")
         self.app.call_from_thread(self._show_conflicts, service.conflicts(self.set_row))
 
     def action_detail(self) -> None:

@@ -34,6 +34,7 @@ class ItemPanel(Vertical):
         self.side_by_side = side_by_side
         self.view: ItemView | None = None
         self.clipped = False
+        self.highlight = True
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="item-scroll"):
@@ -45,6 +46,13 @@ class ItemPanel(Vertical):
                         yield Static("", classes="code", id=f"pane-code-{i}")
         yield TextArea("", id="item-full", read_only=True, show_line_numbers=True)
 
+    def on_mount(self) -> None:
+        self.watch(self.app, "theme", self._theme_changed, init=False)
+
+    def _theme_changed(self) -> None:
+        if self.view is not None and not self.showing_all:
+            self.show(self.view, self.highlight)
+
     @property
     def showing_all(self) -> bool:
         return self.has_class("full")
@@ -52,6 +60,7 @@ class ItemPanel(Vertical):
     def show(self, view: ItemView | None, highlight: bool = True, empty: str = "") -> None:
         """Show ``view`` (clipped); with ``view`` None show the ``empty`` note instead."""
         self.view = view
+        self.highlight = highlight
         self.remove_class("full")
         message = self.query_one("#item-message", Static)
         dark = self.app.current_theme.dark if self.app.current_theme else True
