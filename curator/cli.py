@@ -14,8 +14,8 @@ from curator.commands.options import DbOption
 from curator.commands.predict import predict
 from curator.commands.releases import export_command, validate_command
 from curator.commands.teach import teach_command
-from curator.commands.tui import AnnotatorOption, interactive, label_command, run_app
 from curator.commands.train import train
+from curator.commands.tui import AnnotatorOption, interactive, label_command, run_app
 
 app = typer.Typer(
     name="curator",
