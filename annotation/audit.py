@@ -13,9 +13,9 @@ from statistics import NormalDist
 from annotation.adjudication import decisions_for_set
 from annotation.labels import DEFAULT_LABELS, POSITIVE_LABEL
 from annotation.sampling import SamplingError, stratified_sample, stratum_of
-from annotation.sets import SetError, require_set
+from annotation.sets import SetError, require_set, resolve_latest
 from store import Store
-from store.sets import NewSet, SetRow, candidates, create_set, get_set, labeler_versions
+from store.sets import NewSet, SetRow, candidates, create_set, get_set
 
 
 def z_score(confidence: float) -> float:
@@ -54,14 +54,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def resolve_labeler(store: Store, name: str) -> str:
-    """``name@latest`` -> the newest stored version of that labeler."""
-    if not name.endswith("@latest"):
-        return name
-    versions = labeler_versions(store, name[: -len("@latest")])
-    if not versions:
-        raise SetError(f"no predictions from any version of {name[: -len('@latest')]!r}")
-    return versions[-1]
+resolve_labeler = resolve_latest
 
 
 @dataclass(frozen=True)
