@@ -154,6 +154,7 @@ def test_option_mistakes_are_usage_errors(cli, db, tmp_path) -> None:  # type: i
         (["--split", "repo:50/50/50/50"], "give 2 or 3 weights"),
         (["--split", "file:80/20"], "expected repo:"),
         (["--kind", "image"], "kind 'image'"),
+        (["--created-at", "yesterday"], "give an ISO 8601 time"),
     ):
         result = cli("export", "v1", *args, "--out", out)
         assert result.exit_code == 2 and words in result.stderr, (args, result.stderr)

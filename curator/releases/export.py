@@ -91,6 +91,12 @@ Progress = Callable[[str, int], None]
 def creation_time(explicit: str | None = None) -> str:
     """The manifest's creation time: as given, else ``$SOURCE_DATE_EPOCH``, else now."""
     if explicit:
+        try:
+            datetime.fromisoformat(explicit)
+        except ValueError:
+            raise ExportUsageError(
+                f"--created-at {explicit!r}: give an ISO 8601 time, e.g. 2026-01-01T00:00:00Z"
+            ) from None
         return explicit
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch:
