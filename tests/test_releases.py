@@ -20,6 +20,7 @@ from store import open_store
 from store.bulk import bulk_insert_commits
 from store.releases import get_release
 from store.sets import get_set
+from store.votes import VoteRow, append_votes
 from tests.release_data import LABELER, annotated_store, commit_rows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -316,3 +317,24 @@ def test_export_import_export_gives_the_same_files(cli, db, tmp_path) -> None:  
         assert imported is not None and imported.labels == ["perf", "non-perf"]
         skips = store.scalar("SELECT COUNT(*) FROM votes WHERE label = 'skip'")
         assert skips == 1
+
+
+def test_importing_an_old_release_keeps_votes_changed_since(cli, db, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("export", "old", "--labels", "adjudicated", "--out", str(tmp_path)).exit_code == 0
+    with open_store(db) as store:
+        item = store.scalar(
+            "SELECT item_id FROM live_votes WHERE annotator = 'alice' AND label = 'perf'"
+            " ORDER BY item_id LIMIT 1"
+        )
+        append_votes(store, [VoteRow(int(item), "alice", "non-perf", note="changed my mind")])
+        votes_before = store.scalar("SELECT COUNT(*) FROM votes")
+    result = cli("import", "release", str(tmp_path / "old"))
+    assert result.exit_code == 0 and "0 votes, 0 predictions" in result.stdout
+    with open_store(db) as store:
+        assert store.scalar("SELECT COUNT(*) FROM votes") == votes_before
+        assert (
+            store.scalar(
+                "SELECT label FROM live_votes WHERE item_id = ? AND annotator = 'alice'", (item,)
+            )
+            == "non-perf"
+        )

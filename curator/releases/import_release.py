@@ -215,12 +215,13 @@ def _predictions(
 
 
 def _votes(store: Store, version: str, kind: str, pending: list[tuple[int, dict[str, Any]]]) -> int:
-    """Append the votes that settled labels, skipping those already live; set them in the
-    release's set (created on first use)."""
+    """Append the votes that settled labels, in the release's set (created on first use).
+    An annotator who already has a live vote on an item keeps it: importing an old
+    release never overrides a vote changed since."""
     if not pending:
         return 0
     live = {
-        (v.item_id, v.annotator, v.role): (v.label, v.category)
+        (v.item_id, v.annotator, v.role)
         for v in live_votes_for_items(store, sorted({item for item, _ in pending}))
     }
     name = f"release-{version}-{kind}"
@@ -251,7 +252,7 @@ def _votes(store: Store, version: str, kind: str, pending: list[tuple[int, dict[
             origin="release",
         )
         for item, v in pending
-        if live.get((item, v["annotator"], v["role"])) != (v["label"], v["category"])
+        if (item, v["annotator"], v["role"]) not in live
     ]
     append_votes(store, rows)
     return len(rows)
