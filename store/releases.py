@@ -107,14 +107,14 @@ def _select(flt: ItemFilter, columns: str) -> tuple[str, list[Any]]:
 _EMPTY_JSON: dict[str, Any] = {"[]": [], "{}": {}}
 
 
-def _decode(names: list[str], row: tuple[Any, ...]) -> dict[str, Any]:
-    data = dict(zip(names, row, strict=True))
-    for name in _JSON_COLUMNS:
-        value = data.get(name)
+def _decode(names: list[str], json_at: list[int], row: tuple[Any, ...]) -> dict[str, Any]:
+    values = list(row)
+    for index in json_at:
+        value = values[index]
         if isinstance(value, str):
             empty = _EMPTY_JSON.get(value)
-            data[name] = json.loads(value) if empty is None else type(empty)()
-    return data
+            values[index] = json.loads(value) if empty is None else type(empty)()
+    return dict(zip(names, values, strict=True))
 
 
 class UnreadableItemError(Exception):
@@ -140,6 +140,7 @@ def stream_items(store: Store, flt: ItemFilter) -> Iterator[dict[str, Any]]:
         cursor.execute(sql, params)
         names = [d[0] for d in cursor.description]
         key_at = names.index("key")
+        json_at = [i for i, name in enumerate(names) if name in _JSON_COLUMNS]
         while True:
             try:
                 row = cursor.fetchone()
@@ -148,7 +149,7 @@ def stream_items(store: Store, flt: ItemFilter) -> Iterator[dict[str, Any]]:
             if row is None:
                 return
             last = row[key_at]
-            yield _decode(names, row)
+            yield _decode(names, json_at, row)
     finally:
         cursor.close()
 
