@@ -144,7 +144,11 @@ def staged_directory(target: Path, force: bool) -> Iterator[Path]:
                 raise ReleaseExistsError(f"{target} appeared while exporting; left as it is")
             old = target.parent / f".{target.name}.old-{os.getpid()}"
             os.replace(target, old)
-            os.replace(staging, target)
+            try:
+                os.replace(staging, target)
+            except BaseException:
+                os.replace(old, target)
+                raise
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.replace(staging, target)
