@@ -338,3 +338,17 @@ def test_importing_an_old_release_keeps_votes_changed_since(cli, db, tmp_path) -
             )
             == "non-perf"
         )
+
+
+def test_a_release_replaced_by_a_killed_export_is_put_back(cli, db, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("export", "v1", "--out", str(tmp_path)).exit_code == 0
+    before = files_of(tmp_path / "v1")
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    # what a kill between moving the old release aside and renaming the new one leaves
+    (tmp_path / "v1").rename(tmp_path / f".v1.old-{gone.stdout.strip()}")
+    (tmp_path / f".v1.partial-{gone.stdout.strip()}").mkdir()
+    again = cli("export", "v1", "--out", str(tmp_path))
+    assert again.exit_code == 1 and "already exists" in again.stderr
+    assert files_of(tmp_path / "v1") == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".v1")) == []

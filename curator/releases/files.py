@@ -102,6 +102,7 @@ class ReleaseExistsError(FileExistsError):
 
 
 PARTIAL = ".partial-"
+OLD = ".old-"
 
 
 def _pid_alive(pid: int) -> bool:
@@ -114,12 +115,24 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _dead_owner(path: Path) -> bool:
+    pid = path.name.rsplit("-", 1)[-1]
+    return pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid))
+
+
 def clear_stale_partials(target: Path) -> list[Path]:
-    """Remove temporary directories that killed exports of this release left behind."""
+    """Tidy what killed exports of this release left behind: temporary folders are
+    removed; a replaced release whose successor never arrived is put back."""
     removed = []
+    for path in target.parent.glob(f".{target.name}{OLD}*"):
+        if _dead_owner(path):
+            if target.exists():
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+            else:
+                os.replace(path, target)
     for path in target.parent.glob(f".{target.name}{PARTIAL}*"):
-        pid = path.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+        if _dead_owner(path):
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed
@@ -129,10 +142,10 @@ def clear_stale_partials(target: Path) -> list[Path]:
 def staged_directory(target: Path, force: bool) -> Iterator[Path]:
     """A temporary directory beside ``target`` that replaces it only if the block ends
     normally; on any error it is removed and ``target`` is left as it was."""
-    if target.exists() and not force:
-        raise ReleaseExistsError(f"{target} already exists (use --force to replace it)")
     target.parent.mkdir(parents=True, exist_ok=True)
     clear_stale_partials(target)
+    if target.exists() and not force:
+        raise ReleaseExistsError(f"{target} already exists (use --force to replace it)")
     staging = target.parent / f".{target.name}{PARTIAL}{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
@@ -142,7 +155,7 @@ def staged_directory(target: Path, force: bool) -> Iterator[Path]:
         if target.exists():
             if not force:
                 raise ReleaseExistsError(f"{target} appeared while exporting; left as it is")
-            old = target.parent / f".{target.name}.old-{os.getpid()}"
+            old = target.parent / f".{target.name}{OLD}{os.getpid()}"
             os.replace(target, old)
             try:
                 os.replace(staging, target)
