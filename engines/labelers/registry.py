@@ -71,7 +71,12 @@ def resolve_model(store: Store, name: str) -> ModelRow:
 
 
 def load_labeler(
-    store: Store, name: str, batch_size: int = 64, quantized: bool = False, **options: Any
+    store: Store,
+    name: str,
+    batch_size: int = 64,
+    quantized: bool = False,
+    bf16: bool = False,
+    **options: Any,
 ) -> Labeler:
     """Build the labeler a name refers to; raises :class:`LabelerError` when it cannot."""
     if name.startswith("teacher:"):
@@ -87,7 +92,9 @@ def load_labeler(
     if family == "student":
         from engines.labelers.student_infer import StudentLabeler
 
-        return StudentLabeler(row.path or "", row.name, batch_size=batch_size, quantized=quantized)
+        return StudentLabeler(
+            row.path or "", row.name, batch_size=batch_size, quantized=quantized, bf16=bf16
+        )
     from engines.labelers.tfidf import TfidfLabeler
 
     return TfidfLabeler(row.path or "", row.name)

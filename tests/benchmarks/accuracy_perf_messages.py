@@ -80,6 +80,7 @@ def run(
     max_length: int = 128,
     limit: int | None = None,
     seed: int = 0,
+    patience: int = 1,
 ) -> dict[str, object]:
     train_x, train_y = read(data / "train.jsonl", limit)
     dev_x, dev_y = read(data / "extra.jsonl", limit)
@@ -98,7 +99,12 @@ def run(
         rows[tfidf.family(kind)] = scores(test_y, predicted)
 
     config = TrainConfig(
-        epochs=epochs, batch_size=batch, lr=lr, max_length=max_length, seed=seed, patience=1
+        epochs=epochs,
+        batch_size=batch,
+        lr=lr,
+        max_length=max_length,
+        seed=seed,
+        patience=patience,
     )
     train = [hard_example(x, y) for x, y in zip(train_x, train_y, strict=True)]
     dev = [hard_example(x, y) for x, y in zip(dev_x, dev_y, strict=True)]
@@ -128,7 +134,13 @@ def run(
         "data": str(data),
         "sizes": {"train": len(train_x), "dev": len(dev_x), "test": len(test_x)},
         "student": {
-            "config": {"epochs": epochs, "lr": lr, "batch": batch, "max_length": max_length},
+            "config": {
+                "epochs": epochs,
+                "lr": lr,
+                "batch": batch,
+                "max_length": max_length,
+                "patience": patience,
+            },
             "best_epoch": result.best_epoch,
             "best_dev_f1": result.best_dev_f1,
             "history": result.history,
@@ -161,13 +173,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--max-length", type=int, default=128)
+    parser.add_argument("--patience", type=int, default=1, help="Epochs without dev gain.")
     parser.add_argument("--limit", type=int, default=None, help="Rows per file (quick runs).")
     parser.add_argument("--json", type=Path, default=None, help="Also write the result here.")
     args = parser.parse_args(argv)
     if not (args.data / "train.jsonl").is_file():
         print(f"error: no train.jsonl in {args.data}", file=sys.stderr)
         return 1
-    result = run(args.data, args.epochs, args.lr, args.batch, args.max_length, args.limit)
+    result = run(
+        args.data,
+        args.epochs,
+        args.lr,
+        args.batch,
+        args.max_length,
+        args.limit,
+        patience=args.patience,
+    )
     print_table(result)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")

@@ -11,6 +11,7 @@ perf-commit-messages data when present, generated messages otherwise), it times:
 * batch 1: :class:`StudentLabeler` called once per message (tokenize, pad, forward);
 * batched: one ``predict`` over all messages (length-sorted batches, dynamic padding);
 * batched int8: the same with dynamic int8 quantization (CPU);
+* batched bf16: the same with bfloat16 weights (fast where the CPU has AMX/AVX-512 BF16);
 * on a GPU, when torch sees one: batch 1 and batched again on the GPU.
 
 It reports requests (messages) per second, tokens per second (tokens after truncation,
@@ -142,6 +143,10 @@ def run(
         int8.predict(few[:4])
         q, q_s = _timed(lambda: [p.label for p in int8.predict(many)])
         record(f"student int8, batched ({batch})", q, q_s, batched_n, many_tokens)
+        bf16 = StudentLabeler(path, "bench-bf16", batch_size=batch, device="cpu", bf16=True)
+        bf16.predict(few[:4])
+        h, h_s = _timed(lambda: [p.label for p in bf16.predict(many)])
+        record(f"student bf16, batched ({batch})", h, h_s, batched_n, many_tokens)
         if torch.cuda.is_available():
             gpu = StudentLabeler(path, "bench-gpu", batch_size=batch, device="cuda")
             gpu.predict(few[:8])
