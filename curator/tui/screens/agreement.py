@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
-from textual import work
-from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
-from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Static
 
 from annotation.agreement import AgreementReport, landis_koch
 from curator.tui import render
-from store.sets import SetRow
+from curator.tui.screens.base import ReportScreen
 
 REFRESH_SECONDS = 3.0
 
@@ -76,40 +69,16 @@ def overall(report: AgreementReport) -> Table:
     return table
 
 
-class AgreementScreen(Screen[None]):
+class AgreementScreen(ReportScreen):
     help_title = "agreement"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f5,ctrl+r", "refresh", "Refresh"),
-        Binding("escape,q", "app.pop_screen", "Back"),
-    ]
+    boxes = ("overall", "matrix", "labels")
+    refresh_seconds = REFRESH_SECONDS
+    title_word = "Agreement"
 
-    def __init__(self, set_row: SetRow) -> None:
-        super().__init__()
-        self.set_row = set_row
+    def fetch(self) -> AgreementReport:
+        return self.app.service.agreement(self.set_row)
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield Static(Text(f"{self.set_row.name} · loading…"), id="status", classes="status")
-        with VerticalScroll():
-            yield Static("", id="overall", classes="box")
-            yield Static("", id="matrix", classes="box")
-            yield Static("", id="labels", classes="box")
-        yield Footer()
-
-    def on_mount(self) -> None:
-        self.title = f"Agreement {self.set_row.name}"
-        self.load()
-        self.set_interval(REFRESH_SECONDS, self.load)
-
-    def action_refresh(self) -> None:
-        self.load()
-
-    @work(thread=True, exclusive=True, group="agreement")
-    def load(self) -> None:
-        report = self.app.service.agreement(self.set_row)
-        self.app.call_from_thread(self._show, report)
-
-    def _show(self, r: AgreementReport) -> None:
+    def present(self, r: AgreementReport) -> None:
         self.query_one("#status", Static).update(
             render.one_line(
                 f"{self.set_row.name} · {r.items} items · {r.items_coded} coded ·"
@@ -118,12 +87,10 @@ class AgreementScreen(Screen[None]):
                 200,
             )
         )
-        self.query_one("#overall", Static).update(overall(r))
-        self.query_one("#matrix", Static).update(
+        self.box("overall").update(overall(r))
+        self.box("matrix").update(
             Group(Text("Cohen's κ per pair (items both coded)", style="bold"), cohen_matrix(r))
             if r.raters
             else Text("")
         )
-        self.query_one("#labels", Static).update(
-            Group(Text("per label", style="bold"), per_label(r))
-        )
+        self.box("labels").update(Group(Text("per label", style="bold"), per_label(r)))

@@ -6,18 +6,14 @@ from typing import ClassVar
 
 from rich.table import Table
 from rich.text import Text
-from textual import work
-from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
-from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Static
 
 from annotation.audit import AuditReport, Precision
 from curator.tui import render
+from curator.tui.screens.base import ReportScreen
 from curator.tui.screens.label import LabelScreen
 from curator.tui.screens.review import ReviewScreen
-from store.sets import SetRow
 
 REFRESH_SECONDS = 2.0
 
@@ -32,52 +28,21 @@ def precision_text(p: Precision, confidence: float) -> Text:
     )
 
 
-class AuditScreen(Screen[None]):
+class AuditScreen(ReportScreen):
     help_title = "audit"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("l,enter", "label", "Label"),
         Binding("r", "review", "Review"),
-        Binding("f5,ctrl+r", "refresh", "Refresh"),
-        Binding("escape,q", "app.pop_screen", "Back"),
     ]
+    boxes = ("summary", "strata")
+    refresh_seconds = REFRESH_SECONDS
+    title_word = "Audit"
+    hint = f"refreshes every {REFRESH_SECONDS:.0f} s · l label · r review conflicts"
 
-    def __init__(self, set_row: SetRow) -> None:
-        super().__init__()
-        self.set_row = set_row
+    def fetch(self) -> AuditReport:
+        return self.app.service.audit(self.set_row)
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield Static(Text(f"{self.set_row.name} · loading…"), id="status", classes="status")
-        with VerticalScroll():
-            yield Static("", id="summary", classes="box")
-            yield Static("", id="strata", classes="box")
-        yield Static(
-            Text(f"refreshes every {REFRESH_SECONDS:.0f} s · l label · r review conflicts"),
-            classes="hint",
-        )
-        yield Footer()
-
-    def on_mount(self) -> None:
-        self.title = f"Audit {self.set_row.name}"
-        self.load()
-        self.set_interval(REFRESH_SECONDS, self.load)
-
-    def action_refresh(self) -> None:
-        self.load()
-
-    @work(thread=True, exclusive=True, group="audit")
-    def load(self) -> None:
-        try:
-            report = self.app.service.audit(self.set_row)
-        except ValueError as exc:
-            self.app.call_from_thread(self._error, str(exc))
-            return
-        self.app.call_from_thread(self._show, report)
-
-    def _error(self, message: str) -> None:
-        self.query_one("#status", Static).update(render.one_line(message, 200))
-
-    def _show(self, r: AuditReport) -> None:
+    def present(self, r: AuditReport) -> None:
         judged = r.overall.judged
         self.query_one("#status", Static).update(
             render.one_line(
@@ -93,7 +58,7 @@ class AuditScreen(Screen[None]):
         summary.add_row("progress", render.bar(judged / r.size if r.size else 0.0, 20))
         summary.add_row("population", f"{r.population} items {r.labeler} calls {r.label}")
         summary.add_row("sample", f"{r.size} items drawn")
-        self.query_one("#summary", Static).update(summary)
+        self.box("summary").update(summary)
         strata = Table(title="per stratum", box=None, padding=(0, 1), title_justify="left")
         strata.add_column("stratum")
         strata.add_column("judged", justify="right")
@@ -102,7 +67,7 @@ class AuditScreen(Screen[None]):
             strata.add_row(
                 render.one_line(name, 30), str(p.judged), precision_text(p, r.confidence)
             )
-        self.query_one("#strata", Static).update(strata if r.strata else Text(""))
+        self.box("strata").update(strata if r.strata else Text(""))
 
     def action_label(self) -> None:
         self.app.push_screen(LabelScreen(self.set_row))

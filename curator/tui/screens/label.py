@@ -10,25 +10,24 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
-from textual import events, work
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from annotation.queue import QueueEntry
 from curator.tui import render
 from curator.tui.item_view import ItemView
-from curator.tui.keys import LabelKey, describe, key_for, label_keys
 from curator.tui.queue_cursor import QueueCursor
+from curator.tui.screens.base import LabelKeysScreen
 from curator.tui.screens.detail import ItemDetailScreen
 from curator.tui.screens.prompts import ChoicePrompt, TextPrompt
-from curator.tui.service import QueueState, categories_of, labels_of
+from curator.tui.service import QueueState, categories_of
 from curator.tui.widgets.item_panel import ItemPanel
 from store.sets import SetRow
 
 
-class LabelScreen(Screen[None]):
+class LabelScreen(LabelKeysScreen):
     help_title = "label"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("u", "undo", "Undo"),
@@ -53,9 +52,7 @@ class LabelScreen(Screen[None]):
     }
 
     def __init__(self, set_row: SetRow) -> None:
-        super().__init__()
-        self.set_row = set_row
-        self.keys: list[LabelKey] = label_keys(labels_of(set_row))
+        super().__init__(set_row)
         self.cursor: QueueCursor | None = None
         self.view: ItemView | None = None
         self.category: str | None = None
@@ -65,9 +62,6 @@ class LabelScreen(Screen[None]):
         self.entry: QueueEntry | None = None
         self.state: QueueState | None = None
 
-    def help_rows(self) -> list[tuple[str, str]]:
-        return describe(self.keys)
-
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="status", classes="status")
@@ -75,17 +69,8 @@ class LabelScreen(Screen[None]):
         yield ItemPanel(id="panel")
         yield Static("", id="machine", classes="hint")
         yield Static("", id="votes", classes="hint")
-        yield Static(self._keys_hint(), id="keys", classes="hint")
+        yield Static(self.keys_hint(), id="keys", classes="hint")
         yield Footer()
-
-    def _keys_hint(self) -> Text:
-        out = Text()
-        for i, (keys, what) in enumerate(describe(self.keys)):
-            if i:
-                out.append("  ")
-            out.append(keys, "bold")
-            out.append(" " + what.removeprefix("vote "))
-        return out
 
     def on_mount(self) -> None:
         self.title = f"Label {self.set_row.name}"
@@ -186,14 +171,7 @@ class LabelScreen(Screen[None]):
 
     # Voting ---------------------------------------------------------------------------
 
-    def on_key(self, event: events.Key) -> None:
-        label = key_for(self.keys, event.character or event.key)
-        if label is None:
-            return
-        event.stop()
-        event.prevent_default()
-        if self.query_one(ItemPanel).showing_all:
-            self.query_one(ItemPanel).toggle_all()
+    def on_label(self, label: str) -> None:
         self.vote(label)
 
     def vote(self, label: str) -> None:
@@ -338,16 +316,6 @@ class LabelScreen(Screen[None]):
 
     # Views ------------------------------------------------------------------------------
 
-    def action_show_all(self) -> None:
-        self.query_one(ItemPanel).toggle_all()
-
     def action_detail(self) -> None:
         if self.view is not None:
             self.app.push_screen(ItemDetailScreen(self.view.item_id, self.set_row))
-
-    def action_leave(self) -> None:
-        panel = self.query_one(ItemPanel)
-        if panel.showing_all:
-            panel.toggle_all()
-            return
-        self.app.pop_screen()

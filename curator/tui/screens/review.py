@@ -5,23 +5,21 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
-from textual import events, work
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from annotation.adjudication import Decision
 from curator.tui import render
 from curator.tui.item_view import ItemView
-from curator.tui.keys import LabelKey, describe, key_for, label_keys
+from curator.tui.screens.base import LabelKeysScreen
 from curator.tui.screens.detail import ItemDetailScreen
-from curator.tui.service import labels_of
 from curator.tui.widgets.item_panel import ItemPanel
 from store.sets import SetRow
 
 
-class ReviewScreen(Screen[None]):
+class ReviewScreen(LabelKeysScreen):
     help_title = "review conflicts"
     DEFAULT_CSS = """
     ReviewScreen #conflicts { height: 9; }
@@ -43,15 +41,12 @@ class ReviewScreen(Screen[None]):
         "leave": "back to the home screen",
     }
 
+    label_verb = "settle as"
+
     def __init__(self, set_row: SetRow) -> None:
-        super().__init__()
-        self.set_row = set_row
-        self.keys: list[LabelKey] = label_keys(labels_of(set_row))
+        super().__init__(set_row)
         self.conflicts: list[Decision] = []
         self.busy = False
-
-    def help_rows(self) -> list[tuple[str, str]]:
-        return [(k, what.replace("vote", "settle as")) for k, what in describe(self.keys)]
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -59,12 +54,7 @@ class ReviewScreen(Screen[None]):
         yield DataTable(id="conflicts", cursor_type="row", zebra_stripes=True)
         yield ItemPanel(id="panel")
         yield Static("", id="votes", classes="hint")
-        hint = Text()
-        for i, (keys, what) in enumerate(describe(self.keys)):
-            hint.append("  " if i else "settle: ")
-            hint.append(keys, "bold")
-            hint.append(" " + what.removeprefix("vote "))
-        yield Static(hint, classes="hint")
+        yield Static(self.keys_hint("settle: "), classes="hint")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -152,12 +142,7 @@ class ReviewScreen(Screen[None]):
         out.append_text(render.votes_line(view.votes, self.app.annotator))
         self.query_one("#votes", Static).update(out)
 
-    def on_key(self, event: events.Key) -> None:
-        label = key_for(self.keys, event.character or event.key)
-        if label is None:
-            return
-        event.stop()
-        event.prevent_default()
+    def on_label(self, label: str) -> None:
         d = self._current()
         if d is None or self.busy:
             self.app.bell()
@@ -201,13 +186,3 @@ class ReviewScreen(Screen[None]):
         d = self._current()
         if d is not None:
             self.app.push_screen(ItemDetailScreen(d.item_id))
-
-    def action_show_all(self) -> None:
-        self.query_one(ItemPanel).toggle_all()
-
-    def action_leave(self) -> None:
-        panel = self.query_one(ItemPanel)
-        if panel.showing_all:
-            panel.toggle_all()
-            return
-        self.app.pop_screen()

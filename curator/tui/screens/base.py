@@ -1,0 +1,128 @@
+"""What several screens share: voting by label keys over an item panel, and reports
+that refresh themselves in a worker."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import events, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from curator.tui import render
+from curator.tui.keys import LabelKey, describe, key_for, label_keys
+from curator.tui.service import labels_of
+from curator.tui.widgets.item_panel import ItemPanel
+from store.sets import SetRow
+
+
+class LabelKeysScreen(Screen[None]):
+    """A screen over one set where each label key (``1``, ``p``, ``s``...) acts on the
+    item shown: subclasses say what a label key does in :meth:`on_label`."""
+
+    label_verb = "vote"
+
+    def __init__(self, set_row: SetRow) -> None:
+        super().__init__()
+        self.set_row = set_row
+        self.keys: list[LabelKey] = label_keys(labels_of(set_row))
+
+    def help_rows(self) -> list[tuple[str, str]]:
+        return [(k, f"{self.label_verb} {w.removeprefix('vote ')}") for k, w in describe(self.keys)]
+
+    def keys_hint(self, lead: str = "") -> Text:
+        out = Text(lead)
+        for i, (keys, what) in enumerate(describe(self.keys)):
+            if i:
+                out.append("  ")
+            out.append(keys, "bold")
+            out.append(" " + what.removeprefix("vote "))
+        return out
+
+    def on_key(self, event: events.Key) -> None:
+        label = key_for(self.keys, event.character or event.key)
+        if label is None:
+            return
+        event.stop()
+        event.prevent_default()
+        panel = self.query_one(ItemPanel)
+        if panel.showing_all:
+            panel.toggle_all()
+        self.on_label(label)
+
+    def on_label(self, label: str) -> None:
+        raise NotImplementedError
+
+    def action_show_all(self) -> None:
+        self.query_one(ItemPanel).toggle_all()
+
+    def action_leave(self) -> None:
+        panel = self.query_one(ItemPanel)
+        if panel.showing_all:
+            panel.toggle_all()
+            return
+        self.app.pop_screen()
+
+
+class ReportScreen(Screen[None]):
+    """A set's figures in a column of boxes, fetched in a worker and refreshed every
+    ``refresh_seconds`` so they follow votes cast anywhere."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f5,ctrl+r", "refresh", "Refresh"),
+        Binding("escape,q", "app.pop_screen", "Back"),
+    ]
+    boxes: ClassVar[tuple[str, ...]] = ()
+    refresh_seconds = 3.0
+    title_word = ""
+    hint = ""
+
+    def __init__(self, set_row: SetRow) -> None:
+        super().__init__()
+        self.set_row = set_row
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(Text(f"{self.set_row.name} · loading…"), id="status", classes="status")
+        with VerticalScroll():
+            for box in self.boxes:
+                yield Static("", id=box, classes="box")
+        if self.hint:
+            yield Static(Text(self.hint), classes="hint")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = f"{self.title_word} {self.set_row.name}"
+        self.load()
+        self.set_interval(self.refresh_seconds, self.load)
+
+    def action_refresh(self) -> None:
+        self.load()
+
+    def fetch(self) -> Any:
+        """The report (runs in a worker thread)."""
+        raise NotImplementedError
+
+    def present(self, report: Any) -> None:
+        """Put the report on screen (runs on the event loop)."""
+        raise NotImplementedError
+
+    @work(thread=True, exclusive=True, group="report")
+    def load(self) -> None:
+        show: Callable[..., None]
+        try:
+            report, show = self.fetch(), self.present
+        except ValueError as exc:
+            report, show = str(exc), self._error
+        self.app.call_from_thread(show, report)
+
+    def _error(self, message: str) -> None:
+        self.query_one("#status", Static).update(render.one_line(message, 200))
+
+    def box(self, name: str) -> Static:
+        return self.query_one(f"#{name}", Static)
