@@ -408,3 +408,25 @@ async def test_theme_flips_and_the_item_is_redrawn(db: Path) -> None:
         assert not app.current_theme.dark
         assert code.content is not before  # the diff was highlighted again for the new theme
         assert screen_text(app).count("@@ -1,2 +1,2 @@") == 1
+
+
+def test_machine_line_shows_student_score_and_teacher_confidence() -> None:
+    from curator.tui import render
+
+    line = render.predictions_line(
+        [
+            {
+                "labeler": "keyword@1",
+                "label": "perf",
+                "score": 1.0,
+                "details": {"matches": [{"term": "faster"}]},
+            },
+            {"labeler": "student@2", "label": "perf", "score": 0.9312, "details": {}},
+            {"labeler": "teacher:gpt-oss:20b", "label": "non-perf", "score": 0.85, "details": {}},
+            {"labeler": "[red]x[/]", "label": "\x1b[31mperf", "score": None, "details": {}},
+        ]
+    ).plain
+    assert "keyword@1 perf 1.00 (faster)" in line
+    assert "student@2 perf 0.93" in line
+    assert "teacher:gpt-oss:20b non-perf 85% sure" in line
+    assert "[red]x[/] perf" in line and "\x1b" not in line

@@ -124,7 +124,8 @@ def predictions_line(predictions: list[dict[str, object]]) -> Text:
         out.append_text(styled(one_line(str(p["label"]), 30), "bold"))
         score = p.get("score")
         if isinstance(score, (int, float)):
-            out.append(f" {score:.2f}")
+            teacher = str(p["labeler"]).startswith("teacher")
+            out.append(f" {score * 100:.0f}% sure" if teacher else f" {score:.2f}")
         details = p.get("details")
         if isinstance(details, dict) and details.get("matches"):
             terms = sorted({str(m.get("term", "")) for m in details["matches"]})
