@@ -20,3 +20,6 @@ bench: setup
 	.venv/bin/python tests/benchmarks/bench_kernels.py
 	.venv/bin/python tests/benchmarks/bench_ir.py
 	.venv/bin/python tests/benchmarks/bench_tui.py
+	.venv/bin/python tests/benchmarks/bench_teacher.py
+	.venv/bin/python tests/benchmarks/bench_heuristics.py
+	.venv/bin/python tests/benchmarks/bench_release.py

@@ -31,6 +31,10 @@ $curator set show audit-sample >/dev/null 2>&1 \
     || $curator audit draw audit-sample --from-labeler keyword@1 --positive --stratify language
 $curator audit report audit-sample
 
+# A release of everything above: JSONL per kind, schemas, manifest, datasheet; checked.
+$curator export demo --out build/releases --split repo:80/10/10 --seed 1 --force
+$curator validate build/releases/demo
+
 echo
 echo "Done. Open the annotation app on this database (? lists every key):"
 echo "  .venv/bin/curator --annotator YOUR_NAME"
