@@ -7,7 +7,7 @@ Usage (from the repository root)::
 Trains on ``train.jsonl`` (human labels), tunes on ``extra.jsonl`` (early stopping for
 the student, the only tuning done) and reports on ``test.jsonl``: keyword@1, TF-IDF +
 logistic regression, TF-IDF + linear SVM, the student, and the student with dynamic
-int8 quantization, one table of perf-class precision, recall, F1 and accuracy.
+int8 quantization and in bfloat16, one table of perf-class precision, recall, F1 and accuracy.
 
 The labelers are driven through the engines' own APIs (the same ones ``curator train``
 calls); the data stays where it is and is read, never copied into the project.
@@ -124,8 +124,13 @@ def run(
         started = time.perf_counter()
         result = train_student(config, train, dev, out, report)
         timing["student_training"] = time.perf_counter() - started
-        for name, quantized in (("student", False), ("student-int8", True)):
-            labeler = StudentLabeler(out, name, quantized=quantized)
+        variants = (
+            ("student", {}),
+            ("student-int8", {"quantized": True}),
+            ("student-bf16", {"bf16": True}),
+        )
+        for name, options in variants:
+            labeler = StudentLabeler(out, name, **options)
             started = time.perf_counter()
             probs = labeler.probabilities(test_x)
             timing[f"{name}_test_inference"] = time.perf_counter() - started
@@ -162,6 +167,8 @@ def print_table(result: dict[str, object]) -> None:
     test = result["test"]
     delta = test["student-int8"]["f1"] - test["student"]["f1"]  # type: ignore[index]
     print(f"int8 quantization changes perf F1 by {delta:+.3f}")
+    delta = test["student-bf16"]["f1"] - test["student"]["f1"]  # type: ignore[index]
+    print(f"bf16 weights change perf F1 by {delta:+.3f}")
     print(f"student: {result['student']}")
     print(f"seconds: {result['seconds']}")
 
