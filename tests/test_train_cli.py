@@ -194,3 +194,17 @@ def test_teacher_labels_above_tau_train_with_soft_targets(split, tmp_path: Path)
     assert trained["metrics"]["training"]["history"][0]["steps"] == 2
     no_teacher = split("train", "--from", "teacher:other", "--votes", "tr")
     assert no_teacher.exit_code == 1 and "curator teach" in ANSI.sub("", no_teacher.stderr)
+
+
+def test_a_base_that_is_not_a_model_is_one_error_line(split, tmp_path: Path):  # type: ignore[no-untyped-def]
+    missing = split("train", "--votes", "tr", "--base", str(tmp_path))
+    assert missing.exit_code == 1
+    assert "not a Hugging Face model directory" in ANSI.sub("", missing.stderr)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{not json", encoding="utf-8")
+    result = split("train", "--votes", "tr", "--base", str(broken))
+    assert result.exit_code == 1, result.output
+    err = ANSI.sub("", result.stderr)
+    assert err.startswith("error: training failed") and "Traceback" not in result.output
+    assert _rows(tmp_path / "cli.db", "SELECT COUNT(*) FROM models") == [(0,)]

@@ -164,9 +164,12 @@ def train(
             try:
                 outcome = run_training(store, request, reporter, cancel)
             finally:
-                reporter.progress.stop()
+                if reporter.task is not None:
+                    reporter.progress.stop()
         except TrainingRefused as exc:
             fail(str(exc))
+        except (OSError, ValueError) as exc:  # an unreadable base model, a full disk...
+            fail(f"training failed: {type(exc).__name__}: {exc}")
         except KeyboardInterrupt:
             cancel.set()
             err.print("[yellow]interrupted[/]: nothing was registered")
