@@ -208,3 +208,30 @@ def test_a_base_that_is_not_a_model_is_one_error_line(split, tmp_path: Path):  #
     err = ANSI.sub("", result.stderr)
     assert err.startswith("error: training failed") and "Traceback" not in result.output
     assert _rows(tmp_path / "cli.db", "SELECT COUNT(*) FROM models") == [(0,)]
+
+
+def test_predict_unlabeled_takes_only_commits_nobody_voted_on(split, repo: GitRepo, tmp_path: Path):  # type: ignore[no-untyped-def]
+    assert _json(split("train", "--kind", "tfidf-svm", "--votes", "tr", "--json"))["model"]
+    repo.commit("init", {"m.py": py_module("y += 1")})
+    repo.commit("Avoid the copy in the hot loop", {"m.py": py_module("y *= 3")})
+    repo.commit("Fix a typo", {"m.py": py_module("y *= 4")})
+    assert split("mine", "commits", str(repo.path)).exit_code == 0
+    db = tmp_path / "cli.db"
+    unvoted = {
+        r[0]
+        for r in _rows(
+            db,
+            "SELECT id FROM items AS i WHERE NOT EXISTS"
+            " (SELECT 1 FROM live_votes AS v WHERE v.item_id = i.id)",
+        )
+    }
+    mined = {r[0] for r in _rows(db, "SELECT id FROM items WHERE source = ?", (str(repo.path),))}
+    assert len(mined) == 3 and mined <= unvoted
+    query = "SELECT item_id FROM predictions WHERE labeler = 'tfidf-svm@1'"
+    before = {r[0] for r in _rows(db, query)}  # out-of-fold verdicts on the training items
+    fresh = _json(split("predict", "--unlabeled", "--labeler", "tfidf-svm@1", "--json"))
+    added = {r[0] for r in _rows(db, query)} - before
+    assert added == unvoted - before and mined <= added
+    assert fresh["predicted"] == len(added)
+    both = split("predict", "gt-eval", "--unlabeled", "--labeler", "tfidf-svm@1")
+    assert both.exit_code == 2
