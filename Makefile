@@ -23,3 +23,5 @@ bench: setup
 	.venv/bin/python tests/benchmarks/bench_teacher.py
 	.venv/bin/python tests/benchmarks/bench_heuristics.py
 	.venv/bin/python tests/benchmarks/bench_release.py
+	.venv/bin/python tests/benchmarks/bench_student.py
+	.venv/bin/python tests/benchmarks/accuracy_perf_messages.py
