@@ -235,3 +235,30 @@ def test_predict_unlabeled_takes_only_commits_nobody_voted_on(split, repo: GitRe
     assert fresh["predicted"] == len(added)
     both = split("predict", "gt-eval", "--unlabeled", "--labeler", "tfidf-svm@1")
     assert both.exit_code == 2
+
+
+def test_layers_trains_a_smaller_student_that_loads_and_predicts(split, tmp_path: Path):  # type: ignore[no-untyped-def]
+    trained = _json(
+        split("train", "--votes", "tr", "--layers", "2", *TINY, "--max-steps", "2", "--json")
+    )
+    config = json.loads((Path(trained["path"]) / "config.json").read_text())
+    assert config["num_hidden_layers"] == 2
+    predicted = split("predict", "--labeler", trained["model"], "gt-eval")
+    assert predicted.exit_code == 0, predicted.output
+    db = tmp_path / "cli.db"
+    stored = _rows(db, "SELECT COUNT(*) FROM predictions WHERE labeler = ?", (trained["model"],))
+    assert stored[0][0] == len(_set_ids(db, "gt-eval"))
+    too_many = split("train", "--votes", "tr", "--layers", "9", *TINY)
+    assert too_many.exit_code != 0 and "between 1 and 6" in ANSI.sub("", too_many.output)
+
+
+def test_keep_layers_spreads_the_kept_layers_from_first_to_last() -> None:
+    from engines.labelers.student_infer import default_base, keep_layers, load_encoder
+
+    _, model = load_encoder(default_base())
+    first = model.base_model.encoder.layer[0]
+    last = model.base_model.encoder.layer[5]
+    assert keep_layers(model, 3) == [0, 2, 5]
+    kept = model.base_model.encoder.layer
+    assert len(kept) == 3 and kept[0] is first and kept[2] is last
+    assert model.config.num_hidden_layers == 3

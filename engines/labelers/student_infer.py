@@ -71,6 +71,25 @@ def load_encoder(path: str | Path, num_labels: int = 2) -> tuple[Any, Any]:
     return tokenizer, model
 
 
+def keep_layers(model: Any, n: int) -> list[int]:
+    """Shrink the encoder to ``n`` of its transformer layers, evenly spaced from the first
+    to the last (DistilBERT's way of initialising a smaller student from its teacher).
+    Returns the indices kept. Works for BERT-style encoders (``encoder.layer``)."""
+    import torch
+
+    encoder = getattr(getattr(model, "base_model", None), "encoder", None)
+    layers = getattr(encoder, "layer", None)
+    if not isinstance(layers, torch.nn.ModuleList):
+        raise ValueError("--layers works with BERT-style encoders (encoder.layer)")
+    total = len(layers)
+    if not 1 <= n <= total:
+        raise ValueError(f"--layers must be between 1 and {total} for this base")
+    keep = [0] if n == 1 else sorted({round(i * (total - 1) / (n - 1)) for i in range(n)})
+    encoder.layer = torch.nn.ModuleList(layers[i] for i in keep)
+    model.config.num_hidden_layers = len(keep)
+    return keep
+
+
 def as_text(value: object) -> str:
     if isinstance(value, str):
         return value
@@ -95,7 +114,9 @@ def pad_batch(ids: Sequence[Sequence[int]], pad_id: int, device: Any) -> dict[st
     """Input ids and attention mask for one batch, padded to its longest member."""
     import torch
 
-    width = max(len(x) for x in ids)
+    # Widths rounded up to a multiple of 8 keep the matrix kernels on their fast paths
+    # (and give a compiled model fewer shapes); the mask hides the extra columns.
+    width = -(-max(len(x) for x in ids) // 8) * 8
     input_ids = torch.full((len(ids), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(ids), width), dtype=torch.long)
     for row, seq in enumerate(ids):

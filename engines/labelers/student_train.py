@@ -23,6 +23,7 @@ from engines.labelers.student_infer import (
     DEFAULT_MAX_LENGTH,
     META_FILE,
     default_base,
+    keep_layers,
     load_encoder,
     pad_batch,
     pick_device,
@@ -49,6 +50,8 @@ class TrainConfig:
     max_steps: int | None = None
     input_field: str = "model_input"
     device: str | None = None
+    layers: int | None = None
+    """Keep this many of the base's transformer layers (evenly spaced); None keeps all."""
 
     def resolved_base(self) -> str:
         return self.base or default_base()
@@ -136,6 +139,8 @@ def train_student(
     seed_everything(config.seed)
     device = pick_device(config.device)
     tokenizer, model = load_encoder(config.resolved_base())
+    if config.layers is not None:
+        keep_layers(model, config.layers)
     model.to(device)
     ids = tokenize(tokenizer, [e.text for e in train], config.max_length)
     lengths = [len(x) for x in ids]

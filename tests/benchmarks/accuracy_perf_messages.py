@@ -81,6 +81,7 @@ def run(
     limit: int | None = None,
     seed: int = 0,
     patience: int = 1,
+    layers: int | None = None,
 ) -> dict[str, object]:
     train_x, train_y = read(data / "train.jsonl", limit)
     dev_x, dev_y = read(data / "extra.jsonl", limit)
@@ -105,6 +106,7 @@ def run(
         max_length=max_length,
         seed=seed,
         patience=patience,
+        layers=layers,
     )
     train = [hard_example(x, y) for x, y in zip(train_x, train_y, strict=True)]
     dev = [hard_example(x, y) for x, y in zip(dev_x, dev_y, strict=True)]
@@ -183,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--patience", type=int, default=1, help="Epochs without dev gain.")
     parser.add_argument("--limit", type=int, default=None, help="Rows per file (quick runs).")
     parser.add_argument("--json", type=Path, default=None, help="Also write the result here.")
+    parser.add_argument("--layers", type=int, default=None, help="Student keeps N layers.")
     args = parser.parse_args(argv)
     if not (args.data / "train.jsonl").is_file():
         print(f"error: no train.jsonl in {args.data}", file=sys.stderr)
@@ -195,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         args.max_length,
         args.limit,
         patience=args.patience,
+        layers=args.layers,
     )
     print_table(result)
     if args.json:

@@ -40,6 +40,7 @@ from engines.labelers.student_infer import (  # noqa: E402
     META_FILE,
     StudentLabeler,
     default_base,
+    keep_layers,
     load_encoder,
     tokenize,
     use_all_cores,
@@ -77,10 +78,13 @@ def messages(data: Path, count: int, seed: int = 0) -> tuple[list[str], str]:
     return found[:count], source
 
 
-def untrained_student(where: Path, max_length: int) -> Path:
+def untrained_student(where: Path, max_length: int, layers: int | None = None) -> Path:
     """The packaged encoder with a fresh two-class head, saved as a student directory
-    (speed does not depend on what the head learned)."""
+    (speed does not depend on what the head learned); ``layers`` shrinks it as
+    ``curator train --layers`` does."""
     tokenizer, model = load_encoder(default_base())
+    if layers is not None:
+        keep_layers(model, layers)
     model.save_pretrained(str(where))
     tokenizer.save_pretrained(str(where))
     meta = {"format": 1, "base": default_base(), "input_field": "message", "max_length": max_length}
@@ -101,6 +105,7 @@ def run(
     batched_n: int = 2000,
     batch: int = 64,
     max_length: int = 128,
+    small_layers: int | None = 3,
 ) -> dict[str, Any]:
     import torch
     from transformers import pipeline
@@ -155,6 +160,14 @@ def run(
             gpu_batch = StudentLabeler(path, "bench-gpu", batch_size=256, device="cuda")
             gb, gb_s = _timed(lambda: [p.label for p in gpu_batch.predict(many)])
             record("student GPU, batched (256)", gb, gb_s, batched_n, many_tokens)
+        if small_layers and model_dir is None:
+            small_path = untrained_student(Path(tmp) / "small", max_length, small_layers)
+            small = StudentLabeler(small_path, "bench-small", batch_size=batch, bf16=True)
+            small.predict(few[:4])
+            sm, sm_s = _timed(lambda: [p.label for p in small.predict(many)])
+            name = f"student --layers {small_layers}, bf16, batched ({batch})"
+            record(name, sm, sm_s, batched_n, many_tokens)
+            rows[name]["agree_with_naive"] = "other model"
     return {
         "machine": {
             "cpus": os.cpu_count(),
@@ -191,9 +204,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--small-layers", type=int, default=3, help="Also time a student of N layers (0: skip)."
+    )
     args = parser.parse_args(argv)
     naive_n, items = (24, 64) if args.quick else (args.naive, args.items)
-    result = run(args.model, args.data, naive_n, items, args.batch, args.max_length)
+    result = run(
+        args.model,
+        args.data,
+        naive_n,
+        items,
+        args.batch,
+        args.max_length,
+        args.small_layers or None,
+    )
     print_report(result)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
