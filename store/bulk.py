@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from store.commits import COMMIT_INSERT, commit_values
 from store.connection import Store, utc_now
 from store.records import CommitRow
 
@@ -43,32 +44,7 @@ def bulk_insert_commits(store: Store, rows: Iterable[CommitRow], batch: int = 50
                 ],
             )
             conn.executemany(
-                "INSERT INTO commits (item_id, repo, sha, branch, author_date, message, diff,"
-                " file, files, functions, code_before, code_after, added, deleted, model_input,"
-                " function_md5, diff_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-                " ?, ?)",
-                [
-                    (
-                        i,
-                        r.source,
-                        r.sha,
-                        r.branch,
-                        r.author_date,
-                        r.message,
-                        r.diff,
-                        r.file,
-                        json.dumps(r.files),
-                        json.dumps(r.functions),
-                        r.code_before,
-                        r.code_after,
-                        r.added,
-                        r.deleted,
-                        r.model_input,
-                        r.function_md5,
-                        r.diff_hash,
-                    )
-                    for i, r in zip(ids, pending, strict=True)
-                ],
+                COMMIT_INSERT, [commit_values(i, r) for i, r in zip(ids, pending, strict=True)]
             )
             conn.executemany(
                 "INSERT INTO predictions (item_id, labeler, label, score, details, created_at)"

@@ -70,6 +70,36 @@ def save_commit_batch(
     return results
 
 
+COMMIT_INSERT = (
+    "INSERT INTO commits (item_id, repo, sha, branch, author_date, message, diff, file, files,"
+    " functions, code_before, code_after, added, deleted, model_input, function_md5,"
+    " diff_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def commit_values(item_id: int, row: CommitRow) -> tuple[object, ...]:
+    """The ``commits`` row of a commit, in :data:`COMMIT_INSERT`'s column order."""
+    return (
+        item_id,
+        row.source,
+        row.sha,
+        row.branch,
+        row.author_date,
+        row.message,
+        row.diff,
+        row.file,
+        json.dumps(row.files),
+        json.dumps(row.functions),
+        row.code_before,
+        row.code_after,
+        row.added,
+        row.deleted,
+        row.model_input,
+        row.function_md5,
+        row.diff_hash,
+    )
+
+
 def _insert_commit(conn: sqlite3.Connection, row: CommitRow, now: str) -> int:
     item_id = insert_item(
         conn,
@@ -82,30 +112,7 @@ def _insert_commit(conn: sqlite3.Connection, row: CommitRow, now: str) -> int:
         row.provenance,
         now,
     )
-    conn.execute(
-        "INSERT INTO commits (item_id, repo, sha, branch, author_date, message, diff, file, files,"
-        " functions, code_before, code_after, added, deleted, model_input, function_md5,"
-        " diff_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            item_id,
-            row.source,
-            row.sha,
-            row.branch,
-            row.author_date,
-            row.message,
-            row.diff,
-            row.file,
-            json.dumps(row.files),
-            json.dumps(row.functions),
-            row.code_before,
-            row.code_after,
-            row.added,
-            row.deleted,
-            row.model_input,
-            row.function_md5,
-            row.diff_hash,
-        ),
-    )
+    conn.execute(COMMIT_INSERT, commit_values(item_id, row))
     return item_id
 
 

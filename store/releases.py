@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from store.commits import find_duplicate
+from store.commits import COMMIT_INSERT, commit_values, find_duplicate
 from store.connection import Store, utc_now
 from store.items import insert_item, known_item_id, link_duplicate
 from store.records import CommitRow, SaveResult
@@ -323,30 +323,6 @@ def save_release_commits(store: Store, commits: list[ReleaseCommit]) -> list[Sav
                 row.provenance,
                 now,
             )
-            conn.execute(
-                "INSERT INTO commits (item_id, repo, sha, branch, author_date, message, diff,"
-                " file, files, functions, code_before, code_after, added, deleted, model_input,"
-                " function_md5, diff_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-                " ?, ?)",
-                (
-                    item_id,
-                    row.source,
-                    row.sha,
-                    row.branch,
-                    row.author_date,
-                    row.message,
-                    row.diff,
-                    row.file,
-                    json.dumps(row.files),
-                    json.dumps(row.functions),
-                    row.code_before,
-                    row.code_after,
-                    row.added,
-                    row.deleted,
-                    row.model_input,
-                    row.function_md5,
-                    row.diff_hash,
-                ),
-            )
+            conn.execute(COMMIT_INSERT, commit_values(item_id, row))
             results.append(SaveResult("stored", item_id))
     return results
