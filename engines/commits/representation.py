@@ -91,12 +91,17 @@ def model_input(
     count_tokens: TokenCounter = approximate_tokens,
 ) -> str:
     """``message || diff`` with hunks largest-first, cut to ``budget`` tokens (0: no cut)."""
-    text = message.strip() + SEPARATOR + order_hunks(diff)
+    return cut_to_budget(message.strip() + SEPARATOR + order_hunks(diff), budget, count_tokens)
+
+
+def cut_to_budget(text: str, budget: int, count_tokens: TokenCounter = approximate_tokens) -> str:
+    """``text`` cut to ``budget`` tokens (0: no cut). With the approximate counter the cut
+    falls after the last token that fits; with a custom one (a real tokenizer's) whole
+    lines are kept while they fit."""
     if budget <= 0:
         return text
     if count_tokens is approximate_tokens:
         return truncate_tokens(text, budget)
-    # A custom counter (e.g. a real tokenizer): keep whole lines while they fit.
     kept: list[str] = []
     used = 0
     for line in text.splitlines(keepends=True):

@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from engines.commits.representation import approximate_tokens, truncate_tokens
+from engines.commits.representation import approximate_tokens, cut_to_budget
 from engines.labelers.base import Prediction
 from engines.labelers.teacher_prompt import (
     PROMPT_VERSION,
@@ -148,18 +148,7 @@ def cut_text(text: str, budget: int, count_tokens: TokenCounter | None = None) -
     Without a counter the project's approximate token count is used; with one (a real
     tokenizer's), whole lines are kept while they fit, as the commit representation does.
     """
-    if budget <= 0:
-        return text
-    if count_tokens is None or count_tokens is approximate_tokens:
-        return truncate_tokens(text, budget)
-    kept: list[str] = []
-    used = 0
-    for line in text.splitlines(keepends=True):
-        used += count_tokens(line)
-        if used > budget:
-            break
-        kept.append(line)
-    return "".join(kept)
+    return cut_to_budget(text, budget, count_tokens or approximate_tokens)
 
 
 class Teacher:
