@@ -352,3 +352,41 @@ def test_a_release_replaced_by_a_killed_export_is_put_back(cli, db, tmp_path) ->
     assert again.exit_code == 1 and "already exists" in again.stderr
     assert files_of(tmp_path / "v1") == before
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".v1")) == []
+
+
+def test_kinds_the_filters_leave_empty_get_no_files(tmp_path: Path) -> None:
+    from curator.releases.export import ExportOptions, export_release
+    from store import open_store
+    from store.items import ImportedItem, insert_imported_items
+    from store.kernel_records import KernelRow
+    from store.kernels import save_kernel_batch
+    from store.predictions import add_predictions
+    from store.records import PredictionRow
+
+    with open_store(tmp_path / "k.db") as store:
+        [(_, commit_id)] = insert_imported_items(
+            store,
+            [
+                ImportedItem(
+                    "commit", "c1", "r", "python", None,
+                    {"message": "speed up", "model_input": "speed up"}, {},
+                )
+            ],
+        )  # fmt: skip
+        save_kernel_batch(
+            store,
+            [
+                KernelRow(
+                    "r", "k1", "a.cl", "A", "cl", "__kernel void A() {}", None, "h", False, [],
+                    False, 1, "too few", "too-few-instructions",
+                )
+            ],
+        )  # fmt: skip
+        add_predictions(store, [(commit_id, PredictionRow("keyword@1", "perf", 1.0))])
+        result = export_release(
+            store,
+            tmp_path / "rel",
+            ExportOptions(version="v1", labels="predicted", labeler="keyword@1"),
+        )
+    assert result.manifest["filters"]["kinds"] == ["commit"]
+    assert not list((tmp_path / "rel" / "v1").glob("kernel*"))

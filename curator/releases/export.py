@@ -184,6 +184,11 @@ def export_release(
         raise ExportError("the store holds no items to export")
     created_at = creation_time(options.created_at)
     plans = [_plan(store, kind, options, labeler) for kind in sorted(set(kinds))]
+    if not options.kinds:
+        # Kinds nobody asked for by name get no files when the filters leave them empty
+        # (unless every kind is empty: that release is written, and the command warns).
+        filled = [p for p in plans if next(_rows(store, p), None) is not None]
+        plans = filled or plans
     if spec is not None:
         for plan in plans:
             counts: Counter[str] = Counter(
