@@ -132,3 +132,13 @@ def resume_position(store: Store, set_id: int, annotator: str) -> int | None:
         (annotator, set_id),
     ).fetchone()
     return None if row is None else int(row[0])
+
+
+def change_mark(store: Store) -> tuple[int, int]:
+    """(newest vote id, newest set membership row): it moves whenever a vote is cast or
+    undone or a set gains items, so figures computed under the same mark still hold."""
+    row = store.conn.execute(
+        "SELECT (SELECT COALESCE(MAX(id), 0) FROM votes),"
+        " (SELECT COALESCE(MAX(rowid), 0) FROM set_items)"
+    ).fetchone()
+    return int(row[0]), int(row[1])

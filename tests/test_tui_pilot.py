@@ -430,3 +430,20 @@ def test_machine_line_shows_student_score_and_teacher_confidence() -> None:
     assert "student@2 perf 0.93" in line
     assert "teacher:gpt-oss:20b non-perf 85% sure" in line
     assert "[red]x[/] perf" in line and "\x1b" not in line
+
+
+def test_set_figures_are_reused_until_the_votes_change(db: Path) -> None:
+    from curator.tui.service import CurationService
+
+    service = CurationService(db, "dave")
+    try:
+        set_row = service.set_row("gt-sample")
+        first = service.overview(set_row)
+        assert service.overview(set_row) is first
+        item = service.quick(lambda s: s.query("SELECT item_id FROM set_items LIMIT 1")[0][0])
+        service.vote(set_row, item, "perf")
+        again = service.overview(set_row)
+        assert again is not first
+        assert again.mine == first.mine + 1 and again.pending_mine == first.pending_mine - 1
+    finally:
+        service.close()

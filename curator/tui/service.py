@@ -26,7 +26,7 @@ from annotation.votes import VoteError, cast_vote, prepare_vote, resolve_item, u
 from curator.tui.item_view import ItemView, build_item_view
 from curator.tui.queue_cursor import QueueCursor
 from store import Store, open_store
-from store.item_views import annotator_votes_in_set, search_set, set_position
+from store.item_views import annotator_votes_in_set, change_mark, search_set, set_position
 from store.items import find_by_id
 from store.sets import SetRow, all_sets, set_progress, set_size
 from store.votes import UndoResult, live_votes_for_items
@@ -89,6 +89,7 @@ class CurationService:
         self.annotator = annotator
         self._quick = _Lane(self.db_path)
         self._slow = _Lane(self.db_path)
+        self._overviews: dict[int, tuple[tuple[int, int], SetOverview]] = {}
 
     def close(self) -> None:
         self._quick.close()
@@ -111,9 +112,20 @@ class CurationService:
         return self.quick(lambda s: require_set(s, name))
 
     def overview(self, set_row: SetRow) -> SetOverview:
-        """Progress, the annotator's own pending count and live agreement of one set."""
+        """Progress, the annotator's own pending count and live agreement of one set;
+        kept until a vote or a new set member changes the store (a big set's figures
+        take seconds, and the home screen asks again each time it comes back)."""
 
         def work(store: Store) -> SetOverview:
+            mark = change_mark(store)
+            cached = self._overviews.get(set_row.id)
+            if cached is not None and cached[0] == mark:
+                return cached[1]
+            fresh = compute(store)
+            self._overviews[set_row.id] = (mark, fresh)
+            return fresh
+
+        def compute(store: Store) -> SetOverview:
             progress = set_progress(store, set_row.id)
             decisions = decisions_for_set(store, set_row)
             counts = summary(decisions)
