@@ -45,7 +45,7 @@ def db(template: Path, tmp_path: Path) -> Path:
     return copy_of(template, tmp_path / "t.db")
 
 
-async def until(pilot, check: Callable[[], object], what: str, tries: int = 200) -> None:  # type: ignore[no-untyped-def]
+async def until(pilot, check: Callable[[], object], what: str, tries: int = 1000) -> None:  # type: ignore[no-untyped-def]
     """Let the app run until ``check()`` holds (workers finish on their own threads)."""
     for _ in range(tries):
         await pilot.pause(0.02)
@@ -250,9 +250,7 @@ async def test_audit_screen_updates_as_votes_come_in(db: Path) -> None:
             cli, ["vote", f"#{first}", "perf", "--annotator", "zoe", "--db", str(db)]
         )
         assert result.exit_code == 0, result.output
-        await until(
-            pilot, lambda: f" {judged + 1} of " in status(), "the new vote counted", tries=400
-        )
+        await until(pilot, lambda: f" {judged + 1} of " in status(), "the new vote counted")
         summary = app.screen.query_one("#summary", Static)
         assert summary.content is not None
 

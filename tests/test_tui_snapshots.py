@@ -46,7 +46,7 @@ def db(template: Path, tmp_path: Path) -> Path:
 
 
 async def settle(pilot: Pilot, done: Callable[[], object]) -> None:
-    for _ in range(300):
+    for _ in range(1500):
         await pilot.pause(0.02)
         if done():
             await pilot.wait_for_scheduled_animations()

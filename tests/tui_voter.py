@@ -26,7 +26,7 @@ async def vote(db: Path, set_name: str, annotator: str, n: int) -> list[int]:
             return None
 
         for _ in range(n):
-            for _ in range(1000):
+            for _ in range(3000):
                 await pilot.pause(0.01)
                 current = shown()
                 if current is not None and current not in voted:
@@ -35,7 +35,7 @@ async def vote(db: Path, set_name: str, annotator: str, n: int) -> list[int]:
                 raise SystemExit(f"{annotator}: the next item never showed")
             voted.append(current)
             await pilot.press("1")
-        for _ in range(1000):
+        for _ in range(3000):
             await pilot.pause(0.01)
             if shown() not in voted[-1:]:
                 break
