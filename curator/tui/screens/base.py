@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Header, ProgressBar, Static
 
 from curator.tui import render
 from curator.tui.keys import LabelKey, describe, key_for, label_keys
@@ -89,6 +89,7 @@ class ReportScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(Text(f"{self.set_row.name} · loading…"), id="status", classes="status")
+        yield ProgressBar(id="loading", total=None, show_eta=False, show_percentage=False)
         with VerticalScroll():
             for box in self.boxes:
                 yield Static("", id=box, classes="box")
@@ -119,7 +120,11 @@ class ReportScreen(Screen[None]):
             report, show = self.fetch(), self.present
         except ValueError as exc:
             report, show = str(exc), self._error
+        self.app.call_from_thread(self._loaded)
         self.app.call_from_thread(show, report)
+
+    def _loaded(self) -> None:
+        self.query_one("#loading", ProgressBar).display = False
 
     def _error(self, message: str) -> None:
         self.query_one("#status", Static).update(render.one_line(message, 200))

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
 from annotation.adjudication import Decision
 from curator.tui import render
@@ -51,6 +51,7 @@ class ReviewScreen(LabelKeysScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="status", classes="status")
+        yield ProgressBar(id="loading", total=None, show_eta=False, show_percentage=False)
         yield DataTable(id="conflicts", cursor_type="row", zebra_stripes=True)
         yield ItemPanel(id="panel")
         yield Static("", id="votes", classes="hint")
@@ -71,6 +72,7 @@ class ReviewScreen(LabelKeysScreen):
         self.app.call_from_thread(self._show_conflicts, conflicts)
 
     def _show_conflicts(self, conflicts: list[Decision]) -> None:
+        self.query_one("#loading", ProgressBar).display = False
         self.conflicts = conflicts
         self.busy = False
         table = self.query_one(DataTable)
