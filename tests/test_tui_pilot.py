@@ -339,7 +339,7 @@ async def test_untrusted_text_is_shown_literally_and_clipped(tmp_path: Path) -> 
         assert area.document.line_count > 50_000
         assert long_line in area.text
         await pilot.press("escape")
-        assert not panel.showing_all
+        await until(pilot, lambda: not panel.showing_all, "back to the clipped view")
         await pilot.press("1")
         await until(pilot, lambda: screen.view is None, "done with the set")
     assert live_votes(db, "dave")[0][1] == "perf"
@@ -402,9 +402,9 @@ async def test_theme_flips_and_the_item_is_redrawn(db: Path) -> None:
         code = screen.query_one("#pane-code-0", Static)
         before = code.content
         await pilot.press("ctrl+t")
-        await pilot.pause()
+        # the diff is highlighted again for the new theme
+        await until(pilot, lambda: code.content is not before, "the redraw")
         assert not app.current_theme.dark
-        assert code.content is not before  # the diff was highlighted again for the new theme
         assert screen_text(app).count("@@ -1,2 +1,2 @@") == 1
 
 
