@@ -445,3 +445,23 @@ def test_set_figures_are_reused_until_the_votes_change(db: Path) -> None:
         assert again.mine == first.mine + 1 and again.pending_mine == first.pending_mine - 1
     finally:
         service.close()
+
+
+def test_going_to_an_item_of_a_blind_set_keeps_it_blind(db: Path) -> None:
+    from curator.tui.service import CurationService
+
+    service = CurationService(db, "dave")
+    try:
+        gt = service.set_row("gt-sample")
+        item = service.quick(
+            lambda s: s.query("SELECT item_id FROM set_items WHERE set_id = ? LIMIT 1", (gt.id,))
+        )[0][0]
+        hidden = service.item(None, item)  # as `g` on the home screen opens it
+        assert hidden is not None and hidden.blind
+        assert hidden.predictions == [] and hidden.votes == []
+        shown = service.item(None, item, reveal=True)  # the adjudicator's review
+        assert shown is not None and not shown.blind
+        assert {v.annotator for v in shown.votes} >= {"alice", "bob"}
+        assert any(p["labeler"] == "keyword@1" for p in shown.predictions)
+    finally:
+        service.close()

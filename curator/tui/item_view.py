@@ -39,6 +39,8 @@ class ItemView:
     facts: list[tuple[str, str]] = field(default_factory=list)
     histogram: dict[str, int] = field(default_factory=dict)
     votes: list[LiveVote] = field(default_factory=list)
+    blind: bool = False
+    """Shown under a blind set's rules: no machine predictions, others' votes hidden."""
 
     def keyword_spans(self) -> list[tuple[int, int]]:
         """Spans of the message that the keyword labeler matched, when it ran."""

@@ -28,7 +28,7 @@ from curator.tui.queue_cursor import QueueCursor
 from store import Store, open_store
 from store.item_views import annotator_votes_in_set, change_mark, search_set, set_position
 from store.items import find_by_id
-from store.sets import SetRow, all_sets, set_progress, set_size
+from store.sets import SetRow, all_sets, set_progress, set_size, sets_of_item
 from store.votes import UndoResult, live_votes_for_items
 
 T = TypeVar("T")
@@ -164,20 +164,29 @@ class CurationService:
 
         return self.slow(work)
 
-    def item(self, set_row: SetRow | None, item_id: int) -> ItemView | None:
-        """The item as this annotator may see it: machine predictions and other people's
-        votes are left out of blind sets (until adjudication settles the item)."""
+    def item(
+        self, set_row: SetRow | None, item_id: int, reveal: bool = False
+    ) -> ItemView | None:
+        """The item as this annotator may see it. In a blind set (the one given, or with
+        no set given, any blind set holding the item) machine predictions are left out and
+        other people's votes too until adjudication settles the item; ``reveal`` (the
+        adjudicator's review) shows everything."""
 
         def work(store: Store) -> ItemView | None:
-            show_machines = set_row is None or not set_row.blind
-            view = build_item_view(store, item_id, with_predictions=show_machines)
+            blind: SetRow | None = None
+            if not reveal:
+                if set_row is not None:
+                    blind = set_row if set_row.blind else None
+                else:
+                    blind = next((s for s in sets_of_item(store, item_id) if s.blind), None)
+            view = build_item_view(store, item_id, with_predictions=blind is None)
             if view is None:
                 return None
-            if set_row is None:
-                votes = live_votes_for_items(store, [item_id])
+            if blind is not None:
+                votes = visible_votes(store, blind, item_id, self.annotator)
             else:
-                votes = visible_votes(store, set_row, item_id, self.annotator)
-            return replace(view, votes=votes)
+                votes = live_votes_for_items(store, [item_id])
+            return replace(view, votes=votes, blind=blind is not None)
 
         return self.quick(work)
 

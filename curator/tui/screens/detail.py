@@ -74,10 +74,11 @@ class ItemDetailScreen(Screen[None]):
         Binding("escape,q", "leave", "Back"),
     ]
 
-    def __init__(self, item_id: int, set_row: SetRow | None = None) -> None:
+    def __init__(self, item_id: int, set_row: SetRow | None = None, reveal: bool = False) -> None:
         super().__init__()
         self.item_id = item_id
         self.set_row = set_row
+        self.reveal = reveal
         self.view: ItemView | None = None
         self.running: ActionContext | None = None
 
@@ -110,7 +111,7 @@ class ItemDetailScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="detail")
     def load(self) -> None:
-        view = self.app.service.item(self.set_row, self.item_id)
+        view = self.app.service.item(self.set_row, self.item_id, self.reveal)
         self.app.call_from_thread(self._show, view)
 
     def _show(self, view: ItemView | None) -> None:
@@ -123,7 +124,7 @@ class ItemDetailScreen(Screen[None]):
             Text.assemble(f"{view.kind} #{view.item_id} · ", render.one_line(view.title, 100))
         )
         self.query_one("#meta", Static).update(render.pairs(view.meta, 60))
-        blind = self.set_row is not None and self.set_row.blind
+        blind = view.blind
         self.query_one(ItemPanel).show(view, highlight=not blind)
         self.query_one("#facts", Static).update(facts_table(view.facts) if view.facts else Text(""))
         hist = self.query_one("#histogram", Static)

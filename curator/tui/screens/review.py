@@ -132,7 +132,7 @@ class ReviewScreen(LabelKeysScreen):
 
     @work(thread=True, exclusive=True, group="review-item")
     def _fetch(self, item_id: int) -> None:
-        view = self.app.service.item(None, item_id)
+        view = self.app.service.item(None, item_id, reveal=True)
         self.app.call_from_thread(self._show_item, view)
 
     def _show_item(self, view: ItemView | None) -> None:
@@ -187,4 +187,4 @@ class ReviewScreen(LabelKeysScreen):
     def action_detail(self) -> None:
         d = self._current()
         if d is not None:
-            self.app.push_screen(ItemDetailScreen(d.item_id))
+            self.app.push_screen(ItemDetailScreen(d.item_id, reveal=True))
