@@ -49,7 +49,9 @@ def test_one_table_for_several_labelers_as_text_json_and_markdown(cli, tmp_path:
     args = ["eval", "g", "--labeler", "keyword@1", "--labeler", "heuristics@1"]
     result = cli(*args, "--labeler", "teacher:m", "--out", str(out_json), "--markdown", str(out_md))
     assert result.exit_code == 0, result.output
-    assert "perf F1" in result.output and "teacher:m" in result.output
+    text = result.output
+    assert "teacher:m" in text and "F1" in text and "non-perf" in text
+    assert "0.667" in text and "0.800" in text  # the teacher's perf precision and F1
 
     data = json.loads(out_json.read_text())
     assert [r["labeler"] for r in data["labelers"]] == ["keyword@1", "heuristics@1", "teacher:m"]

@@ -41,7 +41,27 @@ def rows(results: Sequence[Evaluation], labels: Sequence[str]) -> list[list[Any]
 
 
 def rich_table(title: str, results: Sequence[Evaluation], labels: Sequence[str]):  # type: ignore[no-untyped-def]
-    return table(title, header(labels), rows(results, labels))
+    """For the terminal: a row per labeler and class, so the table stays readable in 80
+    columns however many labels there are (the files keep one row per labeler). Items a
+    labeler never labeled get a column only when there are some."""
+    show_missing = any(r.missing for r in results)
+    long_rows: list[list[Any]] = []
+    for r in results:
+        by_label = {c.label: c for c in r.classes}
+        for i, label in enumerate(labels):
+            c = by_label.get(label)
+            figures = (
+                ["-"] * 4
+                if c is None
+                else [number(c.precision), number(c.recall), number(c.f1), number(c.fpr)]
+            )
+            first = i == 0
+            row = [r.labeler if first else "", label, *figures, number(r.accuracy) if first else ""]
+            if show_missing:
+                row.append(str(r.missing) if first else "")
+            long_rows.append(row)
+    head = ["labeler", "class", *FIGURES, "accuracy"] + (["missing"] if show_missing else [])
+    return table(title, head, long_rows)
 
 
 def _cell(value: object) -> str:
