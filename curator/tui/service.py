@@ -164,9 +164,7 @@ class CurationService:
 
         return self.slow(work)
 
-    def item(
-        self, set_row: SetRow | None, item_id: int, reveal: bool = False
-    ) -> ItemView | None:
+    def item(self, set_row: SetRow | None, item_id: int, reveal: bool = False) -> ItemView | None:
         """The item as this annotator may see it. In a blind set (the one given, or with
         no set given, any blind set holding the item) machine predictions are left out and
         other people's votes too until adjudication settles the item; ``reveal`` (the
