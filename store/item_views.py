@@ -56,26 +56,6 @@ def set_position(store: Store, set_id: int, item_id: int) -> int | None:
     return None if row is None else int(row[0])
 
 
-def item_at_or_after(store: Store, set_id: int, position: int) -> tuple[int, int] | None:
-    """(position, item id) of the first member at or after ``position``."""
-    row = store.conn.execute(
-        "SELECT position, item_id FROM set_items WHERE set_id = ? AND position >= ?"
-        " ORDER BY position LIMIT 1",
-        (set_id, position),
-    ).fetchone()
-    return None if row is None else (int(row[0]), int(row[1]))
-
-
-def item_before(store: Store, set_id: int, position: int) -> tuple[int, int] | None:
-    """(position, item id) of the member just before ``position``."""
-    row = store.conn.execute(
-        "SELECT position, item_id FROM set_items WHERE set_id = ? AND position < ?"
-        " ORDER BY position DESC LIMIT 1",
-        (set_id, position),
-    ).fetchone()
-    return None if row is None else (int(row[0]), int(row[1]))
-
-
 def annotator_votes_in_set(store: Store, set_id: int, annotator: str) -> int:
     """How many of the set's items hold a live vote of this annotator."""
     return int(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
-from annotation.adjudication import Decision, decisions_for_set, final_labels, summary
+from annotation.adjudication import Decision, decisions_for_set, summary
 from annotation.agreement import AgreementReport
 from annotation.audit import AuditReport, audit_report
 from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
@@ -243,9 +243,6 @@ class CurationService:
         return self.slow(
             lambda s: [d for d in decisions_for_set(s, set_row) if d.status == "conflict"]
         )
-
-    def final_labels(self, set_row: SetRow) -> dict[int, str]:
-        return self.slow(lambda s: final_labels(s, set_row))
 
     def audit(self, set_row: SetRow) -> AuditReport:
         return self.slow(lambda s: audit_report(s, set_row.name))
