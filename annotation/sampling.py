@@ -76,16 +76,23 @@ def allocate(sizes: dict[str, int], n: int) -> dict[str, int]:
     return quota
 
 
+def _strata(
+    candidates: Sequence[Candidate], n: int, fields: Sequence[str]
+) -> tuple[dict[str, list[Candidate]], dict[str, int]]:
+    """Candidates by stratum (in item order) and how many of ``n`` each stratum gets."""
+    key = stratum_of(fields)
+    groups: dict[str, list[Candidate]] = defaultdict(list)
+    for c in sorted(candidates, key=lambda c: c.item_id):
+        groups[key(c)].append(c)
+    return groups, allocate({k: len(v) for k, v in groups.items()}, n)
+
+
 def stratified_sample(
     candidates: Sequence[Candidate], n: int, fields: Sequence[str], rng: random.Random
 ) -> tuple[list[Candidate], dict[str, int]]:
     """Draw ``n`` candidates proportionally across strata; returns the draw (shuffled, so
     strata do not come in blocks) and the allocation per stratum."""
-    key = stratum_of(fields)
-    groups: dict[str, list[Candidate]] = defaultdict(list)
-    for c in sorted(candidates, key=lambda c: c.item_id):
-        groups[key(c)].append(c)
-    quota = allocate({k: len(v) for k, v in groups.items()}, n)
+    groups, quota = _strata(candidates, n, fields)
     chosen: list[Candidate] = []
     for k in sorted(groups):
         chosen.extend(rng.sample(groups[k], quota[k]))
@@ -138,11 +145,7 @@ def uncertain_sample(
     """Active learning: the ``n`` candidates a labeler is least sure about (``unsure``
     maps item id to uncertainty), allocated across strata in proportion, most uncertain
     first. Ties are broken by the seeded ``rng``, so a draw repeats exactly."""
-    key = stratum_of(fields)
-    groups: dict[str, list[Candidate]] = defaultdict(list)
-    for c in sorted(candidates, key=lambda c: c.item_id):
-        groups[key(c)].append(c)
-    quota = allocate({k: len(v) for k, v in groups.items()}, n)
+    groups, quota = _strata(candidates, n, fields)
     chosen: list[Candidate] = []
     for k in sorted(groups):
         members = list(groups[k])
