@@ -4,8 +4,6 @@ and FPR per class plus accuracy, as a rich table, as Markdown and as JSON files.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +11,7 @@ from typing import Any
 from annotation.evaluation import Evaluation
 from curator.commands.output import number, table
 from curator.safe_text import strip_controls
+from engines.files import write_text_atomically
 
 FIGURES = ("P", "R", "F1", "FPR")
 
@@ -88,18 +87,5 @@ def as_json(set_name: str, rule: str, results: Sequence[Evaluation]) -> dict[str
     return {"set": set_name, "rule": rule, "labelers": [r.as_json() for r in results]}
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, then move it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    write_atomically(path, json.dumps(data, indent=2, ensure_ascii=True) + "\n")
+    write_text_atomically(path, json.dumps(data, indent=2, ensure_ascii=True) + "\n")

@@ -16,6 +16,7 @@ from curator.commands.options import DbOption, open_db
 from curator.commands.output import fail, load_set, number, print_json, table
 from curator.console import out
 from curator.safe_text import one_line
+from engines.files import write_text_atomically
 from store.items import item_summaries
 
 
@@ -211,7 +212,7 @@ def eval_command(
             eval_table.write_json(out_file, data)
         if markdown_file is not None:
             text = eval_table.markdown(s.name, rule, results[0].items, results, s.labels)
-            eval_table.write_atomically(markdown_file, text)
+            write_text_atomically(markdown_file, text)
     except OSError as exc:
         fail(f"cannot write {exc.filename}: {exc.strerror}")
     if as_json:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from engines.files import write_text_atomically
 from engines.labelers.heuristics import fit_label_model
 
 
@@ -35,17 +34,6 @@ def read_messages(path: Path) -> list[str]:
     return messages
 
 
-def write_atomically(path: Path, text: str) -> None:
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
@@ -61,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         model = fit_label_model(messages, version=args.version, prior=args.prior)
     except ValueError as exc:
         parser.exit(1, f"error: {exc}\n")
-    write_atomically(args.out, json.dumps(model.as_json(), indent=2) + "\n")
+    write_text_atomically(args.out, json.dumps(model.as_json(), indent=2) + "\n")
     print(f"fitted heuristics@{model.version} on {len(messages)} messages -> {args.out}")
     return 0
 
