@@ -465,3 +465,30 @@ def test_going_to_an_item_of_a_blind_set_keeps_it_blind(db: Path) -> None:
         assert any(p["labeler"] == "keyword@1" for p in shown.predictions)
     finally:
         service.close()
+
+
+async def test_home_figures_follow_votes_cast_on_the_label_screen(db: Path) -> None:
+    app = CuratorApp(db, "dave")
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+        home = app.screen
+        table = home.query_one(DataTable)
+
+        def to_do() -> str:
+            row = next(
+                table.get_row_at(i)
+                for i in range(table.row_count)
+                if str(table.get_row_at(i)[0]) == "gt-sample"
+            )
+            return str(row[4])
+
+        await until(pilot, lambda: table.row_count == 4 and to_do() == "40", "figures")
+        app.push_screen(LabelScreen(next(s for s in home.sets if s.name == "gt-sample")))
+        await open_label(pilot, app)
+        first = shown_item(app)
+        await pilot.press("1")
+        await until(pilot, lambda: shown_item(app) != first, "vote cast")
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is home, "back home")
+        assert to_do() in ("40", "39")  # the old figure stays until the new one arrives
+        await until(pilot, lambda: to_do() == "39", "the new figure")

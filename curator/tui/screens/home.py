@@ -50,6 +50,7 @@ class HomeScreen(Screen[None]):
         super().__init__()
         self.open_set = open_set
         self.sets: list[SetRow] = []
+        self.resumed = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -69,8 +70,10 @@ class HomeScreen(Screen[None]):
         self.load()
 
     def on_screen_resume(self) -> None:
-        if self.sets:
+        # The first resume comes with mounting, which loads already.
+        if self.resumed:
             self.load()
+        self.resumed = True
 
     def action_refresh(self) -> None:
         self.load()
@@ -85,14 +88,16 @@ class HomeScreen(Screen[None]):
             self.app.call_from_thread(self._show_overview, overview, i, len(sets))
 
     def _show_sets(self, sets: list[SetRow]) -> None:
+        same = [s.id for s in sets] == [s.id for s in self.sets]
         self.sets = sets
         table = self.query_one(DataTable)
-        selected = table.cursor_row
-        table.clear()
-        for s in sets:
-            table.add_row(one_line(s.name, 24), s.kind, "…", "", "", "", "", "", key=str(s.id))
-        if sets:
-            table.move_cursor(row=min(selected, len(sets) - 1))
+        if not same:  # the same sets keep their figures until the new ones arrive
+            selected = table.cursor_row
+            table.clear()
+            for s in sets:
+                table.add_row(one_line(s.name, 24), s.kind, "…", "", "", "", "", "", key=str(s.id))
+            if sets:
+                table.move_cursor(row=min(selected, len(sets) - 1))
         progress = self.query_one(ProgressBar)
         progress.update(total=max(len(sets), 1), progress=0)
         progress.display = bool(sets)
