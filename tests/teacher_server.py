@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import threading
 import time
 from collections import Counter
@@ -46,10 +47,23 @@ class FakeLLM:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length))
-                server.handle(self, body)
+                raw = self.rfile.read(length)
+                if len(raw) < length:
+                    return  # the client hung up before sending its whole request
+                server.handle(self, json.loads(raw))
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.errors: list[BaseException] = []
+
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request: object, client_address: object) -> None:
+                # A client that gave up (a stopped run) closes its socket mid-answer; other
+                # failures are kept for the tests instead of printed, since the CLI under
+                # test shares this process's stderr.
+                error = sys.exc_info()[1]
+                if error is not None and not isinstance(error, ConnectionError):
+                    server.errors.append(error)
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 

@@ -21,6 +21,7 @@ from tests.teacher_server import FakeLLM
 def llm() -> Iterator[FakeLLM]:
     with FakeLLM() as server:
         yield server
+    assert server.errors == [], server.errors  # the responder itself never broke
 
 
 def _import(cli, tmp_path: Path, messages: dict[str, str], set_name: str = "pool") -> None:  # type: ignore[no-untyped-def]
