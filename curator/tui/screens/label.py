@@ -61,6 +61,7 @@ class LabelScreen(LabelKeysScreen):
         self.history: list[QueueEntry] = []
         self.entry: QueueEntry | None = None
         self.state: QueueState | None = None
+        self._changes = 0  # votes and undos stored since the screen opened
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -89,18 +90,27 @@ class LabelScreen(LabelKeysScreen):
         view = self.app.service.item(self.set_row, entry.item_id) if entry else None
         self.app.call_from_thread(self._show, entry, view)
 
-    @work(thread=True, group="state")
     def count_votes(self) -> None:
-        """Set size and the annotator's votes, counted once (slow lane); votes and undos
+        """Count the set's size and the annotator's votes (slow lane); votes and undos
         on this screen then keep the count by themselves."""
-        state = self.app.service.queue_state(self.set_row)
-        self.app.call_from_thread(self._set_state, state)
+        self._count(self._changes)
 
-    def _set_state(self, state: QueueState) -> None:
+    @work(thread=True, exclusive=True, group="state")
+    def _count(self, changes: int) -> None:
+        state = self.app.service.queue_state(self.set_row)
+        self.app.call_from_thread(self._set_state, state, changes)
+
+    def _set_state(self, state: QueueState, changes: int) -> None:
+        if changes != self._changes:
+            # A vote was stored while counting: the count may or may not hold it.
+            self.count_votes()
+            return
         self.state = state
         self._show_state()
 
     def _add_mine(self, delta: int) -> None:
+        """Called once a vote or undo is stored, never before."""
+        self._changes += 1
         if self.state is not None:
             self.state = QueueState(self.state.size, self.state.mine + delta)
 
@@ -180,18 +190,20 @@ class LabelScreen(LabelKeysScreen):
             return
         self.busy = True
         mine = [v for v in self.view.votes if v.annotator == self.app.annotator]
-        if not any(v.role == "annotator" for v in mine):
-            self._add_mine(1)
-        self._cast(self.view.item_id, label, self.category, self.note)
+        first = not any(v.role == "annotator" for v in mine)
+        self._cast(self.view.item_id, label, self.category, self.note, first)
 
     @work(thread=True, group="label")
-    def _cast(self, item_id: int, label: str, category: str | None, note: str | None) -> None:
+    def _cast(
+        self, item_id: int, label: str, category: str | None, note: str | None, first: bool
+    ) -> None:
         service = self.app.service
         try:
             service.vote(self.set_row, item_id, label, category, note)
         except (ValueError, LookupError) as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
+        self.app.call_from_thread(self._add_mine, 1 if first else 0)
         assert self.cursor is not None
         if self.cursor.current is not None:
             self.history.append(self.cursor.current)
@@ -217,8 +229,8 @@ class LabelScreen(LabelKeysScreen):
             self.app.call_from_thread(self._failed, "nothing to undo in this set")
             return
         entry = service.position_of(self.set_row, result.item_id)
-        if result.restored_label is None and result.undone_label is not None:
-            self.app.call_from_thread(self._add_mine, -1)
+        lost_vote = result.restored_label is None and result.undone_label is not None
+        self.app.call_from_thread(self._add_mine, -1 if lost_vote else 0)
         restored = result.restored_label or "no vote"
         self.app.call_from_thread(
             self.app.say, f"undid {result.undone_label} on #{result.item_id} (now: {restored})"
