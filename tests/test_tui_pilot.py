@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from rich.text import Text
-from textual.widgets import DataTable, Static, TextArea
+from textual.widgets import DataTable, ProgressBar, Static, TextArea
 
 from annotation.adjudication import decisions_for_set
 from annotation.set_reports import agreement_for_set
@@ -24,8 +25,10 @@ from curator.tui.screens.label import LabelScreen
 from curator.tui.screens.review import ReviewScreen
 from curator.tui.widgets.item_panel import ItemPanel
 from store import open_store
+from store.kernels import get_kernel
 from store.sets import get_set
-from tests.tui_store import build, copy_of
+from tests.tui_store import ROOT, build, copy_of
+from tests.tui_store import curator as curator_cli
 
 pytestmark = pytest.mark.anyio
 
@@ -290,6 +293,74 @@ async def test_kernel_detail_shows_both_sources_and_the_verdict(db: Path) -> Non
         await pilot.press("y")
         await until(pilot, lambda: app.clipboard != "", "copied key")
         assert "saxpy" in app.clipboard
+
+
+def worker_children() -> list[str]:
+    """Kernel worker processes this test process started and that are still running."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text()
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        state = stat.rsplit(")", 1)[1].split()[0]
+        if parent == os.getpid() and "engines.kernels.worker" in cmd and state != "Z":
+            found.append(cmd)
+    return found
+
+
+async def test_dynamic_check_runs_from_the_kernel_view_and_stores_the_verdict(db: Path) -> None:
+    with open_store(db) as s:
+        kernel_id = s.query("SELECT item_id FROM kernels WHERE kernel_name = 'saxpy'")[0][0]
+        assert get_kernel(s, kernel_id).verdict is None  # type: ignore[union-attr]
+    app = CuratorApp(db, "dave")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+        app.push_screen(ItemDetailScreen(kernel_id))
+        await until(pilot, lambda: app.screen.view is not None, "kernel view")
+        screen = app.screen
+        assert "unchecked" in screen_text(app) and "r run dynamic check" in screen_text(app)
+        await pilot.press("r")
+        await until(pilot, lambda: screen.running is not None, "check started")
+        assert screen.query_one(ProgressBar).display
+        await until(pilot, lambda: screen.running is None, "check finished", tries=3000)
+        await until(pilot, lambda: "useful" in screen_text(app), "verdict on screen")
+        assert not screen.query_one(ProgressBar).display
+    with open_store(db) as s:
+        kernel = get_kernel(s, kernel_id)
+    assert kernel is not None and kernel.verdict == "useful"
+    assert kernel.features["transfer"] > 0  # dynamic features came with the check
+    assert worker_children() == []
+
+
+async def test_esc_cancels_a_running_check_and_keeps_the_stored_verdict(db: Path) -> None:
+    curator_cli(db, "mine", "kernels", str(ROOT / "sample_data/kernels/timeout.cl"))
+    with open_store(db) as s:
+        kernel_id = s.query("SELECT item_id FROM kernels WHERE kernel_name = 'spin'")[0][0]
+    app = CuratorApp(db, "dave")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+        app.push_screen(ItemDetailScreen(kernel_id))
+        await until(pilot, lambda: app.screen.view is not None, "kernel view")
+        screen = app.screen
+        await pilot.press("r")
+        await until(
+            pilot,
+            lambda: "running A1" in text_of(screen.query_one("#status", Static)),
+            "the kernel running",
+            tries=3000,
+        )
+        await pilot.press("escape")
+        await until(pilot, lambda: screen.running is None, "check stopped")
+        assert app.screen is screen  # esc stopped the check; it did not leave the screen
+        assert worker_children() == []
+    with open_store(db) as s:
+        kernel = get_kernel(s, kernel_id)
+    assert kernel is not None and kernel.verdict is None
 
 
 async def test_ir_detail_shows_counts_and_opcode_histogram(db: Path) -> None:

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -163,6 +163,12 @@ class KernelWorker:
         self.device = reply.get("device", self.device)
         return BuildOutcome(reply["ok"], reply["message"], reply["kernels"], self.device)
 
+    def interrupt(self) -> None:
+        """Kill the child from another thread; the stage waiting on it ends as a crash."""
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+
     def close(self) -> None:
         if self.proc is not None and self.proc.poll() is None and self.proc.stdin is not None:
             try:
@@ -221,9 +227,20 @@ def check_kernel(
     local_size: int = 32,
     timeout: float = 5.0,
     seeds: Sequence[int] = SEEDS,
+    on_stage: Callable[[str, float], None] | None = None,
 ) -> CheckOutcome:
-    """Build ``source`` and run ``kernel`` (the only one when None) on the four payloads."""
+    """Build ``source`` and run ``kernel`` (the only one when None) on the four payloads.
+
+    ``on_stage(stage, fraction)`` hears of each stage before the checker waits on it.
+    """
     first = worker.proc is None
+    stages = len(seeds) + 2
+
+    def stage(name: str, done: int) -> str:
+        if on_stage is not None:
+            on_stage(name, done / stages)
+        return name
+
     details: dict[str, Any] = {"global_size": global_size, "timeout_s": timeout}
     runs: list[tuple[list[np.ndarray], list[np.ndarray]]] = []
     started = time.perf_counter()
@@ -238,7 +255,9 @@ def check_kernel(
                 "seeds": list(seeds),
             }
         )
-        built = worker.receive(BUILD_TIMEOUT_S + (START_TIMEOUT_S if first else 0), "compiling")
+        built = worker.receive(
+            BUILD_TIMEOUT_S + (START_TIMEOUT_S if first else 0), stage("compiling", 0)
+        )
         if not built["ok"]:
             details["message"] = built["message"]
             return CheckOutcome("compile-error", details)
@@ -254,12 +273,14 @@ def check_kernel(
         for index in range(len(seeds)):
             # PoCL compiles the work-group function at the first launch: allow for it
             allowed = timeout + (FIRST_LAUNCH_ALLOWANCE_S if index == 0 else 0.0)
-            ran = worker.receive(allowed, f"running {'ABAB'[index % 4]}{index // 2 + 1}")
+            ran = worker.receive(
+                allowed, stage(f"running {'ABAB'[index % 4]}{index // 2 + 1}", index + 1)
+            )
             if "error" in ran:
                 details["message"] = f"launch failed: {ran['error']}"
                 return CheckOutcome("crash", details)
             runs.append((ran["inputs"], ran["outputs"]))
-        worker.receive(timeout, "finishing")
+        worker.receive(timeout, stage("finishing", stages - 1))
     except WorkerFailure as exc:
         details["message"] = exc.detail
         return CheckOutcome(exc.verdict, details, runs)

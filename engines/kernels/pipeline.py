@@ -285,7 +285,12 @@ class CheckSettings:
     timeout: float = 5.0
 
 
-def check_one(worker: KernelWorker, kernel: StoredKernel, settings: CheckSettings) -> KernelCheck:
+def check_one(
+    worker: KernelWorker,
+    kernel: StoredKernel,
+    settings: CheckSettings,
+    on_stage: Callable[[str, float], None] | None = None,
+) -> KernelCheck:
     """Check one stored kernel: its normalised source when there is one (the shim is
     already inlined there), else the source that passed the filter."""
     if not kernel.accepted:
@@ -301,7 +306,13 @@ def check_one(worker: KernelWorker, kernel: StoredKernel, settings: CheckSetting
             source = apply_shim(source, shim_for(source)[1])
         name = kernel.kernel_name
     outcome = check_kernel(
-        worker, source, name, settings.global_size, settings.local_size, settings.timeout
+        worker,
+        source,
+        name,
+        settings.global_size,
+        settings.local_size,
+        settings.timeout,
+        on_stage=on_stage,
     )
     features = dict(kernel.features)
     if "transfer_bytes" in outcome.details:

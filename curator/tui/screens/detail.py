@@ -20,6 +20,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, ProgressBar, Static
 
+import curator.tui.kernel_actions  # noqa: F401  (registers the kernel engine's actions)
 from curator.tui import render
 from curator.tui.actions import ActionContext, ItemAction, actions_for
 from curator.tui.item_view import ItemView
