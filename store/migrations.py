@@ -229,11 +229,24 @@ CREATE INDEX ir_inputs_status ON ir_inputs (status, reason);
 CREATE INDEX ir_inputs_item ON ir_inputs (item_id);
 """
 
+_PROMOTIONS = """
+CREATE TABLE model_promotions (
+    id INTEGER PRIMARY KEY,
+    family TEXT NOT NULL,
+    model TEXT NOT NULL REFERENCES models (name),
+    promoted_by TEXT NOT NULL,
+    note TEXT,
+    promoted_at TEXT NOT NULL
+);
+CREATE INDEX model_promotions_family ON model_promotions (family, id);
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "initial schema: items, commits, predictions, votes, sets, models, releases", _INITIAL),
     (2, "annotation: vote roles and undo, live votes, set purpose and label options", _ANNOTATION),
     (3, "kernels: OpenCL kernel payload, filter result, features, check verdict", _KERNELS),
     (4, "ir: LLVM IR module payload, and every input file's fate", _IR),
+    (5, "models: promotions (which version of a family is current, who chose it)", _PROMOTIONS),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

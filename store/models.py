@@ -4,6 +4,9 @@ A model's files are written elsewhere first (a staging directory); registration 
 the next version number, moves the directory to its final name and inserts the row in
 one write transaction, so a version number is never handed out twice and no row ever
 points at a half-written directory.
+
+A family's *current* version (``student@current``) is the one last promoted; promotions
+are appended, never edited, so the history says who switched to which version when.
 """
 
 from __future__ import annotations
@@ -155,3 +158,49 @@ def update_metrics(store: Store, name: str, metrics: dict[str, Any]) -> None:
             "UPDATE models SET metrics = ? WHERE name = ?",
             (json.dumps(merged, sort_keys=True), name),
         )
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """One promotion: ``model`` became its family's current version."""
+
+    family: str
+    model: str
+    promoted_by: str
+    note: str | None
+    promoted_at: str
+
+
+def promote_model(store: Store, name: str, by: str, note: str | None = None) -> Promotion:
+    """Make ``name`` (``family@N``) its family's current version; raises KeyError when no
+    such model is registered."""
+    stamp = utc_now()
+    with store.transaction() as conn:
+        if conn.execute("SELECT 1 FROM models WHERE name = ?", (name,)).fetchone() is None:
+            raise KeyError(name)
+        family = name.rsplit("@", 1)[0]
+        conn.execute(
+            "INSERT INTO model_promotions (family, model, promoted_by, note, promoted_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (family, name, by, note, stamp),
+        )
+    return Promotion(family, name, by, note, stamp)
+
+
+def promotions(store: Store, family: str | None = None) -> list[Promotion]:
+    """Promotions, oldest first, optionally of one family."""
+    sql = "SELECT family, model, promoted_by, note, promoted_at FROM model_promotions"
+    args: tuple[str, ...] = ()
+    if family is not None:
+        sql += " WHERE family = ?"
+        args = (family,)
+    return [Promotion(*row) for row in store.conn.execute(sql + " ORDER BY id", args)]
+
+
+def current_model(store: Store, family: str) -> ModelRow | None:
+    """The family's last promoted version, or None when none has been promoted."""
+    row = store.conn.execute(
+        "SELECT model FROM model_promotions WHERE family = ? ORDER BY id DESC LIMIT 1",
+        (family,),
+    ).fetchone()
+    return None if row is None else get_model(store, row[0])
