@@ -5,6 +5,10 @@ eval sets, trains a student or a TF-IDF baseline in a staging directory, scores 
 the dev and eval sets and registers it (``student@N``, ``tfidf-lr@N``, ``tfidf-svm@N``).
 Progress goes to a callback and a ``threading.Event`` cancels; the store is touched
 before and after training only, never while the model learns.
+
+:func:`previous_model` and :func:`score_model` serve the comparison a curator makes
+before promoting a new version: the new model against the one it would replace, on the
+same held-out set.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ from engines.labelers.student import (
 )
 from store import Store
 from store.labeling_inputs import item_sources
-from store.models import ModelRow, models_dir, register_model
+from store.models import ModelRow, current_model, list_models, models_dir, register_model
 from store.predictions import add_predictions
 from store.records import PredictionRow
 from store.sets import set_item_ids
@@ -270,6 +274,33 @@ def run_training(
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def previous_model(store: Store, new: ModelRow) -> ModelRow | None:
+    """What ``new`` would replace: its family's current version, else the newest older one."""
+    current = current_model(store, new.family)
+    if current is not None and current.name != new.name:
+        return current
+    older = [m for m in list_models(store, new.family) if m.version < new.version]
+    return older[-1] if older else None
+
+
+def score_model(
+    store: Store, model: ModelRow, set_name: str, rule: str = "majority"
+) -> dict[str, Any]:
+    """A registered model's scores on a set's settled labels, predicted afresh (the set
+    may have gained votes since the model's own evaluation)."""
+    # Imported here: the registry pulls in torch only when a student is loaded.
+    from engines.labelers.registry import load_labeler
+
+    field_name = model.params.get("config", {}).get("input_field", "model_input")
+    try:
+        held = _held_out(store, set_name, rule, field_name)
+    except SetError as exc:
+        raise TrainingRefused(str(exc)) from exc
+    assert held is not None
+    labeler = load_labeler(store, model.name)
+    return {"set": held.name, **_score(labeler, held).as_json()}
 
 
 def _train_tfidf(

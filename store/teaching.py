@@ -1,4 +1,5 @@
-"""What the teacher reads: commit texts by item id, and commit items no human has labeled."""
+"""What the teacher reads (commit texts by item id, commit items no human has labeled)
+and which teachers have answered."""
 
 from __future__ import annotations
 
@@ -44,3 +45,12 @@ def unvoted_commit_ids(store: Store, limit: int | None, without_labeler: str | N
         sql += " LIMIT ?"
         params.append(limit)
     return [int(r[0]) for r in store.conn.execute(sql, params)]
+
+
+def teacher_names(store: Store) -> list[str]:
+    """Teachers with stored answers (``teacher:MODEL``), the most answers first."""
+    rows = store.conn.execute(
+        "SELECT labeler, COUNT(*) AS n FROM predictions WHERE labeler LIKE 'teacher:%'"
+        " GROUP BY labeler ORDER BY n DESC, labeler"
+    ).fetchall()
+    return [r[0] for r in rows]

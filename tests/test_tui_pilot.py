@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import html
 import json
 import os
-import re
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from rich.text import Text
 from textual.widgets import DataTable, ProgressBar, Static, TextArea
 
 from annotation.adjudication import decisions_for_set
@@ -27,6 +23,7 @@ from curator.tui.widgets.item_panel import ItemPanel
 from store import open_store
 from store.kernels import get_kernel
 from store.sets import get_set
+from tests.tui_helpers import screen_text, text_of, until
 from tests.tui_store import ROOT, build, copy_of
 from tests.tui_store import curator as curator_cli
 
@@ -46,26 +43,6 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def db(template: Path, tmp_path: Path) -> Path:
     return copy_of(template, tmp_path / "t.db")
-
-
-async def until(pilot, check: Callable[[], object], what: str, tries: int = 1000) -> None:  # type: ignore[no-untyped-def]
-    """Let the app run until ``check()`` holds (workers finish on their own threads)."""
-    for _ in range(tries):
-        await pilot.pause(0.02)
-        if check():
-            return
-    raise AssertionError(f"the app never got to: {what}")
-
-
-def text_of(widget: Static) -> str:
-    content = widget.content
-    return content.plain if isinstance(content, Text) else str(content)
-
-
-def screen_text(app: CuratorApp) -> str:
-    """What the terminal shows, as plain text (the SVG screenshot without its markup)."""
-    svg = app.export_screenshot()
-    return html.unescape("".join(re.findall(r">([^<]*)</text>", svg))).replace("\xa0", " ")
 
 
 def live_votes(db: Path, annotator: str) -> list[tuple[int, str, str | None, str | None]]:

@@ -21,6 +21,7 @@ from curator.tui.screens.detail import ItemDetailScreen
 from curator.tui.screens.home import HomeScreen
 from curator.tui.screens.label import LabelScreen
 from curator.tui.screens.review import ReviewScreen
+from curator.tui.screens.train import TrainScreen
 from store import open_store
 from store.sets import get_set
 from tests.tui_store import build, copy_of
@@ -143,6 +144,14 @@ SCREENS = {
     "ir-detail": opens(
         lambda db: ItemDetailScreen(first_id(db, "SELECT item_id FROM ir_modules ORDER BY 1")),
         lambda app: isinstance(app.screen, ItemDetailScreen) and app.screen.view is not None,
+    ),
+    "train": opens(
+        lambda db: TrainScreen(),
+        lambda app: (
+            isinstance(app.screen, TrainScreen)
+            and status_has(app, "commit sets")
+            and "student" in str(app.screen.query_one("#models").content)  # type: ignore[attr-defined]
+        ),
     ),
 }
 

@@ -18,6 +18,7 @@ from curator.tui.screens.detail import ItemDetailScreen
 from curator.tui.screens.label import LabelScreen
 from curator.tui.screens.prompts import TextPrompt
 from curator.tui.screens.review import ReviewScreen
+from curator.tui.screens.train import TrainScreen
 from curator.tui.service import SetOverview
 from store.sets import SetRow
 
@@ -32,6 +33,7 @@ class HomeScreen(Screen[None]):
         Binding("a", "agreement", "Agreement"),
         Binding("t", "audit", "Audit"),
         Binding("g", "goto", "Go to item"),
+        Binding("m", "train", "Train"),
         Binding("f5,ctrl+r", "refresh", "Refresh"),
         Binding("q", "app.quit", "Quit"),
     ]
@@ -42,6 +44,7 @@ class HomeScreen(Screen[None]):
         "agreement": "agreement of the set: Cohen per pair, Fleiss, Krippendorff",
         "audit": "running precision of an audit set with its Wilson interval",
         "goto": "open any item by #id, sha or key",
+        "train": "retrain the student, compare it with the previous one, promote it",
         "refresh": "reload progress and agreement",
         "app.quit": "quit Curator",
     }
@@ -58,7 +61,10 @@ class HomeScreen(Screen[None]):
         yield ProgressBar(id="loading", show_eta=False)
         yield DataTable(id="sets", cursor_type="row", zebra_stripes=True)
         yield Static(
-            Text("enter label · r review · a agreement · t audit · g go to item · ? all keys"),
+            Text(
+                "enter label · r review · a agreement · t audit · g go to item · m train"
+                " · ? all keys"
+            ),
             classes="hint",
         )
         yield Footer()
@@ -197,3 +203,6 @@ class HomeScreen(Screen[None]):
 
     def _push_detail(self, item_id: int) -> None:
         self.app.push_screen(ItemDetailScreen(item_id))
+
+    def action_train(self) -> None:
+        self.app.push_screen(TrainScreen())

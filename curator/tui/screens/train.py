@@ -1,0 +1,434 @@
+"""Train: retrain the student (or a TF-IDF baseline) from the keyboard, watch it learn,
+compare it with the version it would replace, and promote it.
+
+Training runs in a thread worker on its own database connection (the store is read
+before and written after training, never during), reporting epoch, step, loss and dev
+F1 to a progress bar; esc sets the cancel flag and the run stops after the current step
+with nothing registered. When a model is registered the worker scores the previous
+version (the family's current one, else the newest older one) on the same eval set, so
+the two can be compared side by side before ``p`` promotes the new one.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+
+from curator.training import (
+    KINDS,
+    TrainingRefused,
+    TrainOutcome,
+    previous_model,
+    run_training,
+    score_model,
+)
+from curator.tui import render
+from curator.tui.screens.prompts import ChoicePrompt, TextPrompt
+from curator.tui.train_form import NONE, SETTINGS, FormError, Setting, TrainForm, initial_form
+from engines.labelers.student import TrainProgress
+from store import open_store
+from store.models import ModelRow, current_model, list_models, promote_model
+from store.sets import SetRow
+from store.teaching import teacher_names
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The new model and the one it would replace, scored on the same set."""
+
+    new: ModelRow
+    new_scores: dict[str, Any] | None
+    previous: ModelRow | None
+    previous_scores: dict[str, Any] | None
+    note: str = ""
+
+
+def scores_row(name: str, scores: dict[str, Any] | None) -> tuple[str, ...]:
+    if not scores:
+        return (name, "-", "-", "-", "-", "-")
+    perf = scores["per_class"].get("perf", {})
+    return (
+        name,
+        str(scores["items_predicted"]),
+        render.number(perf.get("precision"), 3),
+        render.number(perf.get("recall"), 3),
+        render.number(perf.get("f1"), 3),
+        render.number(scores.get("accuracy"), 3),
+    )
+
+
+def comparison_table(c: Comparison) -> Table:
+    on = (c.new_scores or c.previous_scores or {}).get("set", "?")
+    table = Table(title=f"on {on}", title_justify="left", box=None, padding=(0, 1))
+    for column in ("model", "items", "P(perf)", "R(perf)", "F1(perf)", "accuracy"):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    table.add_row(*scores_row(f"{c.new.name} (new)", c.new_scores))
+    if c.previous is not None:
+        table.add_row(*scores_row(f"{c.previous.name} (previous)", c.previous_scores))
+    return table
+
+
+def f1_of(scores: dict[str, Any] | None) -> float | None:
+    if not scores:
+        return None
+    value = scores["per_class"].get("perf", {}).get("f1")
+    return None if value is None else float(value)
+
+
+class TrainScreen(Screen[None]):
+    help_title = "train"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "edit", "Change", show=False),
+        Binding("s", "start", "Start training"),
+        Binding("p", "promote", "Promote"),
+        Binding("f5,ctrl+r", "refresh", "Refresh"),
+        Binding("escape,q", "leave", "Cancel/back"),
+    ]
+    HELP_TEXT: ClassVar[dict[str, str]] = {
+        "edit": "change the highlighted setting (↑↓ move between settings)",
+        "start": "start training with these settings (in the background)",
+        "promote": "make the new model its family's current version (@current); before"
+        " training, pick any registered version to promote",
+        "refresh": "reload the registered models",
+        "leave": "cancel a running training (nothing is registered), else go back",
+    }
+
+    DEFAULT_CSS = """
+    TrainScreen #settings { height: auto; max-height: 16; overflow-x: hidden; }
+    TrainScreen #results { height: 1fr; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.form = TrainForm()
+        self.teachers: list[str] = []
+        self.sets: list[SetRow] = []
+        self.cancel: threading.Event | None = None
+        self.trained: ModelRow | None = None
+        self.loaded = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(Text("Train · loading teachers and sets…"), id="status", classes="status")
+        yield DataTable(id="settings", cursor_type="row", zebra_stripes=True)
+        yield ProgressBar(id="train-progress", show_eta=True)
+        yield Static("", id="run", classes="hint")
+        with VerticalScroll(id="results"):
+            yield Static("", id="compare", classes="box")
+            yield Static("", id="models", classes="box")
+        yield Static(
+            Text("enter change · s start · esc cancel/back · p promote · ? all keys"),
+            classes="hint",
+        )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = "Train"
+        table = self.query_one("#settings", DataTable)
+        for column in ("setting", "value", "what it does"):
+            table.add_column(column, key=column)
+        self.query_one(ProgressBar).display = False
+        self.load_choices()
+
+    # Loading ------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="train-load")
+    def load_choices(self) -> None:
+        service = self.app.service
+        teachers = service.slow(teacher_names)
+        sets = [s for s in service.sets() if s.kind == "commit"]
+        self.app.call_from_thread(self._choices_loaded, teachers, sets)
+        self.load_models()
+
+    def _choices_loaded(self, teachers: list[str], sets: list[SetRow]) -> None:
+        self.teachers, self.sets = teachers, sets
+        if not self.loaded:
+            self.form = initial_form(teachers, [s.name for s in sets])
+            self.loaded = True
+        self._show_form()
+        self._set_status(
+            f"{len(teachers)} teachers with answers · {len(sets)} commit sets · "
+            "enter changes a setting, s starts"
+        )
+
+    @work(thread=True, exclusive=True, group="train-models")
+    def load_models(self) -> None:
+        family = self.form.kind
+
+        def fetch(store: Any) -> tuple[list[ModelRow], ModelRow | None]:
+            return list_models(store, family), current_model(store, family)
+
+        models, current = self.app.service.slow(fetch)
+        self.app.call_from_thread(self._show_models, family, models, current)
+
+    def _show_models(self, family: str, models: list[ModelRow], current: ModelRow | None) -> None:
+        box = self.query_one("#models", Static)
+        if not models:
+            box.update(Text(f"no {family} registered yet", style="dim"))
+            return
+        table = Table(
+            title=f"registered {family} models", title_justify="left", box=None, padding=(0, 1)
+        )
+        for column in ("model", "created", "train", "dev F1", "eval F1", ""):
+            table.add_column(column)
+        for m in models[-8:]:
+            table.add_row(
+                m.name,
+                m.created_at[:16].replace("T", " "),
+                str(m.params.get("counts", {}).get("train_total", "-")),
+                render.number(f1_of(m.metrics.get("dev")), 3),
+                render.number(f1_of(m.metrics.get("eval")), 3),
+                Text("current", style="bold") if current and current.name == m.name else "",
+            )
+        box.update(table)
+
+    # The form -----------------------------------------------------------------------
+
+    def _show_form(self) -> None:
+        table = self.query_one("#settings", DataTable)
+        row = table.cursor_row
+        table.clear()
+        for s in SETTINGS:
+            table.add_row(s.label, render.one_line(self.form.shown(s.key), 60), s.hint, key=s.key)
+        if table.row_count:
+            table.move_cursor(row=min(row, table.row_count - 1))
+
+    def _selected(self) -> Setting | None:
+        table = self.query_one("#settings", DataTable)
+        if table.cursor_row is None or not 0 <= table.cursor_row < len(SETTINGS):
+            return None
+        return SETTINGS[table.cursor_row]
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_edit()
+
+    def action_edit(self) -> None:
+        setting = self._selected()
+        if setting is None or self.cancel is not None:
+            if self.cancel is not None:
+                self.app.say("training is running: esc cancels it first")
+            return
+        set_names = [s.name for s in self.sets]
+        if setting.kind == "toggle":
+            setattr(self.form, setting.key, not getattr(self.form, setting.key))
+            self._show_form()
+        elif setting.kind == "choice":
+            if setting.key == "kind":
+                choices = list(KINDS)
+            elif setting.key == "teacher":
+                choices = [NONE, *self.teachers]
+            else:
+                choices = [NONE, *set_names]
+            self.app.push_screen(
+                ChoicePrompt(setting.label, choices, self.form.shown(setting.key)),
+                lambda v: self._chosen(setting, v),
+            )
+        elif setting.kind == "sets":
+            if not set_names:
+                self.app.say("no commit sets yet: import or create one first")
+                return
+            marked = {f"{'[x]' if n in self.form.votes else '[ ]'} {n}": n for n in set_names}
+            self.app.push_screen(
+                ChoicePrompt("Toggle a set whose votes to learn from", list(marked)),
+                lambda v: self._toggled(marked.get(v or "")),
+            )
+        else:
+            current = getattr(self.form, setting.key)
+            self.app.push_screen(
+                TextPrompt(
+                    f"{setting.label} ({setting.hint})", "" if current is None else str(current)
+                ),
+                lambda v: self._typed(setting, v),
+            )
+
+    def _chosen(self, setting: Setting, value: str | None) -> None:
+        if value is None:
+            return
+        self.form.choose(setting.key, value)
+        self._show_form()
+        if setting.key == "kind":
+            self.trained = None
+            self.load_models()
+
+    def _toggled(self, name: str | None) -> None:
+        if name:
+            self.form.toggle_set(name)
+            self._show_form()
+
+    def _typed(self, setting: Setting, text: str | None) -> None:
+        if text is None:
+            return
+        try:
+            if setting.kind == "number":
+                self.form.set_number(setting.key, text)
+            else:
+                self.form.set_base(text)
+        except FormError as exc:
+            self.app.say(f"{setting.label}: {exc}", error=True)
+            return
+        self._show_form()
+
+    # Training -----------------------------------------------------------------------
+
+    def action_start(self) -> None:
+        if self.cancel is not None:
+            self.app.bell()
+            return
+        self.cancel = threading.Event()
+        self.trained = None
+        bar = self.query_one(ProgressBar)
+        bar.update(total=None, progress=0)
+        bar.display = True
+        self.query_one("#compare", Static).update("")
+        self.query_one("#run", Static).update(Text("gathering training data…"))
+        self._set_status(f"training {self.form.kind} · esc cancels")
+        self._train(self.cancel)
+
+    @work(thread=True, exclusive=True, group="train")
+    def _train(self, cancel: threading.Event) -> None:
+        request = self.form.request()
+        call = self.app.call_from_thread
+
+        def progress(report: TrainProgress) -> None:
+            call(self._progress, report)
+
+        # A connection of its own: minutes of training must not hold the app's lanes.
+        with open_store(self.app.service.db_path) as store:
+            try:
+                outcome = run_training(store, request, progress, cancel)
+            except TrainingRefused as exc:
+                call(self._stopped, str(exc), True)
+                return
+            except (OSError, ValueError, RuntimeError) as exc:
+                call(self._stopped, f"training failed: {type(exc).__name__}: {exc}", True)
+                return
+            if outcome.model is None:
+                call(self._stopped, "training cancelled: nothing was registered", False)
+                return
+            call(self._phase, f"registered {outcome.model.name}; scoring the previous version…")
+            comparison = self._compare(store, outcome, request.eval_set or request.dev_set)
+        call(self._trained, comparison)
+
+    def _compare(self, store: Any, outcome: TrainOutcome, on: str | None) -> Comparison:
+        new = outcome.model
+        assert new is not None
+        part = "eval" if outcome.metrics.get("eval") else "dev"
+        new_scores = outcome.metrics.get(part)
+        previous = previous_model(store, new)
+        if previous is None:
+            return Comparison(new, new_scores, None, None, f"the first {new.family}")
+        if on is None:
+            return Comparison(new, None, previous, None, "choose an eval set to compare on")
+        try:
+            previous_scores = score_model(store, previous, on)
+        except (TrainingRefused, ValueError, OSError) as exc:
+            return Comparison(new, new_scores, previous, None, f"{previous.name}: {exc}")
+        return Comparison(new, new_scores, previous, previous_scores)
+
+    def _progress(self, r: TrainProgress) -> None:
+        self.query_one(ProgressBar).update(total=r.steps, progress=r.step)
+        if r.step == r.steps and r.phase == "dev":
+            self._set_status("last epoch done: saving the model, scoring it on dev and eval…")
+        loss = "-" if r.loss is None else f"{r.loss:.4f}"
+        f1 = "-" if r.dev_f1 is None else f"{r.dev_f1:.3f}"
+        phase = " · scoring dev" if r.phase == "dev" else ""
+        self.query_one("#run", Static).update(
+            Text(
+                f"epoch {r.epoch}/{r.epochs} · step {r.step}/{r.steps} · loss {loss}"
+                f" · dev F1 {f1}{phase}"
+            )
+        )
+
+    def _phase(self, text: str) -> None:
+        self.query_one(ProgressBar).update(total=None)
+        self._set_status(text)
+
+    def _stopped(self, message: str, error: bool) -> None:
+        self.cancel = None
+        self.query_one(ProgressBar).display = False
+        self.query_one("#run", Static).update(render.one_line(message, 300))
+        self._set_status("Train · enter changes a setting, s starts")
+        self.app.say(message, error=error)
+
+    def _trained(self, c: Comparison) -> None:
+        self.cancel = None
+        self.trained = c.new
+        self.query_one(ProgressBar).display = False
+        parts: list[Any] = [comparison_table(c)]
+        new_f1, old_f1 = f1_of(c.new_scores), f1_of(c.previous_scores)
+        if c.note:
+            parts.append(Text(c.note, style="dim"))
+        elif new_f1 is not None and old_f1 is not None:
+            verdict = "better" if new_f1 > old_f1 else "not better"
+            parts.append(
+                Text(f"F1(perf) {new_f1:.3f} vs {old_f1:.3f}: {verdict}; p promotes {c.new.name}")
+            )
+        grid = Table.grid()
+        for part in parts:
+            grid.add_row(part)
+        self.query_one("#compare", Static).update(grid)
+        self._set_status(f"trained {c.new.name} · p promotes it to {c.new.family}@current")
+        self.app.say(f"registered {c.new.name}")
+        self.load_models()
+
+    # Promotion and leaving ----------------------------------------------------------
+
+    def action_promote(self) -> None:
+        if self.cancel is not None:
+            self.app.bell()
+            return
+        if self.trained is not None:
+            self._promote(self.trained.name)
+            return
+        self._pick_to_promote()
+
+    @work(thread=True, exclusive=True, group="train-models")
+    def _pick_to_promote(self) -> None:
+        family = self.form.kind
+        names = [m.name for m in self.app.service.slow(lambda s: list_models(s, family))]
+        self.app.call_from_thread(self._ask_promote, family, names[::-1])
+
+    def _ask_promote(self, family: str, names: list[str]) -> None:
+        if not names:
+            self.app.say(f"no {family} registered yet: train one with s")
+            return
+
+        def picked(name: str | None) -> None:
+            if name:
+                self._promote(name)
+
+        self.app.push_screen(ChoicePrompt(f"Promote which {family}?", names), picked)
+
+    @work(thread=True, exclusive=True, group="train-promote")
+    def _promote(self, name: str) -> None:
+        who = self.app.annotator
+        note = "promoted on the Train screen"
+        promotion = self.app.service.quick(lambda s: promote_model(s, name, who, note))
+        self.app.call_from_thread(
+            self.app.say, f"{promotion.model} is now {promotion.family}@current"
+        )
+        self.load_models()
+
+    def action_refresh(self) -> None:
+        self.load_choices()
+
+    def action_leave(self) -> None:
+        if self.cancel is not None:
+            self.cancel.set()
+            self._set_status("cancelling: training stops after the current step…")
+            return
+        self.app.pop_screen()
+
+    def _set_status(self, text: str) -> None:
+        self.query_one("#status", Static).update(render.one_line(text, 200))

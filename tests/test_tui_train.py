@@ -1,0 +1,197 @@
+"""The Train screen driven by keys: settings checked as typed, a real student trained in a
+worker with progress, compared with the previous version, promoted; cancel and refusal
+leave the store as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, ProgressBar, Static
+
+from curator.tui.app import CuratorApp
+from curator.tui.screens.home import HomeScreen
+from curator.tui.screens.prompts import ChoicePrompt, TextPrompt
+from curator.tui.screens.train import TrainScreen
+from curator.tui.train_form import SETTINGS, FormError, TrainForm
+from store import open_store
+from store.models import current_model, list_models, promotions
+from tests.tui_helpers import screen_text, text_of, until
+from tests.tui_store import build, copy_of
+from tests.tui_store import curator as curator_cli
+
+pytestmark = pytest.mark.anyio
+ROW = {s.key: i for i, s in enumerate(SETTINGS)}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = build(tmp_path_factory.mktemp("train") / "template.db", with_engines=False)
+    curator_cli(
+        db, "set", "split", "--from-set", "gt-sample", "--into", "tr:60,gt-dev:20,gt-eval:20"
+    )
+    return db
+
+
+@pytest.fixture
+def db(template: Path, tmp_path: Path) -> Path:
+    return copy_of(template, tmp_path / "t.db")
+
+
+async def open_train(pilot, app: CuratorApp) -> TrainScreen:  # type: ignore[no-untyped-def]
+    await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+    await pilot.press("m")
+    await until(
+        pilot,
+        lambda: isinstance(app.screen, TrainScreen) and app.screen.loaded,
+        "train screen with its choices",
+    )
+    screen = app.screen
+    assert isinstance(screen, TrainScreen)
+    return screen
+
+
+async def edit(pilot, screen: TrainScreen, key: str) -> None:  # type: ignore[no-untyped-def]
+    screen.query_one("#settings", DataTable).move_cursor(row=ROW[key])
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(screen.app.screen, (ChoicePrompt, TextPrompt)), key)
+
+
+async def type_value(pilot, screen: TrainScreen, key: str, text: str) -> None:  # type: ignore[no-untyped-def]
+    await edit(pilot, screen, key)
+    await pilot.press("ctrl+a", "ctrl+k", *text, "enter")  # clear the field, type, confirm
+    await until(pilot, lambda: screen.app.screen is screen, "prompt closed")
+
+
+def value_shown(screen: TrainScreen, key: str) -> str:
+    return str(screen.query_one("#settings", DataTable).get_row_at(ROW[key])[1])
+
+
+async def small_run(pilot, screen: TrainScreen) -> None:  # type: ignore[no-untyped-def]
+    """Votes of ``tr``, one short epoch: seconds on a CPU."""
+    await edit(pilot, screen, "votes")
+    await pilot.press(*"] tr", "enter")
+    await until(pilot, lambda: value_shown(screen, "votes") == "tr", "votes from tr")
+    await type_value(pilot, screen, "epochs", "1")
+    await type_value(pilot, screen, "max_length", "32")
+    await type_value(pilot, screen, "batch", "8")
+    await type_value(pilot, screen, "lr", "0.0001")
+
+
+async def test_train_compare_and_promote_from_the_keyboard(db: Path) -> None:
+    app = CuratorApp(db, "dave")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_train(pilot, app)
+        # the docs' set names are picked for dev and eval without asking
+        assert value_shown(screen, "dev") == "gt-dev" and value_shown(screen, "eval") == "gt-eval"
+        await small_run(pilot, screen)
+        assert (screen.form.epochs, screen.form.max_length, screen.form.lr) == (1, 32, 1e-4)
+
+        await pilot.press("s")
+        await until(pilot, lambda: screen.query_one(ProgressBar).display, "progress bar")
+        await until(
+            pilot,
+            lambda: "epoch 1/1" in text_of(screen.query_one("#run", Static)),
+            "a progress report",
+            tries=3000,
+        )
+        await until(pilot, lambda: screen.trained is not None, "first student", tries=6000)
+        assert screen.trained is not None and screen.trained.name == "student@1"
+        await until(pilot, lambda: "student@1 (new)" in screen_text(app), "comparison")
+        assert "the first student" in screen_text(app)
+
+        await pilot.press("s")
+        await until(
+            pilot,
+            lambda: screen.trained is not None and screen.trained.name == "student@2",
+            "second student",
+            tries=6000,
+        )
+        await until(pilot, lambda: "student@1 (previous)" in screen_text(app), "previous")
+        shown = screen_text(app)
+        assert "student@2 (new)" in shown and "F1(perf)" in shown and "gt-eval" in shown
+
+        await pilot.press("p")
+        await until(pilot, lambda: "current" in text_of_models(screen), "current marker")
+    with open_store(db) as s:
+        current = current_model(s, "student")
+        history = promotions(s, "student")
+        models = [m.name for m in list_models(s, "student")]
+    assert models == ["student@1", "student@2"]
+    assert current is not None and current.name == "student@2"
+    assert [(p.model, p.promoted_by) for p in history] == [("student@2", "dave")]
+
+
+def text_of_models(screen: TrainScreen) -> str:
+    from rich.console import Console
+
+    console = Console(width=120, record=True)
+    console.print(screen.query_one("#models", Static).content)
+    return console.export_text()
+
+
+async def test_esc_cancels_training_and_registers_nothing(db: Path) -> None:
+    app = CuratorApp(db, "dave")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_train(pilot, app)
+        await small_run(pilot, screen)
+        await type_value(pilot, screen, "epochs", "20")
+        await pilot.press("s", "escape")
+        await until(pilot, lambda: screen.cancel is None, "training stopped", tries=6000)
+        assert "cancelled" in text_of(screen.query_one("#run", Static))
+        assert app.screen is screen  # esc stopped training; a second esc leaves
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "back home")
+    with open_store(db) as s:
+        assert list_models(s) == []
+    assert [p.name for p in (db.parent / "models").iterdir()] == []  # no staging left
+
+
+async def test_bad_values_and_a_run_with_nothing_to_learn_are_refused(db: Path) -> None:
+    app = CuratorApp(db, "dave")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_train(pilot, app)
+        await type_value(pilot, screen, "tau", "150")
+        assert screen.form.tau == 85.0 and value_shown(screen, "tau") == "85"
+        await type_value(pilot, screen, "base", "/nowhere/model")
+        assert screen.form.base is None
+        await pilot.press("s")
+        await until(
+            pilot,
+            lambda: (
+                screen.cancel is None
+                and "nothing to learn" in text_of(screen.query_one("#run", Static))
+            ),
+            "refusal",
+        )
+    with open_store(db) as s:
+        assert list_models(s) == []
+
+
+def test_form_checks_each_value_and_builds_the_request() -> None:
+    form = TrainForm()
+    with pytest.raises(FormError, match="0 to 100"):
+        form.set_number("tau", "101")
+    with pytest.raises(FormError, match="not a number"):
+        form.set_number("epochs", "three")
+    with pytest.raises(FormError, match="at least 1"):
+        form.set_number("batch", "0")
+    form.set_number("layers", "3")
+    form.toggle_set("tr")
+    form.toggle_set("more")
+    form.toggle_set("tr")
+    form.choose("teacher", "teacher:m")
+    form.choose("kind", "tfidf-lr")
+    with pytest.raises(FormError):
+        form.choose("kind", "bert")
+    request = form.request()
+    assert request.vote_sets == ("more",) and request.teacher == "teacher:m"
+    assert request.kind == "tfidf-lr" and request.config.layers == 3
+    form.set_number("layers", "")
+    form.choose("teacher", "none")
+    assert form.request().config.layers is None and form.request().teacher is None
