@@ -22,6 +22,7 @@ from annotation.sampling import (
 )
 from annotation.splits import split_by_source
 from store import Store
+from store.models import current_model
 from store.sets import (
     Candidate,
     NewSet,
@@ -110,7 +111,17 @@ def pool(store: Store, spec: DrawSpec) -> list[Candidate]:
 
 
 def resolve_latest(store: Store, name: str) -> str:
-    """``name@latest`` -> the newest stored version of that labeler; other names as given."""
+    """``name@latest`` -> the newest stored version of that labeler; ``name@current`` -> the
+    model last promoted in that family (``curator models promote``); other names as given."""
+    if name.endswith("@current"):
+        family = name[: -len("@current")]
+        promoted = current_model(store, family)
+        if promoted is None:
+            raise SetError(
+                f"no {family} has been promoted yet, so {name} names nothing:"
+                f" `curator models promote {family}@N`"
+            )
+        return promoted.name
     if not name.endswith("@latest"):
         return name
     versions = labeler_versions(store, name[: -len("@latest")])

@@ -10,6 +10,7 @@ from curator import __version__
 from curator.commands import audit, importing, mine, review, sets, stats, votes
 from curator.commands.ir import mine_ir_command
 from curator.commands.kernels import check_app, mine_kernels_command
+from curator.commands.models import app as models_app
 from curator.commands.options import DbOption
 from curator.commands.predict import predict
 from curator.commands.releases import export_command, validate_command
@@ -41,6 +42,7 @@ app.command("export")(export_command)
 app.command("validate")(validate_command)
 app.command("label")(label_command)
 app.command("train")(train)
+app.add_typer(models_app, name="models")
 app.command("predict")(predict)
 app.command("teach")(teach_command)
 

@@ -1,5 +1,6 @@
-"""Labelers by name: ``keyword@1``, ``heuristics@1``, ``student@N`` / ``student@latest``,
-``tfidf-lr@N``, ``tfidf-svm@N`` (``@latest`` works for every trained family).
+"""Labelers by name: ``keyword@1``, ``heuristics@1``, ``student@N``, ``tfidf-lr@N``,
+``tfidf-svm@N``. Every trained family also takes ``@latest`` (its newest version) and
+``@current`` (its last promoted version, set with ``curator models promote``).
 
 Trained models are looked up in the ``models`` table; rule labelers are built in code.
 Teacher labels (``teacher:MODEL``) are not a loadable labeler: they come from
@@ -16,7 +17,7 @@ from typing import Any
 
 from engines.labelers.base import Labeler
 from store import Store
-from store.models import ModelRow, get_model, latest_model
+from store.models import ModelRow, current_model, get_model, latest_model, list_models
 
 TRAINED_FAMILIES = ("student", "tfidf-lr", "tfidf-svm")
 
@@ -57,17 +58,37 @@ RULE_LABELERS: dict[str, Callable[..., Labeler]] = {
 
 
 def resolve_model(store: Store, name: str) -> ModelRow:
-    """The registered model a trained labeler name points to (``@latest`` resolved)."""
+    """The registered model a trained labeler name points to (``@latest`` and ``@current``
+    resolved)."""
     family, _, version = name.rpartition("@")
     if family not in TRAINED_FAMILIES:
         raise LabelerError(f"{name!r} is not a trained labeler ({', '.join(TRAINED_FAMILIES)})")
-    row = latest_model(store, family) if version == "latest" else get_model(store, name)
+    if version == "latest":
+        row = latest_model(store, family)
+    elif version == "current":
+        row = current_model(store, family)
+        if row is None:
+            raise LabelerError(not_promoted(store, family))
+    else:
+        row = get_model(store, name)
     if row is None:
         which = f"no {family} is registered" if version == "latest" else f"no model {name!r}"
         raise LabelerError(f"{which}: train one with `curator train`")
     if not row.path or not Path(row.path).is_dir():
         raise LabelerError(f"{row.name}: its directory {row.path!r} is missing")
     return row
+
+
+def not_promoted(store: Store, family: str) -> str:
+    """The one-line message for ``FAMILY@current`` when no version has been promoted."""
+    names = [m.name for m in list_models(store, family)]
+    if not names:
+        have = f"no {family} is registered either: train one with `curator train`"
+    elif len(names) > 5:
+        have = f"registered: {', '.join(names[:2])}, ..., {', '.join(names[-2:])}"
+    else:
+        have = f"registered: {', '.join(names)}"
+    return f"no {family} has been promoted yet: `curator models promote {family}@N` ({have})"
 
 
 def load_labeler(

@@ -1,0 +1,236 @@
+"""``curator models``: the trained labelers in the store, which version of each family is
+*current* (the one ``FAMILY@current`` names), promoting a version, and the promotion history.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.text import Text
+
+from curator.commands.options import DbOption, open_db
+from curator.commands.output import EXIT_USAGE, fail, number, print_json, table
+from curator.commands.tui import default_annotator
+from curator.console import out
+from curator.safe_text import one_line
+from engines.labelers.registry import TRAINED_FAMILIES, LabelerError, resolve_model
+from store import Store
+from store.models import (
+    ModelRow,
+    Promotion,
+    current_model,
+    list_models,
+    promote_model,
+    promotions,
+)
+
+app = typer.Typer(
+    help="Trained labelers: list the versions, promote one to current, show who promoted what.",
+    no_args_is_help=True,
+)
+
+
+def _family(value: str | None) -> str | None:
+    if value is not None and value not in TRAINED_FAMILIES:
+        raise typer.BadParameter(f"{value!r} is not a family; use {', '.join(TRAINED_FAMILIES)}")
+    return value
+
+
+FamilyOption = typer.Option(
+    None, "--family", callback=_family, help=f"Only this family: {', '.join(TRAINED_FAMILIES)}."
+)
+JsonOption = typer.Option(False, "--json", help="Print JSON.")
+
+
+def _when(stamp: str) -> str:
+    """``2026-11-23T17:38:06.123456+00:00`` -> ``2026-11-23 17:38`` (UTC)."""
+    return stamp[:16].replace("T", " ")
+
+
+def _short_base(base: str) -> str:
+    """A base model's path shortened to its directory name (``tfidf`` stays as it is)."""
+    return Path(base).name if "/" in base or "\\" in base else base
+
+
+def _f1(metrics: dict[str, Any], part: str) -> float | None:
+    scores = metrics.get(part)
+    if not isinstance(scores, dict):
+        return None
+    try:
+        value = scores["per_class"]["perf"]["f1"]
+    except (KeyError, TypeError):
+        return None
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _set_of(metrics: dict[str, Any], part: str) -> str | None:
+    scores = metrics.get(part)
+    return scores.get("set") if isinstance(scores, dict) else None
+
+
+def _train_total(row: ModelRow) -> int | None:
+    counts = row.params.get("counts")
+    total = counts.get("train_total") if isinstance(counts, dict) else None
+    return total if isinstance(total, int) else None
+
+
+def _current_names(store: Store, rows: list[ModelRow]) -> set[str]:
+    found = (current_model(store, family) for family in sorted({r.family for r in rows}))
+    return {row.name for row in found if row is not None}
+
+
+@app.command("list")
+def list_command(
+    family: str | None = FamilyOption,
+    as_json: bool = JsonOption,
+    db: Path | None = DbOption,
+) -> None:
+    """Every registered model, oldest first: base, training size, dev and eval F1(perf);
+    * marks each family's current version (what FAMILY@current names)."""
+    with open_db(db) as store:
+        rows = list_models(store, family)
+        current = _current_names(store, rows)
+    data = [
+        {
+            "name": r.name,
+            "family": r.family,
+            "version": r.version,
+            "current": r.name in current,
+            "base": r.base,
+            "created_at": r.created_at,
+            "train_total": _train_total(r),
+            "dev_set": _set_of(r.metrics, "dev"),
+            "dev_f1": _f1(r.metrics, "dev"),
+            "eval_set": _set_of(r.metrics, "eval"),
+            "eval_f1": _f1(r.metrics, "eval"),
+            "path": r.path,
+        }
+        for r in rows
+    ]
+    if as_json:
+        print_json(data)
+        return
+    if not data:
+        which = f"no {family} models" if family else "no models"
+        out.print(f"{which} yet: train one with `curator train`")
+        return
+    out.print(
+        table(
+            "Models",
+            ("", "model", "base", "created (UTC)", "trained on", "dev F1(perf)", "eval F1(perf)"),
+            [
+                (
+                    "*" if d["current"] else "",
+                    d["name"],
+                    _short_base(d["base"]),
+                    _when(d["created_at"]),
+                    "-" if d["train_total"] is None else d["train_total"],
+                    number(d["dev_f1"]),
+                    number(d["eval_f1"]),
+                )
+                for d in data
+            ],
+        )
+    )
+    if current:
+        out.print("* current: the version FAMILY@current names")
+    else:
+        out.print("no version is current yet: `curator models promote FAMILY@N`")
+
+
+def _resolve(store: Store, name: str) -> ModelRow:
+    """``family@N`` or ``family@latest`` to its registered model, or exit with one line."""
+    family, sep, version = name.rpartition("@")
+    if not sep or not family or not (version == "latest" or version.isdigit()):
+        fail(f"{name!r}: give FAMILY@N or FAMILY@latest, e.g. student@3", EXIT_USAGE)
+    try:
+        return resolve_model(store, name)
+    except LabelerError as exc:
+        known = [m.name for m in list_models(store, family)] if family in TRAINED_FAMILIES else []
+        fail(f"{exc} (registered: {', '.join(known)})" if known else str(exc))
+
+
+@app.command("promote")
+def promote_command(
+    name: str = typer.Argument(..., help="The version to make current: FAMILY@N or FAMILY@latest."),
+    by: str | None = typer.Option(
+        None,
+        "--annotator",
+        "--by",
+        "-a",
+        help="Who promotes (default: $CURATOR_ANNOTATOR, else your login name).",
+        show_default=False,
+    ),
+    note: str | None = typer.Option(None, "--note", help="Why, e.g. 'best dev F1 so far'."),
+    db: Path | None = DbOption,
+) -> None:
+    """Make a version its family's current one: FAMILY@current then names it."""
+    who = (by or default_annotator()).strip()
+    if not who:
+        fail("say who promotes: --by NAME (or set CURATOR_ANNOTATOR)", EXIT_USAGE)
+    with open_db(db) as store:
+        row = _resolve(store, name)
+        before = current_model(store, row.family)
+        if before is not None and before.name == row.name:
+            out.print(Text(f"{row.name} is already the current {row.family}; nothing recorded"))
+            return
+        try:
+            promote_model(store, row.name, who, note.strip() if note and note.strip() else None)
+        except KeyError:
+            fail(f"no model {row.name!r} is registered")
+    was = f"was {before.name}" if before is not None else f"the first {row.family} promoted"
+    out.print(Text(f"{row.name} is now the current {row.family} ({was})"))
+
+
+def _history(rows: list[Promotion]) -> list[dict[str, Any]]:
+    """Promotions with the version each one replaced in its family."""
+    last: dict[str, str] = {}
+    data = []
+    for p in rows:
+        data.append(
+            {
+                "family": p.family,
+                "model": p.model,
+                "previous": last.get(p.family),
+                "promoted_by": p.promoted_by,
+                "note": p.note,
+                "promoted_at": p.promoted_at,
+            }
+        )
+        last[p.family] = p.model
+    return data
+
+
+@app.command("history")
+def history_command(
+    family: str | None = FamilyOption,
+    as_json: bool = JsonOption,
+    db: Path | None = DbOption,
+) -> None:
+    """Every promotion, oldest first: when, which version replaced which, by whom, why."""
+    with open_db(db) as store:
+        data = _history(promotions(store, family))
+    if as_json:
+        print_json(data)
+        return
+    if not data:
+        out.print("no promotions yet: `curator models promote FAMILY@N`")
+        return
+    out.print(
+        table(
+            "Promotions",
+            ("promoted (UTC)", "model", "replaced", "by", "note"),
+            [
+                (
+                    _when(d["promoted_at"]),
+                    d["model"],
+                    d["previous"] or "-",
+                    d["promoted_by"],
+                    one_line(d["note"] or "", 80),
+                )
+                for d in data
+            ],
+        )
+    )
