@@ -414,10 +414,17 @@ class TrainScreen(Screen[None]):
     def _promote(self, name: str) -> None:
         who = self.app.annotator
         note = "promoted on the Train screen"
-        promotion = self.app.service.quick(lambda s: promote_model(s, name, who, note))
-        self.app.call_from_thread(
-            self.app.say, f"{promotion.model} is now {promotion.family}@current"
-        )
+        family = name.rsplit("@", 1)[0]
+
+        def promote(store: Any) -> str:
+            current = current_model(store, family)
+            if current is not None and current.name == name:
+                return f"{name} is already {family}@current"
+            promote_model(store, name, who, note)
+            was = f" (was {current.name})" if current else ""
+            return f"{name} is now {family}@current{was}"
+
+        self.app.call_from_thread(self.app.say, self.app.service.quick(promote))
         self.load_models()
 
     def action_refresh(self) -> None:
