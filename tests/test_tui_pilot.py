@@ -70,6 +70,12 @@ async def open_label(pilot, app: CuratorApp) -> LabelScreen:  # type: ignore[no-
     return screen
 
 
+async def open_detail(pilot, app: CuratorApp, item_id: int) -> None:  # type: ignore[no-untyped-def]
+    await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+    app.push_screen(ItemDetailScreen(item_id))
+    await until(pilot, lambda: isinstance(app.screen, ItemDetailScreen) and app.screen.view, "item")
+
+
 async def test_home_lists_sets_with_progress_and_pending(db: Path) -> None:
     app = CuratorApp(db, "dave")
     async with app.run_test() as pilot:
@@ -261,9 +267,7 @@ async def test_kernel_detail_shows_both_sources_and_the_verdict(db: Path) -> Non
         kernel_id = s.query("SELECT item_id FROM kernels ORDER BY item_id LIMIT 1")[0][0]
     app = CuratorApp(db, "dave")
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
-        app.push_screen(ItemDetailScreen(kernel_id))
-        await until(pilot, lambda: app.screen.view is not None, "kernel view")
+        await open_detail(pilot, app, kernel_id)
         rendered = screen_text(app)
         assert "original" in rendered and "normalized" in rendered
         assert "verdict" in rendered and "saxpy" in rendered
@@ -296,9 +300,7 @@ async def test_dynamic_check_runs_from_the_kernel_view_and_stores_the_verdict(db
         assert get_kernel(s, kernel_id).verdict is None  # type: ignore[union-attr]
     app = CuratorApp(db, "dave")
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
-        app.push_screen(ItemDetailScreen(kernel_id))
-        await until(pilot, lambda: app.screen.view is not None, "kernel view")
+        await open_detail(pilot, app, kernel_id)
         screen = app.screen
         assert "unchecked" in screen_text(app) and "r run dynamic check" in screen_text(app)
         await pilot.press("r")
@@ -320,9 +322,7 @@ async def test_esc_cancels_a_running_check_and_keeps_the_stored_verdict(db: Path
         kernel_id = s.query("SELECT item_id FROM kernels WHERE kernel_name = 'spin'")[0][0]
     app = CuratorApp(db, "dave")
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
-        app.push_screen(ItemDetailScreen(kernel_id))
-        await until(pilot, lambda: app.screen.view is not None, "kernel view")
+        await open_detail(pilot, app, kernel_id)
         screen = app.screen
         await pilot.press("r")
         await until(
@@ -345,9 +345,7 @@ async def test_ir_detail_shows_counts_and_opcode_histogram(db: Path) -> None:
         ir_id, opcodes = s.query("SELECT item_id, opcodes FROM ir_modules LIMIT 1")[0]
     app = CuratorApp(db, "dave")
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
-        app.push_screen(ItemDetailScreen(ir_id))
-        await until(pilot, lambda: app.screen.view is not None, "IR view")
+        await open_detail(pilot, app, ir_id)
         rendered = screen_text(app)
         assert "opcodes" in rendered and "instructions" in rendered
         top = max(json.loads(opcodes).items(), key=lambda kv: kv[1])[0]
