@@ -63,7 +63,7 @@ if ! .venv/bin/python -c 'import torch' 2>/dev/null; then
     echo "setup: installing torch==2.13.0 (CPU)"
     .venv/bin/python -m pip install --quiet torch==2.13.0
 fi
-echo "setup: installing curator and its dev tools"
-.venv/bin/python -m pip install --quiet -e '.[dev]'
+echo "setup: installing curator, its dev tools and the OpenVINO runtime"
+.venv/bin/python -m pip install --quiet -e '.[dev,openvino]'
 echo "$want" > "$stamp"
 echo "setup: done"

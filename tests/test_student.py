@@ -136,6 +136,6 @@ def test_student_benchmark_quick_form_reports_a_ratio_and_agrees_with_the_pipeli
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert cells[4].endswith("x") and float(cells[4][:-1]) > 0
-        if "int8" not in cells[0] and "bf16" not in cells[0]:
+        if "int8" not in cells[0] and "bf16" not in cells[0] and cells[5] != "other model":
             agreed, total = cells[5].split("/")
             assert agreed == total  # same model, same truncation: the same labels

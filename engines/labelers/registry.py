@@ -97,6 +97,7 @@ def load_labeler(
     batch_size: int = 64,
     quantized: bool = False,
     bf16: bool = False,
+    openvino: bool = False,
     **options: Any,
 ) -> Labeler:
     """Build the labeler a name refers to; raises :class:`LabelerError` when it cannot."""
@@ -114,7 +115,12 @@ def load_labeler(
         from engines.labelers.student_infer import StudentLabeler
 
         return StudentLabeler(
-            row.path or "", row.name, batch_size=batch_size, quantized=quantized, bf16=bf16
+            row.path or "",
+            row.name,
+            batch_size=batch_size,
+            quantized=quantized,
+            bf16=bf16,
+            openvino=openvino,
         )
     from engines.labelers.tfidf import TfidfLabeler
 

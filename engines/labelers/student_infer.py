@@ -1,7 +1,8 @@
 """Fast student inference: tokenize once, sort by length, pad each batch only to its
 longest text, run under ``torch.inference_mode`` on every CPU thread (or a GPU), with
 optional dynamic int8 quantization of the linear layers or bfloat16 weights (fast on
-CPUs with AMX or AVX-512 BF16, and on GPUs)."""
+CPUs with AMX or AVX-512 BF16, and on GPUs), or on OpenVINO's CPU runtime
+(:mod:`engines.labelers.student_openvino`, the fastest CPU path)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.labelers.base import Prediction
 from engines.labelers.student_data import LABELS, length_sorted_batches
+
+if TYPE_CHECKING:
+    from engines.labelers.student_openvino import OpenVinoClassifier
 
 META_FILE = "curator_student.json"
 """What Curator records beside the weights: max length, input field, base, training."""
@@ -50,10 +54,18 @@ def pick_device(requested: str | None = None) -> Any:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+def load_tokenizer(path: str | Path) -> Any:
+    """The tokenizer of a local Hugging Face model directory (no model weights read)."""
+    _offline()
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(path))
+
+
 def load_encoder(path: str | Path, num_labels: int = 2) -> tuple[Any, Any]:
     """Tokenizer and sequence classifier from a local Hugging Face model directory."""
     _offline()
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoModelForSequenceClassification
     from transformers.utils import logging as hf_logging
 
     where = Path(path)
@@ -61,7 +73,7 @@ def load_encoder(path: str | Path, num_labels: int = 2) -> tuple[Any, Any]:
         raise ValueError(f"{where}: not a Hugging Face model directory (no config.json)")
     hf_logging.set_verbosity_error()  # "newly initialized head" is expected, not news
     hf_logging.disable_progress_bar()
-    tokenizer = AutoTokenizer.from_pretrained(str(where))
+    tokenizer = load_tokenizer(where)
     model = AutoModelForSequenceClassification.from_pretrained(
         str(where),
         num_labels=num_labels,
@@ -180,6 +192,7 @@ class StudentLabeler:
         quantized: bool = False,
         device: str | None = None,
         bf16: bool = False,
+        openvino: bool = False,
     ) -> None:
         meta = read_meta(path)
         self.name = name
@@ -188,9 +201,24 @@ class StudentLabeler:
         self.max_length: int = int(meta.get("max_length", DEFAULT_MAX_LENGTH))
         self.batch_size = batch_size
         use_all_cores()
+        if sum((quantized, bf16, openvino)) > 1:
+            raise ValueError("choose one of int8 quantization, bf16 and OpenVINO")
+        self.quantized = quantized
+        self.bf16 = bf16
+        self.openvino: OpenVinoClassifier | None = None
+        if openvino:
+            from engines.labelers.student_openvino import OpenVinoClassifier, openvino_available
+
+            if not openvino_available():
+                raise ValueError(
+                    "the OpenVINO runtime is not installed: pip install 'curator[openvino]'"
+                )
+
+            self.tokenizer = load_tokenizer(path)
+            self.openvino = OpenVinoClassifier(path, lambda: load_encoder(path)[1])
+            self.device = pick_device("cpu")
+            return
         self.tokenizer, model = load_encoder(path)
-        if quantized and bf16:
-            raise ValueError("choose int8 quantization or bf16, not both")
         if quantized:
             self.device = pick_device("cpu")
             model = quantize(model)
@@ -202,10 +230,12 @@ class StudentLabeler:
 
                 model = model.to(torch.bfloat16)
         self.model = model.eval()
-        self.quantized = quantized
-        self.bf16 = bf16
 
     def probabilities(self, texts: Sequence[str]) -> list[float]:
+        if self.openvino is not None:
+            pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+            ids = tokenize(self.tokenizer, texts, self.max_length)
+            return self.openvino.positive_probabilities(ids, pad_id, self.batch_size)
         return positive_probabilities(
             self.model, self.tokenizer, texts, self.max_length, self.batch_size, self.device
         )

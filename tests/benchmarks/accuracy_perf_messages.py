@@ -7,7 +7,8 @@ Usage (from the repository root)::
 Trains on ``train.jsonl`` (human labels), tunes on ``extra.jsonl`` (early stopping for
 the student, the only tuning done) and reports on ``test.jsonl``: keyword@1, TF-IDF +
 logistic regression, TF-IDF + linear SVM, the student, and the student with dynamic
-int8 quantization and in bfloat16, one table of perf-class precision, recall, F1 and accuracy.
+int8 quantization, in bfloat16 and on OpenVINO, one table of perf-class precision,
+recall, F1 and accuracy.
 
 The labelers are driven through the engines' own APIs (the same ones ``curator train``
 calls); the data stays where it is and is read, never copied into the project.
@@ -36,6 +37,7 @@ from engines.labelers.student import (  # noqa: E402
     hard_example,
     train_student,
 )
+from engines.labelers.student_openvino import openvino_available  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "perf-commit-messages"
 
@@ -130,6 +132,7 @@ def run(
             ("student", {}),
             ("student-int8", {"quantized": True}),
             ("student-bf16", {"bf16": True}),
+            *((("student-openvino", {"openvino": True}),) if openvino_available() else ()),
         )
         for name, options in variants:
             labeler = StudentLabeler(out, name, **options)
@@ -171,6 +174,9 @@ def print_table(result: dict[str, object]) -> None:
     print(f"int8 quantization changes perf F1 by {delta:+.3f}")
     delta = test["student-bf16"]["f1"] - test["student"]["f1"]  # type: ignore[index]
     print(f"bf16 weights change perf F1 by {delta:+.3f}")
+    if "student-openvino" in test:  # type: ignore[operator]
+        delta = test["student-openvino"]["f1"] - test["student"]["f1"]  # type: ignore[index]
+        print(f"OpenVINO changes perf F1 by {delta:+.3f}")
     print(f"student: {result['student']}")
     print(f"seconds: {result['seconds']}")
 

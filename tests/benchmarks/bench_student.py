@@ -12,6 +12,8 @@ perf-commit-messages data when present, generated messages otherwise), it times:
 * batched: one ``predict`` over all messages (length-sorted batches, dynamic padding);
 * batched int8: the same with dynamic int8 quantization (CPU);
 * batched bf16: the same with bfloat16 weights (fast where the CPU has AMX/AVX-512 BF16);
+* batched OpenVINO: the same model converted to OpenVINO IR, on its CPU runtime (bf16
+  where the CPU has it), when openvino is installed;
 * on a GPU, when torch sees one: batch 1 and batched again on the GPU.
 
 It reports requests (messages) per second, tokens per second (tokens after truncation,
@@ -45,6 +47,7 @@ from engines.labelers.student_infer import (  # noqa: E402
     tokenize,
     use_all_cores,
 )
+from engines.labelers.student_openvino import openvino_available  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "perf-commit-messages"
 _VOCABULARY = (
@@ -152,6 +155,17 @@ def run(
         bf16.predict(few[:4])
         h, h_s = _timed(lambda: [p.label for p in bf16.predict(many)])
         record(f"student bf16, batched ({batch})", h, h_s, batched_n, many_tokens)
+        if openvino_available():
+            ov = StudentLabeler(path, "bench-openvino", batch_size=batch, openvino=True)
+            ov.predict(few[:4])
+            o, o_s = _timed(lambda: [p.label for p in ov.predict(many)])
+            record(
+                f"student OpenVINO {ov.openvino.precision}, batched ({batch})",  # type: ignore[union-attr]
+                o,
+                o_s,
+                batched_n,
+                many_tokens,
+            )
         if torch.cuda.is_available():
             gpu = StudentLabeler(path, "bench-gpu", batch_size=batch, device="cuda")
             gpu.predict(few[:8])
@@ -162,12 +176,35 @@ def run(
             record("student GPU, batched (256)", gb, gb_s, batched_n, many_tokens)
         if small_layers and model_dir is None:
             small_path = untrained_student(Path(tmp) / "small", max_length, small_layers)
+            small_fp32 = StudentLabeler(small_path, "bench-small-fp32", device="cpu")
+            small_pipe = pipeline(
+                "text-classification",
+                model=small_fp32.model,
+                tokenizer=small_fp32.tokenizer,
+                device=-1,
+            )
+            small_pipe(few[0], truncation=True, max_length=max_length)
+            _, sn_s = _timed(
+                lambda: [small_pipe(t, truncation=True, max_length=max_length) for t in few]
+            )
+            name = f"naive pipeline, per item, --layers {small_layers}"
+            record(name, naive_labels, sn_s, naive_n, few_tokens)
+            rows[name]["agree_with_naive"] = "other model"
             small = StudentLabeler(small_path, "bench-small", batch_size=batch, bf16=True)
             small.predict(few[:4])
             sm, sm_s = _timed(lambda: [p.label for p in small.predict(many)])
             name = f"student --layers {small_layers}, bf16, batched ({batch})"
             record(name, sm, sm_s, batched_n, many_tokens)
             rows[name]["agree_with_naive"] = "other model"
+            if openvino_available():
+                small_ov = StudentLabeler(
+                    small_path, "bench-small-ov", batch_size=batch, openvino=True
+                )
+                small_ov.predict(few[:4])
+                so, so_s = _timed(lambda: [p.label for p in small_ov.predict(many)])
+                name = f"student --layers {small_layers}, OpenVINO, batched ({batch})"
+                record(name, so, so_s, batched_n, many_tokens)
+                rows[name]["agree_with_naive"] = "other model"
     return {
         "machine": {
             "cpus": os.cpu_count(),
