@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -338,6 +339,33 @@ async def test_esc_cancels_a_running_check_and_keeps_the_stored_verdict(db: Path
     with open_store(db) as s:
         kernel = get_kernel(s, kernel_id)
     assert kernel is not None and kernel.verdict is None
+
+
+async def test_quitting_during_a_check_stops_the_kernel_worker(db: Path) -> None:
+    curator_cli(db, "mine", "kernels", str(ROOT / "sample_data/kernels/timeout.cl"))
+    with open_store(db) as s:
+        kernel_id = s.query("SELECT item_id FROM kernels WHERE kernel_name = 'spin'")[0][0]
+    app = CuratorApp(db, "dave")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await open_detail(pilot, app, kernel_id)
+        screen = app.screen
+        await pilot.press("r")
+        await until(
+            pilot,
+            lambda: "running A1" in text_of(screen.query_one("#status", Static)),
+            "the kernel running",
+            tries=3000,
+        )
+        running = screen.running
+        await pilot.press("ctrl+q")
+    assert running is not None and running.cancelled.is_set()
+    for _ in range(500):  # the check's thread kills its child as soon as it sees the flag
+        if not worker_children():
+            break
+        time.sleep(0.02)
+    assert worker_children() == []
+    with open_store(db) as s:
+        assert get_kernel(s, kernel_id).verdict is None  # type: ignore[union-attr]
 
 
 async def test_ir_detail_shows_counts_and_opcode_histogram(db: Path) -> None:

@@ -93,15 +93,13 @@ async def test_train_compare_and_promote_from_the_keyboard(db: Path) -> None:
         assert (screen.form.epochs, screen.form.max_length, screen.form.lr) == (1, 32, 1e-4)
 
         await pilot.press("s")
-        await until(pilot, lambda: screen.query_one(ProgressBar).display, "progress bar")
-        await until(
-            pilot,
-            lambda: "epoch 1/1" in text_of(screen.query_one("#run", Static)),
-            "a progress report",
-            tries=3000,
-        )
-        await until(pilot, lambda: screen.trained is not None, "first student", tries=6000)
-        assert screen.trained is not None and screen.trained.name == "student@1"
+        await until(pilot, lambda: screen.cancel is not None, "training started")
+        await until(pilot, lambda: screen.cancel is None, "first run over", tries=6000)
+        run_line = text_of(screen.query_one("#run", Static))
+        assert screen.trained is not None and screen.trained.name == "student@1", run_line
+        assert "epoch 1/1 · step 3/3 · loss" in run_line  # the last progress report
+        bar = screen.query_one(ProgressBar)
+        assert bar.progress == 3 and not bar.display
         await until(pilot, lambda: "student@1 (new)" in screen_text(app), "comparison")
         assert "the first student" in screen_text(app)
 
@@ -150,6 +148,29 @@ async def test_esc_cancels_training_and_registers_nothing(db: Path) -> None:
     with open_store(db) as s:
         assert list_models(s) == []
     assert [p.name for p in (db.parent / "models").iterdir()] == []  # no staging left
+
+
+async def test_quitting_mid_training_stops_it_and_registers_nothing(db: Path) -> None:
+    app = CuratorApp(db, "dave")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_train(pilot, app)
+        await small_run(pilot, screen)
+        await edit(pilot, screen, "dev")  # no dev set: no early stopping either
+        await pilot.press(*"none", "enter")
+        await type_value(pilot, screen, "epochs", "50")
+        await pilot.press("s")
+        await until(
+            pilot,
+            lambda: "/50 · step" in text_of(screen.query_one("#run", Static)),
+            "training under way",
+            tries=3000,
+        )
+        cancel = screen.cancel
+        await pilot.press("ctrl+q")
+    # The app's exit waits for its worker threads: the run must be told to stop.
+    assert cancel is not None and cancel.is_set()
+    with open_store(db) as s:
+        assert list_models(s) == []
 
 
 async def test_bad_values_and_a_run_with_nothing_to_learn_are_refused(db: Path) -> None:

@@ -210,6 +210,10 @@ class ItemDetailScreen(Screen[None]):
         if action.changes_item:
             self.load()
 
+    def on_unmount(self) -> None:
+        if self.running is not None:  # quitting mid-action: stop it, do not wait for it
+            self.running.cancelled.set()
+
     def action_show_all(self) -> None:
         self.query_one(ItemPanel).toggle_all()
 

@@ -430,6 +430,11 @@ class TrainScreen(Screen[None]):
     def action_refresh(self) -> None:
         self.load_choices()
 
+    def on_unmount(self) -> None:
+        # Quitting the app mid-run: stop training instead of waiting for it to finish.
+        if self.cancel is not None:
+            self.cancel.set()
+
     def action_leave(self) -> None:
         if self.cancel is not None:
             self.cancel.set()
