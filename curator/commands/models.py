@@ -50,7 +50,12 @@ def _when(stamp: str) -> str:
 
 
 def _short_base(base: str) -> str:
-    """A base model's path shortened to its directory name (``tfidf`` stays as it is)."""
+    """``packaged MiniLM`` for the default encoder, a local base by its folder name
+    (``tfidf`` stays as it is)."""
+    from engines.labelers.student_infer import default_base
+
+    if base == default_base():
+        return "packaged MiniLM"
     return Path(base).name if "/" in base or "\\" in base else base
 
 
