@@ -310,7 +310,7 @@ class TrainScreen(Screen[None]):
             except TrainingRefused as exc:
                 call(self._stopped, str(exc), True)
                 return
-            except (OSError, ValueError, RuntimeError) as exc:
+            except Exception as exc:  # reported on screen, never fatal to the app
                 call(self._stopped, f"training failed: {type(exc).__name__}: {exc}", True)
                 return
             if outcome.model is None:
