@@ -62,10 +62,19 @@ async def edit(pilot, screen: TrainScreen, key: str) -> None:  # type: ignore[no
     await until(pilot, lambda: isinstance(screen.app.screen, (ChoicePrompt, TextPrompt)), key)
 
 
+async def back_on(pilot, screen: TrainScreen) -> None:  # type: ignore[no-untyped-def]
+    """Wait until a prompt has closed and the settings have the focus again, so the
+    next key reaches the screen and not the prompt being taken down."""
+    table = screen.query_one("#settings", DataTable)
+    await until(
+        pilot, lambda: screen.app.screen is screen and screen.app.focused is table, "prompt closed"
+    )
+
+
 async def type_value(pilot, screen: TrainScreen, key: str, text: str) -> None:  # type: ignore[no-untyped-def]
     await edit(pilot, screen, key)
     await pilot.press("ctrl+a", "ctrl+k", *text, "enter")  # clear the field, type, confirm
-    await until(pilot, lambda: screen.app.screen is screen, "prompt closed")
+    await back_on(pilot, screen)
 
 
 def value_shown(screen: TrainScreen, key: str) -> str:
@@ -76,6 +85,7 @@ async def small_run(pilot, screen: TrainScreen) -> None:  # type: ignore[no-unty
     """Votes of ``tr``, one short epoch: seconds on a CPU."""
     await edit(pilot, screen, "votes")
     await pilot.press(*"] tr", "enter")
+    await back_on(pilot, screen)
     await until(pilot, lambda: value_shown(screen, "votes") == "tr", "votes from tr")
     await type_value(pilot, screen, "epochs", "1")
     await type_value(pilot, screen, "max_length", "32")
@@ -92,10 +102,11 @@ async def test_train_compare_and_promote_from_the_keyboard(db: Path) -> None:
         await small_run(pilot, screen)
         assert (screen.form.epochs, screen.form.max_length, screen.form.lr) == (1, 32, 1e-4)
 
+        run = screen.query_one("#run", Static)
         await pilot.press("s")
-        await until(pilot, lambda: screen.cancel is not None, "training started")
+        await until(pilot, lambda: text_of(run) != "", "training started")
         await until(pilot, lambda: screen.cancel is None, "first run over", tries=6000)
-        run_line = text_of(screen.query_one("#run", Static))
+        run_line = text_of(run)
         assert screen.trained is not None and screen.trained.name == "student@1", run_line
         assert "epoch 1/1 · step 3/3 · loss" in run_line  # the last progress report
         bar = screen.query_one(ProgressBar)
@@ -157,6 +168,8 @@ async def test_quitting_mid_training_stops_it_and_registers_nothing(db: Path) ->
         await small_run(pilot, screen)
         await edit(pilot, screen, "dev")  # no dev set: no early stopping either
         await pilot.press(*"none", "enter")
+        await back_on(pilot, screen)
+        assert value_shown(screen, "dev") == "none"
         await type_value(pilot, screen, "epochs", "50")
         await pilot.press("s")
         await until(
