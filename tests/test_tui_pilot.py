@@ -317,31 +317,10 @@ async def test_dynamic_check_runs_from_the_kernel_view_and_stores_the_verdict(db
     assert worker_children() == []
 
 
-async def test_esc_cancels_a_running_check_and_keeps_the_stored_verdict(db: Path) -> None:
-    curator_cli(db, "mine", "kernels", str(ROOT / "sample_data/kernels/timeout.cl"))
-    with open_store(db) as s:
-        kernel_id = s.query("SELECT item_id FROM kernels WHERE kernel_name = 'spin'")[0][0]
-    app = CuratorApp(db, "dave")
-    async with app.run_test(size=(140, 40)) as pilot:
-        await open_detail(pilot, app, kernel_id)
-        screen = app.screen
-        await pilot.press("r")
-        await until(
-            pilot,
-            lambda: "running A1" in text_of(screen.query_one("#status", Static)),
-            "the kernel running",
-            tries=3000,
-        )
-        await pilot.press("escape")
-        await until(pilot, lambda: screen.running is None, "check stopped")
-        assert app.screen is screen  # esc stopped the check; it did not leave the screen
-        assert worker_children() == []
-    with open_store(db) as s:
-        kernel = get_kernel(s, kernel_id)
-    assert kernel is not None and kernel.verdict is None
-
-
-async def test_quitting_during_a_check_stops_the_kernel_worker(db: Path) -> None:
+@pytest.mark.parametrize("stop", ["escape", "ctrl+q"])
+async def test_esc_or_quitting_stops_a_running_check_and_keeps_the_verdict(
+    db: Path, stop: str
+) -> None:
     curator_cli(db, "mine", "kernels", str(ROOT / "sample_data/kernels/timeout.cl"))
     with open_store(db) as s:
         kernel_id = s.query("SELECT item_id FROM kernels WHERE kernel_name = 'spin'")[0][0]
@@ -357,7 +336,10 @@ async def test_quitting_during_a_check_stops_the_kernel_worker(db: Path) -> None
             tries=3000,
         )
         running = screen.running
-        await pilot.press("ctrl+q")
+        await pilot.press(stop)
+        if stop == "escape":
+            await until(pilot, lambda: screen.running is None, "check stopped")
+            assert app.screen is screen  # esc stopped the check; it did not leave the screen
     assert running is not None and running.cancelled.is_set()
     for _ in range(500):  # the check's thread kills its child as soon as it sees the flag
         if not worker_children():
@@ -365,7 +347,8 @@ async def test_quitting_during_a_check_stops_the_kernel_worker(db: Path) -> None
         time.sleep(0.02)
     assert worker_children() == []
     with open_store(db) as s:
-        assert get_kernel(s, kernel_id).verdict is None  # type: ignore[union-attr]
+        kernel = get_kernel(s, kernel_id)
+    assert kernel is not None and kernel.verdict is None
 
 
 async def test_ir_detail_shows_counts_and_opcode_histogram(db: Path) -> None:
