@@ -97,27 +97,36 @@ class OpenVinoClassifier:
             "CPU",
             {"INFERENCE_PRECISION_HINT": self.precision, "PERFORMANCE_HINT": "THROUGHPUT"},
         )
-        self.requests = int(self.compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS"))
+        count = int(self.compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS"))
+        # Plain requests, no Python callback: OpenVINO's threads then never need the
+        # GIL, so dropping the compiled model cannot deadlock with them.
+        self.requests = [self.compiled.create_infer_request() for _ in range(max(1, count))]
 
     def positive_probabilities(
         self, ids: Sequence[Sequence[int]], pad_id: int, batch_size: int
     ) -> list[float]:
-        import openvino as ov
-
         out = [0.0] * len(ids)
-        if not ids:
-            return out
-        queue = ov.AsyncInferQueue(self.compiled, self.requests)
+        in_flight: list[tuple[Any, list[int]] | None] = [None] * len(self.requests)
 
-        def done(request: Any, batch: list[int]) -> None:
+        def collect(slot: int) -> None:
+            started = in_flight[slot]
+            if started is None:
+                return
+            request, batch = started
+            request.wait()
             logits = request.get_output_tensor(0).data.astype(np.float64)
             shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
-            positive = shifted[:, 1] / shifted.sum(axis=1)
-            for i, p in zip(batch, positive.tolist(), strict=True):
+            for i, p in zip(batch, (shifted[:, 1] / shifted.sum(axis=1)).tolist(), strict=True):
                 out[i] = p
+            in_flight[slot] = None
 
-        queue.set_callback(done)
-        for batch in length_sorted_batches([len(x) for x in ids], batch_size):
-            queue.start_async(padded([ids[i] for i in batch], pad_id), batch)
-        queue.wait_all()
+        batches = length_sorted_batches([len(x) for x in ids], batch_size)
+        for k, batch in enumerate(batches):
+            slot = k % len(self.requests)
+            collect(slot)
+            request = self.requests[slot]
+            request.start_async(padded([ids[i] for i in batch], pad_id))
+            in_flight[slot] = (request, batch)
+        for slot in range(len(self.requests)):
+            collect(slot)
         return out
