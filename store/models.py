@@ -162,45 +162,57 @@ def update_metrics(store: Store, name: str, metrics: dict[str, Any]) -> None:
 
 @dataclass(frozen=True)
 class Promotion:
-    """One promotion: ``model`` became its family's current version."""
+    """One promotion: ``model`` became its family's current version, replacing
+    ``replaced`` (None for the family's first)."""
 
     family: str
     model: str
     promoted_by: str
     note: str | None
     promoted_at: str
+    replaced: str | None = None
 
 
-def promote_model(store: Store, name: str, by: str, note: str | None = None) -> Promotion:
-    """Make ``name`` (``family@N``) its family's current version; raises KeyError when no
-    such model is registered."""
+_CURRENT = "SELECT model FROM model_promotions WHERE family = ? ORDER BY id DESC LIMIT 1"
+
+
+def promote_model(store: Store, name: str, by: str, note: str | None = None) -> Promotion | None:
+    """Make ``name`` (``family@N``) its family's current version. Returns None, recording
+    nothing, when it already is; raises KeyError when no such model is registered."""
     stamp = utc_now()
+    family = name.rsplit("@", 1)[0]
     with store.transaction() as conn:
         if conn.execute("SELECT 1 FROM models WHERE name = ?", (name,)).fetchone() is None:
             raise KeyError(name)
-        family = name.rsplit("@", 1)[0]
+        before = conn.execute(_CURRENT, (family,)).fetchone()
+        replaced = None if before is None else str(before[0])
+        if replaced == name:
+            return None
         conn.execute(
             "INSERT INTO model_promotions (family, model, promoted_by, note, promoted_at)"
             " VALUES (?, ?, ?, ?, ?)",
             (family, name, by, note, stamp),
         )
-    return Promotion(family, name, by, note, stamp)
+    return Promotion(family, name, by, note, stamp, replaced)
 
 
 def promotions(store: Store, family: str | None = None) -> list[Promotion]:
-    """Promotions, oldest first, optionally of one family."""
+    """Promotions, oldest first, optionally of one family, each with the version it
+    replaced."""
     sql = "SELECT family, model, promoted_by, note, promoted_at FROM model_promotions"
     args: tuple[str, ...] = ()
     if family is not None:
         sql += " WHERE family = ?"
         args = (family,)
-    return [Promotion(*row) for row in store.conn.execute(sql + " ORDER BY id", args)]
+    last: dict[str, str] = {}
+    found = []
+    for row in store.conn.execute(sql + " ORDER BY id", args):
+        found.append(Promotion(*row, replaced=last.get(row[0])))
+        last[row[0]] = row[1]
+    return found
 
 
 def current_model(store: Store, family: str) -> ModelRow | None:
     """The family's last promoted version, or None when none has been promoted."""
-    row = store.conn.execute(
-        "SELECT model FROM model_promotions WHERE family = ? ORDER BY id DESC LIMIT 1",
-        (family,),
-    ).fetchone()
+    row = store.conn.execute(_CURRENT, (family,)).fetchone()
     return None if row is None else get_model(store, row[0])

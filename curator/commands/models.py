@@ -177,35 +177,31 @@ def promote_command(
         fail("say who promotes: --by NAME (or set CURATOR_ANNOTATOR)", EXIT_USAGE)
     with open_db(db) as store:
         row = _resolve(store, name)
-        before = current_model(store, row.family)
-        if before is not None and before.name == row.name:
-            out.print(Text(f"{row.name} is already the current {row.family}; nothing recorded"))
-            return
         try:
-            promote_model(store, row.name, who, note.strip() if note and note.strip() else None)
+            done = promote_model(
+                store, row.name, who, note.strip() if note and note.strip() else None
+            )
         except KeyError:
             fail(f"no model {row.name!r} is registered")
-    was = f"was {before.name}" if before is not None else f"the first {row.family} promoted"
+    if done is None:
+        out.print(Text(f"{row.name} is already the current {row.family}; nothing recorded"))
+        return
+    was = f"was {done.replaced}" if done.replaced else f"the first {row.family} promoted"
     out.print(Text(f"{row.name} is now the current {row.family} ({was})"))
 
 
 def _history(rows: list[Promotion]) -> list[dict[str, Any]]:
-    """Promotions with the version each one replaced in its family."""
-    last: dict[str, str] = {}
-    data = []
-    for p in rows:
-        data.append(
-            {
-                "family": p.family,
-                "model": p.model,
-                "previous": last.get(p.family),
-                "promoted_by": p.promoted_by,
-                "note": p.note,
-                "promoted_at": p.promoted_at,
-            }
-        )
-        last[p.family] = p.model
-    return data
+    return [
+        {
+            "family": p.family,
+            "model": p.model,
+            "previous": p.replaced,
+            "promoted_by": p.promoted_by,
+            "note": p.note,
+            "promoted_at": p.promoted_at,
+        }
+        for p in rows
+    ]
 
 
 @app.command("history")

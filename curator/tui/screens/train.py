@@ -415,16 +415,14 @@ class TrainScreen(Screen[None]):
         who = self.app.annotator
         note = "promoted on the Train screen"
         family = name.rsplit("@", 1)[0]
-
-        def promote(store: Any) -> str:
-            current = current_model(store, family)
-            if current is not None and current.name == name:
-                return f"{name} is already {family}@current"
-            promote_model(store, name, who, note)
-            was = f" (was {current.name})" if current else ""
-            return f"{name} is now {family}@current{was}"
-
-        self.app.call_from_thread(self.app.say, self.app.service.quick(promote))
+        done = self.app.service.quick(lambda store: promote_model(store, name, who, note))
+        if done is None:
+            said = f"{name} is already {family}@current"
+        else:
+            said = f"{name} is now {family}@current" + (
+                f" (was {done.replaced})" if done.replaced else ""
+            )
+        self.app.call_from_thread(self.app.say, said)
         self.load_models()
 
     def action_refresh(self) -> None:
