@@ -276,6 +276,25 @@ def run_training(
             shutil.rmtree(staging, ignore_errors=True)
 
 
+def perf_f1(scores: object) -> float | None:
+    """F1 of the perf class from scores in ``curator eval --json``'s shape (a model's
+    ``metrics["dev"]``, ``metrics["eval"]``...), None when absent."""
+    if not isinstance(scores, dict):
+        return None
+    try:
+        value = scores["per_class"]["perf"]["f1"]
+    except (KeyError, TypeError):
+        return None
+    return float(value) if isinstance(value, int | float) else None
+
+
+def train_total(model: ModelRow) -> int | None:
+    """How many examples a registered model was trained on, when recorded."""
+    counts = model.params.get("counts")
+    total = counts.get("train_total") if isinstance(counts, dict) else None
+    return total if isinstance(total, int) else None
+
+
 def previous_model(store: Store, new: ModelRow) -> ModelRow | None:
     """What ``new`` would replace: its family's current version, else the newest older one."""
     current = current_model(store, new.family)

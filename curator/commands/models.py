@@ -15,6 +15,7 @@ from curator.commands.output import EXIT_USAGE, fail, number, print_json, table
 from curator.commands.tui import default_annotator
 from curator.console import out
 from curator.safe_text import one_line
+from curator.training import perf_f1, train_total
 from engines.labelers.registry import TRAINED_FAMILIES, LabelerError, resolve_model
 from store import Store
 from store.models import (
@@ -59,26 +60,9 @@ def _short_base(base: str) -> str:
     return Path(base).name if "/" in base or "\\" in base else base
 
 
-def _f1(metrics: dict[str, Any], part: str) -> float | None:
-    scores = metrics.get(part)
-    if not isinstance(scores, dict):
-        return None
-    try:
-        value = scores["per_class"]["perf"]["f1"]
-    except (KeyError, TypeError):
-        return None
-    return float(value) if isinstance(value, int | float) else None
-
-
 def _set_of(metrics: dict[str, Any], part: str) -> str | None:
     scores = metrics.get(part)
     return scores.get("set") if isinstance(scores, dict) else None
-
-
-def _train_total(row: ModelRow) -> int | None:
-    counts = row.params.get("counts")
-    total = counts.get("train_total") if isinstance(counts, dict) else None
-    return total if isinstance(total, int) else None
 
 
 def _current_names(store: Store, rows: list[ModelRow]) -> set[str]:
@@ -105,11 +89,11 @@ def list_command(
             "current": r.name in current,
             "base": r.base,
             "created_at": r.created_at,
-            "train_total": _train_total(r),
+            "train_total": train_total(r),
             "dev_set": _set_of(r.metrics, "dev"),
-            "dev_f1": _f1(r.metrics, "dev"),
+            "dev_f1": perf_f1(r.metrics.get("dev")),
             "eval_set": _set_of(r.metrics, "eval"),
-            "eval_f1": _f1(r.metrics, "eval"),
+            "eval_f1": perf_f1(r.metrics.get("eval")),
             "path": r.path,
         }
         for r in rows

@@ -28,9 +28,11 @@ from curator.training import (
     KINDS,
     TrainingRefused,
     TrainOutcome,
+    perf_f1,
     previous_model,
     run_training,
     score_model,
+    train_total,
 )
 from curator.tui import render
 from curator.tui.screens.prompts import ChoicePrompt, TextPrompt
@@ -76,13 +78,6 @@ def comparison_table(c: Comparison) -> Table:
     if c.previous is not None:
         table.add_row(*scores_row(f"{c.previous.name} (previous)", c.previous_scores))
     return table
-
-
-def f1_of(scores: dict[str, Any] | None) -> float | None:
-    if not scores:
-        return None
-    value = scores["per_class"].get("perf", {}).get("f1")
-    return None if value is None else float(value)
 
 
 class TrainScreen(Screen[None]):
@@ -185,9 +180,9 @@ class TrainScreen(Screen[None]):
             table.add_row(
                 m.name,
                 m.created_at[:16].replace("T", " "),
-                str(m.params.get("counts", {}).get("train_total", "-")),
-                render.number(f1_of(m.metrics.get("dev")), 3),
-                render.number(f1_of(m.metrics.get("eval")), 3),
+                "-" if train_total(m) is None else str(train_total(m)),
+                render.number(perf_f1(m.metrics.get("dev")), 3),
+                render.number(perf_f1(m.metrics.get("eval")), 3),
                 Text("current", style="bold") if current and current.name == m.name else "",
             )
         box.update(table)
@@ -366,7 +361,7 @@ class TrainScreen(Screen[None]):
         self.trained = c.new
         self.query_one(ProgressBar).display = False
         parts: list[Any] = [comparison_table(c)]
-        new_f1, old_f1 = f1_of(c.new_scores), f1_of(c.previous_scores)
+        new_f1, old_f1 = perf_f1(c.new_scores), perf_f1(c.previous_scores)
         if c.note:
             parts.append(Text(c.note, style="dim"))
         elif new_f1 is not None and old_f1 is not None:
