@@ -1,4 +1,5 @@
-"""Training examples for the student and the batching both training and inference use.
+"""Training examples for the student, and the batching and padding both training and
+inference use.
 
 An example carries a hard label and the probability of the positive class: equal to the
 label for human votes and hard teacher labels, the teacher's belief for soft labels.
@@ -9,6 +10,8 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from engines.labelers.base import NON_PERF, PERF
 
@@ -71,3 +74,22 @@ def binary_f1(truth: Sequence[int], predicted: Sequence[int]) -> float:
     fp = sum(1 for t, p in zip(truth, predicted, strict=True) if t == 0 and p == 1)
     fn = sum(1 for t, p in zip(truth, predicted, strict=True) if t == 1 and p == 0)
     return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+
+
+def padded(ids: Sequence[Sequence[int]], pad_id: int) -> dict[str, np.ndarray]:
+    """Input ids and attention mask for one batch, padded to its longest member rounded
+    up to a multiple of 8 (it keeps the matrix kernels on their fast paths and gives a
+    compiled model fewer shapes); the mask hides the extra columns."""
+    width = -(-max(len(x) for x in ids) // 8) * 8
+    input_ids = np.full((len(ids), width), pad_id, dtype=np.int64)
+    mask = np.zeros((len(ids), width), dtype=np.int64)
+    for row, seq in enumerate(ids):
+        input_ids[row, : len(seq)] = seq
+        mask[row, : len(seq)] = 1
+    return {"input_ids": input_ids, "attention_mask": mask}
+
+
+def pad_id_of(tokenizer: object) -> int:
+    """The tokenizer's padding id (0 when it has none)."""
+    pad = getattr(tokenizer, "pad_token_id", None)
+    return 0 if pad is None else int(pad)

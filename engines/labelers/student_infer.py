@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engines.labelers.base import Prediction
-from engines.labelers.student_data import LABELS, length_sorted_batches
+from engines.labelers.student_data import LABELS, length_sorted_batches, pad_id_of, padded
 
 if TYPE_CHECKING:
     from engines.labelers.student_openvino import OpenVinoClassifier
@@ -123,18 +123,10 @@ def tokenize(tokenizer: Any, texts: Sequence[str], max_length: int) -> list[list
 
 
 def pad_batch(ids: Sequence[Sequence[int]], pad_id: int, device: Any) -> dict[str, Any]:
-    """Input ids and attention mask for one batch, padded to its longest member."""
+    """:func:`padded` as torch tensors on ``device``."""
     import torch
 
-    # Widths rounded up to a multiple of 8 keep the matrix kernels on their fast paths
-    # (and give a compiled model fewer shapes); the mask hides the extra columns.
-    width = -(-max(len(x) for x in ids) // 8) * 8
-    input_ids = torch.full((len(ids), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(ids), width), dtype=torch.long)
-    for row, seq in enumerate(ids):
-        input_ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-        mask[row, : len(seq)] = 1
-    return {"input_ids": input_ids.to(device), "attention_mask": mask.to(device)}
+    return {k: torch.from_numpy(v).to(device) for k, v in padded(ids, pad_id).items()}
 
 
 def positive_probabilities(
@@ -145,7 +137,7 @@ def positive_probabilities(
 
     ids = tokenize(tokenizer, texts, max_length)
     out = [0.0] * len(ids)
-    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    pad_id = pad_id_of(tokenizer)
     was_training = model.training
     model.eval()
     with torch.inference_mode():
@@ -233,7 +225,7 @@ class StudentLabeler:
 
     def probabilities(self, texts: Sequence[str]) -> list[float]:
         if self.openvino is not None:
-            pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+            pad_id = pad_id_of(self.tokenizer)
             ids = tokenize(self.tokenizer, texts, self.max_length)
             return self.openvino.positive_probabilities(ids, pad_id, self.batch_size)
         return positive_probabilities(

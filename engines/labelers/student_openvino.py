@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from engines.labelers.student_data import length_sorted_batches
+from engines.labelers.student_data import length_sorted_batches, padded
 
 CACHE_DIR = "openvino"
 MODEL_FILE = "model.xml"
@@ -38,16 +38,6 @@ def cpu_precision(core: Any) -> str:
     """``bf16`` where the CPU computes in bfloat16 natively, else ``f32``."""
     capabilities = core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")
     return "bf16" if "BF16" in capabilities else "f32"
-
-
-def padded(ids: Sequence[Sequence[int]], pad_id: int) -> dict[str, np.ndarray]:
-    width = -(-max(len(x) for x in ids) // 8) * 8
-    input_ids = np.full((len(ids), width), pad_id, dtype=np.int64)
-    mask = np.zeros((len(ids), width), dtype=np.int64)
-    for row, seq in enumerate(ids):
-        input_ids[row, : len(seq)] = seq
-        mask[row, : len(seq)] = 1
-    return {"input_ids": input_ids, "attention_mask": mask}
 
 
 def convert(model: Any, target: Path) -> None:

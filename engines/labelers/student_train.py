@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engines.labelers.student_data import Example, binary_f1, shuffled_length_batches
+from engines.labelers.student_data import Example, binary_f1, pad_id_of, shuffled_length_batches
 from engines.labelers.student_infer import (
     DEFAULT_MAX_LENGTH,
     META_FILE,
@@ -144,7 +144,7 @@ def train_student(
     model.to(device)
     ids = tokenize(tokenizer, [e.text for e in train], config.max_length)
     lengths = [len(x) for x in ids]
-    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    pad_id = pad_id_of(tokenizer)
     per_epoch = -(-len(train) // config.batch_size)
     total = per_epoch * config.epochs
     if config.max_steps is not None:
