@@ -41,3 +41,48 @@ class SilentReporter:
 
     def source_finished(self, summary: FinishedSource) -> None:
         pass
+
+
+class ClusterReporter(Protocol):
+    """Where the cluster driver reports: the run's start, commits examined, problems,
+    slices run again after a worker was lost, and each source's end."""
+
+    def run_started(self, sources: int, workers: int, dashboard: str | None) -> None: ...
+
+    def advance(self, source: str, count: int) -> None: ...
+
+    def problem(self, text: str) -> None: ...
+
+    def requeued(self, source: str, times: int) -> None: ...
+
+    def worker_lost(self, address: str) -> None: ...
+
+    def workers_changed(self, workers: int) -> None: ...
+
+    def source_finished(self, summary: FinishedSource) -> None: ...
+
+
+class SilentClusterReporter(SilentReporter):
+    """Collects what a cluster run reports and draws nothing (tests, library use)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started: tuple[int, int, str | None] | None = None
+        self.requeues: list[tuple[str, int]] = []
+        self.lost: list[str] = []
+        self.finished: list[str] = []
+
+    def run_started(self, sources: int, workers: int, dashboard: str | None) -> None:
+        self.started = (sources, workers, dashboard)
+
+    def requeued(self, source: str, times: int) -> None:
+        self.requeues.append((source, times))
+
+    def worker_lost(self, address: str) -> None:
+        self.lost.append(address)
+
+    def workers_changed(self, workers: int) -> None:
+        pass
+
+    def source_finished(self, summary: FinishedSource) -> None:
+        self.finished.append(summary.source)

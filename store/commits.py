@@ -142,6 +142,19 @@ def load_checkpoint(store: Store, kind: str, source: str, scope: str) -> Checkpo
     return Checkpoint(kind, source, scope, row[0], json.loads(row[1]))
 
 
+def load_checkpoints(store: Store, kind: str, source: str | None = None) -> list[Checkpoint]:
+    """Every checkpoint of ``kind`` (of one source when given), any scope."""
+    sql = "SELECT source, scope, last_key, counters FROM checkpoints WHERE kind = ?"
+    params: tuple[str, ...] = (kind,)
+    if source is not None:
+        sql += " AND source = ?"
+        params = (kind, source)
+    return [
+        Checkpoint(kind, row[0], row[1], row[2], json.loads(row[3]))
+        for row in store.conn.execute(sql + " ORDER BY source, scope", params)
+    ]
+
+
 def save_checkpoint(store: Store, checkpoint: Checkpoint) -> None:
     with store.transaction() as conn:
         conn.execute(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -29,9 +31,28 @@ class RateColumn(ProgressColumn):
         self.unit = unit
 
     def render(self, task: Task) -> Text:
+        unit = task.fields.get("unit", self.unit)
+        if not unit:
+            return Text("")
         speed = task.finished_speed or task.speed
         shown = "--" if speed is None else f"{speed:,.1f}"
-        return Text(f"{shown} {self.unit}/s", "progress.data.speed")
+        return Text(f"{shown} {unit}/s", "progress.data.speed")
+
+
+def cluster_progress() -> Progress:
+    """Two rows for a cluster run: repositories (count, ETA, failures) and commits
+    (count, rate)."""
+    return Progress(
+        TextColumn("{task.description}", markup=False),
+        BarColumn(bar_width=16),
+        MofNCompleteColumn(),
+        RateColumn(""),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[note]}", markup=False, style="red"),
+        console=err,
+        transient=False,
+    )
 
 
 def source_progress(rate_unit: str | None = None) -> Progress:
@@ -78,3 +99,81 @@ class SourceReporter:
         task = self.tasks.get(summary.source)
         if task is not None:
             self.progress.update(task, completed=self.progress.tasks[task].total or 0)
+
+
+class ClusterProgress:
+    """The reporter of a cluster run: one bar of repositories done out of the total
+    (with its ETA), one count of commits examined (with commits/s), failures by reason
+    in the repositories' line, a line per problem, and the dashboard's address."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.repos: TaskID | None = None
+        self.commits: TaskID | None = None
+        self.failures: Counter[str] = Counter()
+        self.requeues = 0
+        self.lost_workers = 0
+        self.problems = 0
+
+    def run_started(self, sources: int, workers: int, dashboard: str | None) -> None:
+        console = self.progress.console
+        where = f"dashboard {dashboard}" if dashboard else "no dashboard (pip install bokeh)"
+        console.print(
+            labelled("cluster", "cyan", f"{workers} worker{'s' * (workers != 1)}, {where}")
+        )
+        self.repos = self.progress.add_task("repositories", total=max(sources, 1), note="")
+        self.commits = self.progress.add_task("commits", total=None, unit="commits", note="")
+
+    def advance(self, source: str, count: int) -> None:
+        if self.commits is not None:
+            self.progress.advance(self.commits, count)
+
+    def problem(self, text: str) -> None:
+        self.problems += 1
+        self.progress.console.print(labelled("warning", "yellow", one_line(text, 300)))
+
+    def worker_lost(self, address: str) -> None:
+        self.lost_workers += 1
+        self.failures["worker-lost"] += 1
+        self._describe()
+        self.progress.console.print(
+            labelled(
+                "warning",
+                "yellow",
+                one_line(address, 80),
+                " left the cluster; the work it held runs again elsewhere",
+            )
+        )
+
+    def requeued(self, source: str, times: int) -> None:
+        self.requeues += times
+        self.progress.console.print(
+            labelled(
+                "redone",
+                "yellow",
+                one_line(source, 120),
+                f": its slice ran again after its worker was lost ({times}x); nothing was lost",
+            )
+        )
+
+    def workers_changed(self, workers: int) -> None:
+        self.progress.console.print(labelled("cluster", "cyan", f"{workers} workers now"))
+
+    def source_finished(self, summary: FinishedSource) -> None:
+        if summary.failed:
+            reason = getattr(summary, "reason", None) or "error"
+            self.failures[reason] += 1
+            self.progress.console.print(
+                labelled(
+                    "error", "red", one_line(summary.source, 120), ": ", one_line(summary.failed)
+                )
+            )
+            self._describe()
+        if self.repos is not None:
+            self.progress.advance(self.repos, 1)
+
+    def _describe(self) -> None:
+        if self.repos is None:
+            return
+        shown = ", ".join(f"{reason} {n}" for reason, n in sorted(self.failures.items()))
+        self.progress.update(self.repos, note=f"failed: {shown}")

@@ -47,6 +47,26 @@ class CommitStat:
 
 
 @dataclass(frozen=True)
+class CommitWindow:
+    """A slice of a branch's history pinned to one tip: commits ``start`` to
+    ``start + count`` (oldest first) of the ``total`` non-merge commits of ``tip``.
+
+    Lets a task pick up a long history part-way without git computing numstat for
+    the commits before it (``--skip`` applies to the newest-first walk, before
+    ``--reverse``).
+    """
+
+    tip: str
+    start: int
+    count: int
+    total: int
+
+    def log_args(self) -> list[str]:
+        skip = max(0, self.total - self.start - self.count)
+        return [f"--skip={skip}", f"--max-count={max(0, self.count)}"]
+
+
+@dataclass(frozen=True)
 class StatProblem:
     """A commit whose file list git could not produce."""
 
@@ -131,6 +151,11 @@ def is_ancestor(repo: Path, sha: str, rev: str) -> bool:
     return True
 
 
+def tip_of(repo: Path, rev: str) -> str:
+    """The commit sha ``rev`` points at now."""
+    return run_git(repo, "rev-parse", "--verify", f"{rev}^{{commit}}").decode().strip()
+
+
 def list_commits(
     repo: Path, rev: str, since: str | None = None, until: str | None = None
 ) -> list[str]:
@@ -196,11 +221,16 @@ def iter_commit_stats(
     since: str | None = None,
     until: str | None = None,
     after: str | None = None,
+    window: CommitWindow | None = None,
 ) -> Iterator[CommitStat | StatProblem]:
     """Every non-merge commit of ``rev`` oldest first, with its numstat.
 
-    ``after`` skips commits up to and including that sha (a resume point).
+    ``after`` skips commits up to and including that sha (a resume point); a
+    ``window`` instead reads just that slice of the history of ``window.tip``.
     """
+    if window is not None:
+        rev, after = window.tip, None
+    limits = window.log_args() if window is not None else []
     proc = subprocess.Popen(
         [
             "git",
@@ -214,6 +244,7 @@ def iter_commit_stats(
             "--no-color",
             "--no-ext-diff",
             _LOG_FORMAT,
+            *limits,
             *_range_args(rev, since, until),
         ],
         stdout=subprocess.PIPE,
@@ -256,6 +287,8 @@ def iter_commit_stats(
     # git stopped part-way (typically a damaged object): take the rest one at a time.
     reason = last_line(stderr)
     shas = list_commits(repo, rev, since, until)
+    if window is not None:
+        shas = shas[window.start : window.start + window.count]
     start = shas.index(last_seen) + 1 if last_seen in shas else 0
     for sha in shas[start:]:
         yield _single_commit_stat(repo, sha, reason)

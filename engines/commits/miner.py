@@ -19,7 +19,7 @@ from pathlib import Path
 from pydriller import Git
 from pydriller.domain.commit import Method, ModifiedFile
 
-from engines.commits.gitlog import CommitStat, StatProblem, iter_commit_stats
+from engines.commits.gitlog import CommitStat, CommitWindow, StatProblem, iter_commit_stats
 from engines.commits.hashing import diff_hash, function_md5
 from engines.commits.languages import language_of
 from engines.commits.options import MineOptions
@@ -116,8 +116,10 @@ def mine_repository(
     options: MineOptions,
     after: str | None = None,
     workers: int = EXTRACT_WORKERS,
+    window: CommitWindow | None = None,
 ) -> Iterator[Outcome]:
-    """Yield one outcome per non-merge commit of ``rev`` after ``after``, oldest first.
+    """Yield one outcome per non-merge commit of ``rev`` after ``after`` (or in
+    ``window``, a slice of the history of the tip ``rev`` pointed at), oldest first.
 
     Commits that pass the cheap filter are extracted by a small thread pool (each
     thread with its own PyDriller ``Git``): one waits on git while another runs the
@@ -137,21 +139,21 @@ def mine_repository(
             detail = str(exc).strip().splitlines()[-1:] or [type(exc).__name__]
             return Rejected(stat.sha, "error", f"cannot read commit: {detail[0]}")
 
-    window: deque[Future[Outcome] | Outcome] = deque()
+    queue: deque[Future[Outcome] | Outcome] = deque()
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="extract")
     try:
-        for stat in iter_commit_stats(path, rev, options.since, options.until, after):
+        for stat in iter_commit_stats(path, rev, options.since, options.until, after, window):
             if isinstance(stat, StatProblem):
-                window.append(Rejected(stat.sha, "error", f"cannot read commit: {stat.message}"))
+                queue.append(Rejected(stat.sha, "error", f"cannot read commit: {stat.message}"))
             else:
                 verdict = cheap_filter(stat, options)
-                window.append(verdict if verdict is not None else pool.submit(extract, stat))
-            while window and (len(window) > IN_FLIGHT or _ready(window[0])):
-                yield _result(window.popleft())
-        while window:
-            yield _result(window.popleft())
+                queue.append(verdict if verdict is not None else pool.submit(extract, stat))
+            while queue and (len(queue) > IN_FLIGHT or _ready(queue[0])):
+                yield _result(queue.popleft())
+        while queue:
+            yield _result(queue.popleft())
     finally:
-        for pending in window:
+        for pending in queue:
             if isinstance(pending, Future):
                 pending.cancel()
         pool.shutdown(wait=True)

@@ -2,27 +2,30 @@
 
 The driver resolves each source, resumes from its checkpoint, runs the miner, labels
 survivors in batches and writes each batch with its checkpoint in one transaction,
-so a run killed at any point restarts exactly where its last batch ended.
+so a run killed at any point restarts exactly where its last batch ended. The cluster
+driver (``cluster.py``) shares the start step, the miner, the labeling and the writes.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engines.commits.gitlog import GitError, count_commits, is_ancestor, resolve_branch
+from engines.commits.gitlog import GitError, count_commits
+from engines.commits.labeling import label_rows
 from engines.commits.miner import Mined, Rejected, mine_repository
 from engines.commits.options import MineOptions
-from engines.commits.sources import SourceError, resolve_source
+from engines.commits.sources import SourceError, source_name
+from engines.commits.start import finished_in, start_source
 from engines.labelers.base import Labeler
 from engines.reporting import SilentReporter, SourceReporter
 from store import Store
-from store.commits import load_checkpoint, save_commit_batch
-from store.records import Checkpoint, CommitRow, PredictionRow, SaveResult
+from store.commits import load_checkpoints, save_checkpoint, save_commit_batch
+from store.records import Checkpoint, CommitRow, SaveResult
 
 KIND = "commit"
 BATCH_ROWS = 200
@@ -41,15 +44,75 @@ class SourceSummary:
     known: int = 0
     filtered: Counter[str] = field(default_factory=Counter)
     failed: str | None = None
+    reason: str | None = None  # the failure's category: clone, not-found, git, ...
     resumed_after: str | None = None
+    requeued: int = 0  # slices run again after a worker was lost (cluster runs)
+
+    def tally(self, results: Iterable[SaveResult]) -> None:
+        for result in results:
+            if result.status == "stored":
+                self.stored += 1
+            elif result.status == "duplicate":
+                self.duplicates += 1
+            else:
+                self.known += 1
 
 
-def label_rows(rows: Sequence[CommitRow], labelers: Sequence[Labeler]) -> None:
-    """Attach every labeler's prediction to every row (labelers choose their input field)."""
-    for labeler in labelers:
-        predictions = labeler.predict([getattr(row, labeler.input_field) for row in rows])
-        for row, p in zip(rows, predictions, strict=True):
-            row.predictions.append(PredictionRow(labeler.name, p.label, p.score, p.details))
+def source_checkpoints(store: Store, source: str) -> dict[str, Checkpoint]:
+    """A source's checkpoints by scope."""
+    return {cp.scope: cp for cp in load_checkpoints(store, KIND, source)}
+
+
+def finished_sources(store: Store, specs: Sequence[str], options: MineOptions) -> set[str]:
+    """The specs whose branch an earlier run walked to the end under these options."""
+    wanted = {source_name(spec): spec for spec in specs}
+    done = {
+        cp.source
+        for cp in load_checkpoints(store, KIND)
+        if cp.source in wanted and finished_in(cp, options)
+    }
+    return {wanted[source] for source in done}
+
+
+def save_rows(
+    store: Store,
+    rows: Sequence[CommitRow],
+    summary: SourceSummary,
+    checkpoint: Callable[[], Checkpoint],
+    batch_rows: int = BATCH_ROWS,
+) -> None:
+    """Write rows in batches, counting what happened to each in ``summary``; the
+    checkpoint (built once the counts are in) moves with the last batch."""
+    if not rows:
+        save_checkpoint(store, checkpoint())
+        return
+
+    def tally_then_checkpoint(results: list[SaveResult]) -> Checkpoint:
+        summary.tally(results)
+        return checkpoint()
+
+    for start in range(0, len(rows), batch_rows):
+        batch = rows[start : start + batch_rows]
+        if start + batch_rows >= len(rows):
+            save_commit_batch(store, batch, tally_then_checkpoint)
+        else:
+            summary.tally(save_commit_batch(store, batch))
+
+
+def cumulative(base: dict[str, Any], summary: SourceSummary, **state: Any) -> dict[str, Any]:
+    """Counters over every run of this source and scope, stored with the checkpoint,
+    with where the walk stands (``branch``, ``finished``, ...)."""
+    filtered = Counter(base.get("filtered", {}))
+    filtered.update(summary.filtered)
+    return {
+        "seen": base.get("seen", 0) + summary.seen,
+        "stored": base.get("stored", 0) + summary.stored,
+        "duplicates": base.get("duplicates", 0) + summary.duplicates,
+        "known": base.get("known", 0) + summary.known,
+        "filtered": dict(sorted(filtered.items())),
+        "branch": summary.branch,
+        **state,
+    }
 
 
 def mine_commits(
@@ -69,8 +132,10 @@ def mine_commits(
         summaries.append(summary)
         try:
             _mine_source(store, spec, options, labelers, report, clone_dir, batch_rows, summary)
-        except (SourceError, GitError) as exc:
-            summary.failed = str(exc)
+        except SourceError as exc:
+            summary.failed, summary.reason = str(exc), exc.reason
+        except GitError as exc:
+            summary.failed, summary.reason = str(exc), "git"
         report.source_finished(summary)
     return summaries
 
@@ -85,22 +150,12 @@ def _mine_source(
     batch_rows: int,
     summary: SourceSummary,
 ) -> None:
-    repo = resolve_source(spec, clone_dir)
-    summary.source = repo.source
-    if repo.warning:
-        report.problem(f"{spec}: {repo.warning}")
-    rev = resolve_branch(repo.path, options.branch)
-    summary.branch = rev
-    scope = options.scope(rev)
-    checkpoint = load_checkpoint(store, KIND, repo.source, scope)
-    after = checkpoint.last_key if checkpoint else None
-    base: dict[str, Any] = checkpoint.counters if checkpoint else {}
-    if after is not None and not is_ancestor(repo.path, after, rev):
-        report.problem(
-            f"{repo.source}: checkpoint {after[:12]} is no longer on {rev} (history rewritten?);"
-            " walking the whole branch again, stored commits are skipped"
-        )
-        after, base = None, {}
+    start = start_source(spec, options, source_checkpoints(store, source_name(spec)), clone_dir)
+    repo, rev = start.repo, start.branch
+    summary.source, summary.branch = repo.source, rev
+    for warning in start.warnings:
+        report.problem(warning)
+    after, base = start.after, start.counters
     summary.resumed_after = after
     total = count_commits(repo.path, rev, options.since, options.until)
     done = int(base.get("seen", 0))
@@ -111,17 +166,14 @@ def _mine_source(
     pending: list[CommitRow] = []
     unflushed = 0
     last_sha = after
+    finished = False
     flushed_at = time.monotonic()
 
     def checkpoint_for(results: list[SaveResult]) -> Checkpoint:
-        for result in results:
-            if result.status == "stored":
-                summary.stored += 1
-            elif result.status == "duplicate":
-                summary.duplicates += 1
-            else:
-                summary.known += 1
-        return Checkpoint(KIND, repo.source, scope, last_sha, _cumulative(base, summary))
+        summary.tally(results)
+        return Checkpoint(
+            KIND, repo.source, start.scope, last_sha, cumulative(base, summary, finished=finished)
+        )
 
     def flush() -> None:
         nonlocal pending, unflushed, flushed_at
@@ -149,17 +201,8 @@ def _mine_source(
             flush()
         if options.limit is not None and summary.seen >= options.limit:
             break
+    else:
+        finished = True
+    if finished and not unflushed and last_sha is not None:
+        save_checkpoint(store, checkpoint_for([]))  # the end came right after a batch
     flush()
-
-
-def _cumulative(base: dict[str, Any], summary: SourceSummary) -> dict[str, Any]:
-    """Counters over every run of this source and scope, stored with the checkpoint."""
-    filtered = Counter(base.get("filtered", {}))
-    filtered.update(summary.filtered)
-    return {
-        "seen": base.get("seen", 0) + summary.seen,
-        "stored": base.get("stored", 0) + summary.stored,
-        "duplicates": base.get("duplicates", 0) + summary.duplicates,
-        "known": base.get("known", 0) + summary.known,
-        "filtered": dict(sorted(filtered.items())),
-    }

@@ -21,7 +21,13 @@ CLONE_TIMEOUT_S = 900.0
 
 
 class SourceError(Exception):
-    """A source that cannot be mined; the message says why in one line."""
+    """A source that cannot be mined; the message says why in one line, ``reason``
+    names the kind of failure for the summary (``not-found``, ``not-a-repository``,
+    ``clone``)."""
+
+    def __init__(self, message: str, reason: str = "source") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -43,16 +49,26 @@ def is_url(spec: str) -> bool:
     return bool(_URL.match(spec))
 
 
-def resolve_source(spec: str, clone_dir: Path | None = None) -> LocalRepo:
-    """A local repository for ``spec``; raises :class:`SourceError` with the reason."""
+def source_name(spec: str) -> str:
+    """The name a source's commits and checkpoints are stored under: the URL as given,
+    or the absolute path (worked out without touching the repository)."""
+    return spec if is_url(spec) else str(Path(spec).expanduser().resolve())
+
+
+def resolve_source(spec: str, clone_dir: Path | None = None, fetch: bool = True) -> LocalRepo:
+    """A local repository for ``spec``; raises :class:`SourceError` with the reason.
+
+    A URL is cloned into ``clone_dir`` the first time and fetched on later calls,
+    unless ``fetch`` is false and a cached clone exists (a task continuing a run).
+    """
     if is_url(spec):
-        return _clone_or_fetch(spec, clone_dir or default_clone_dir())
+        return _clone_or_fetch(spec, clone_dir or default_clone_dir(), fetch)
     path = Path(spec).expanduser()
     if not path.exists():
-        raise SourceError("no such file or directory")
+        raise SourceError("no such file or directory", "not-found")
     if not path.is_dir() or not is_repository(path):
-        raise SourceError("not a git repository")
-    return LocalRepo(str(path.resolve()), path.resolve())
+        raise SourceError("not a git repository", "not-a-repository")
+    return LocalRepo(source_name(spec), path.resolve())
 
 
 def _cache_path(url: str, clone_dir: Path) -> Path:
@@ -61,9 +77,12 @@ def _cache_path(url: str, clone_dir: Path) -> Path:
     return clone_dir / f"{slug}-{digest}"
 
 
-def _clone_or_fetch(url: str, clone_dir: Path) -> LocalRepo:
+def _clone_or_fetch(url: str, clone_dir: Path, fetch: bool = True) -> LocalRepo:
+    clone_dir = clone_dir.expanduser().resolve()  # git runs inside it: no relative paths
     dest = _cache_path(url, clone_dir)
     if dest.exists() and is_repository(dest):
+        if not fetch:
+            return LocalRepo(url, dest)
         try:
             run_git(
                 dest,
@@ -87,7 +106,7 @@ def _clone_or_fetch(url: str, clone_dir: Path) -> LocalRepo:
             shutil.rmtree(dest)
         (tmp / "repo").rename(dest)
     except GitError as exc:
-        raise SourceError(f"cannot clone: {exc}") from exc
+        raise SourceError(f"cannot clone: {exc}", "clone") from exc
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return LocalRepo(url, dest)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,77 @@ def not_promoted(store: Store, family: str) -> str:
     return f"no {family} has been promoted yet: `curator models promote {family}@N` ({have})"
 
 
+@dataclass(frozen=True)
+class LabelerSpec:
+    """A labeler name resolved to all it takes to build the labeler without the store.
+
+    This is what a cluster task carries to its worker: ``student@latest`` becomes the
+    registered version's name and model directory, so every worker builds the same one.
+    """
+
+    name: str
+    family: str
+    version: str
+    path: str | None = None
+    batch_size: int = 64
+    quantized: bool = False
+    bf16: bool = False
+    openvino: bool = False
+
+
+def resolve_labeler(
+    store: Store,
+    name: str,
+    batch_size: int = 64,
+    quantized: bool = False,
+    bf16: bool = False,
+    openvino: bool = False,
+) -> LabelerSpec:
+    """The :class:`LabelerSpec` a name refers to; raises :class:`LabelerError` when none."""
+    if name.startswith("teacher:"):
+        raise LabelerError(
+            f"{name}: teacher labels are asked with `curator teach`, not loaded as a labeler"
+        )
+    family, sep, version = name.rpartition("@")
+    if not sep or not family or not version:
+        raise LabelerError(f"{name!r}: expected NAME@VERSION, e.g. student@latest")
+    if family in RULE_LABELERS:
+        return LabelerSpec(name, family, version)
+    row = resolve_model(store, name)
+    return LabelerSpec(
+        row.name,
+        family,
+        row.name.rpartition("@")[2],
+        row.path,
+        batch_size=batch_size,
+        quantized=quantized,
+        bf16=bf16,
+        openvino=openvino,
+    )
+
+
+def build_labeler(spec: LabelerSpec, **options: Any) -> Labeler:
+    """Build the labeler a spec describes (rule labelers take ``options``)."""
+    if spec.family in RULE_LABELERS:
+        return RULE_LABELERS[spec.family](spec.version, **options)
+    if not spec.path or not Path(spec.path).is_dir():
+        raise LabelerError(f"{spec.name}: its directory {spec.path!r} is missing")
+    if spec.family == "student":
+        from engines.labelers.student_infer import StudentLabeler
+
+        return StudentLabeler(
+            spec.path,
+            spec.name,
+            batch_size=spec.batch_size,
+            quantized=spec.quantized,
+            bf16=spec.bf16,
+            openvino=spec.openvino,
+        )
+    from engines.labelers.tfidf import TfidfLabeler
+
+    return TfidfLabeler(spec.path, spec.name)
+
+
 def load_labeler(
     store: Store,
     name: str,
@@ -101,27 +173,5 @@ def load_labeler(
     **options: Any,
 ) -> Labeler:
     """Build the labeler a name refers to; raises :class:`LabelerError` when it cannot."""
-    if name.startswith("teacher:"):
-        raise LabelerError(
-            f"{name}: teacher labels are asked with `curator teach`, not loaded as a labeler"
-        )
-    family, sep, version = name.rpartition("@")
-    if not sep or not family or not version:
-        raise LabelerError(f"{name!r}: expected NAME@VERSION, e.g. student@latest")
-    if family in RULE_LABELERS:
-        return RULE_LABELERS[family](version, **options)
-    row = resolve_model(store, name)
-    if family == "student":
-        from engines.labelers.student_infer import StudentLabeler
-
-        return StudentLabeler(
-            row.path or "",
-            row.name,
-            batch_size=batch_size,
-            quantized=quantized,
-            bf16=bf16,
-            openvino=openvino,
-        )
-    from engines.labelers.tfidf import TfidfLabeler
-
-    return TfidfLabeler(row.path or "", row.name)
+    spec = resolve_labeler(store, name, batch_size, quantized, bf16, openvino)
+    return build_labeler(spec, **options)

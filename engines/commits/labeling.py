@@ -1,0 +1,39 @@
+"""Pre-labeling mined rows, and the labelers a worker process builds once and reuses."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from engines.labelers.base import Labeler
+from engines.labelers.registry import LabelerSpec, build_labeler
+from store.records import CommitRow, PredictionRow
+
+_BUILT: dict[LabelerSpec, Labeler] = {}
+_BUILD_LOCK = threading.Lock()
+
+
+def label_rows(rows: Sequence[CommitRow], labelers: Sequence[Labeler]) -> None:
+    """Attach every labeler's prediction to every row (labelers choose their input field)."""
+    if not rows:
+        return
+    for labeler in labelers:
+        predictions = labeler.predict([getattr(row, labeler.input_field) for row in rows])
+        for row, p in zip(rows, predictions, strict=True):
+            row.predictions.append(PredictionRow(labeler.name, p.label, p.score, p.details))
+
+
+def labelers_for(specs: Sequence[LabelerSpec]) -> list[Labeler]:
+    """The labelers ``specs`` describe, built on first use in this process and kept:
+    a worker loads a student's weights once, not once per task."""
+    with _BUILD_LOCK:
+        for spec in specs:
+            if spec not in _BUILT:
+                _BUILT[spec] = build_labeler(spec)
+        return [_BUILT[spec] for spec in specs]
+
+
+def loaded_labelers() -> list[str]:
+    """Names of the labelers this process has built so far (a worker's cache)."""
+    with _BUILD_LOCK:
+        return sorted(spec.name for spec in _BUILT)
