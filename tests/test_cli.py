@@ -194,7 +194,9 @@ def test_a_failing_source_gives_exit_code_1_and_the_others_are_mined(
     err = text(result.stderr)
     assert f"error: {missing}: no such file or directory" in err
     assert f"error: {plain_dir}: not a git repository" in err
-    assert text(result.stdout).count("failed") == 2
+    stdout = text(result.stdout)
+    assert stdout.count("failed:") == 2  # one summary row each
+    assert "failed repositories by reason: not-a-repository 1, not-found 1" in stdout
     assert summary_counts(result.stdout)["stored"] == len(fates["stored"])
     stored = {r[0] for r in query(tmp_path / "cli.db", "SELECT key FROM items")}
     assert stored == set(fates["stored"])
