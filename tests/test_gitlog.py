@@ -8,6 +8,7 @@ import pytest
 
 from engines.commits.gitlog import (
     CommitStat,
+    CommitWindow,
     FileStat,
     GitError,
     count_commits,
@@ -222,3 +223,33 @@ def test_parse_languages_rejects_unknown_names_listing_the_known_ones(spec: str)
     assert repr(bad) in message
     for name in known_languages():
         assert name in message
+
+
+# --------------------------------------------------------------------------- windows
+
+
+def test_a_window_reads_exactly_its_slice_of_the_history_with_merges(repo: GitRepo) -> None:
+    """Slices pinned to a tip cover the walk once, in order, even across a merge."""
+    repo.commit("init", {"a.py": lines(3)})
+    for n in range(4):
+        repo.commit(f"main {n}", {"a.py": lines(3 + n)})
+    repo.git("checkout", "-q", "-b", "side", "HEAD~2")
+    for n in range(3):
+        repo.commit(f"side {n}", {f"s{n}.py": lines(n + 1)})
+    repo.git("checkout", "-q", "main")
+    repo.commit("main 4", {"a.py": lines(9)})
+    repo.git("merge", "-q", "--no-ff", "-m", "merge side", "side")
+    repo.commit("main 5", {"a.py": lines(10)})
+    tip = repo.head()
+    whole = [s.sha for s in stats_of(repo)]
+    assert whole == list_commits(repo.path, "main") and len(whole) == 10
+    for size in (1, 3, 4, 10, 15):
+        walked: list[str] = []
+        for start in range(0, len(whole), size):
+            window = CommitWindow(tip, start, min(size, len(whole) - start), len(whole))
+            walked += [s.sha for s in iter_commit_stats(repo.path, "ignored", window=window)]
+        assert walked == whole, size
+    since = stats_of(repo, since="2024-03-01T00:08:00+00:00")
+    window = CommitWindow(tip, 1, 2, len(since))
+    got = iter_commit_stats(repo.path, "main", since="2024-03-01T00:08:00+00:00", window=window)
+    assert [s.sha for s in got] == [s.sha for s in since[1:3]]

@@ -226,6 +226,10 @@ def commits(
             )
             listed = [spec for spec in listed if spec not in done]
     specs += [spec for spec in listed if spec not in set(specs)]
+    if not specs:
+        store.close()
+        out.print("nothing to mine: every chosen repository was finished by an earlier run")
+        return
     started = time.monotonic()
     try:
         if workers is None and not scheduler:

@@ -60,8 +60,9 @@ def dask_client(
     scheduler: str | None = None,
     dashboard_address: str | None = ":8787",
 ) -> Iterator[Client]:
-    """A client of an existing scheduler (``scheduler``), or of a LocalCluster of
-    ``workers`` single-threaded worker processes started for the block and closed after.
+    """A client of an existing scheduler (``scheduler``; given up on after Dask's
+    ``distributed.comm.timeouts.connect``, 30 s unless configured), or of a LocalCluster
+    of ``workers`` single-threaded worker processes started for the block and closed after.
 
     The LocalCluster's dashboard takes ``dashboard_address`` (another port if that one
     is busy; None: no dashboard).
@@ -70,7 +71,7 @@ def dask_client(
 
     if scheduler:
         try:
-            client = Client(scheduler, timeout="15s")
+            client = Client(scheduler)
         except (OSError, TimeoutError, ValueError) as exc:
             raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Sequence
 
 from engines.labelers.base import Labeler
@@ -10,6 +11,7 @@ from engines.labelers.registry import LabelerSpec, build_labeler
 from store.records import CommitRow, PredictionRow
 
 _BUILT: dict[LabelerSpec, Labeler] = {}
+_BUILDS: Counter[str] = Counter()
 _BUILD_LOCK = threading.Lock()
 
 
@@ -30,10 +32,11 @@ def labelers_for(specs: Sequence[LabelerSpec]) -> list[Labeler]:
         for spec in specs:
             if spec not in _BUILT:
                 _BUILT[spec] = build_labeler(spec)
+                _BUILDS[spec.name] += 1
         return [_BUILT[spec] for spec in specs]
 
 
-def loaded_labelers() -> list[str]:
-    """Names of the labelers this process has built so far (a worker's cache)."""
+def labeler_builds() -> dict[str, int]:
+    """How many times this process built each labeler (once each, on a worker)."""
     with _BUILD_LOCK:
-        return sorted(spec.name for spec in _BUILT)
+        return dict(_BUILDS)

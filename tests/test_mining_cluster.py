@@ -1,0 +1,339 @@
+"""Mining on a real Dask LocalCluster over local repositories reached by file:// URLs:
+the same rows as the in-process run, dedup across workers, labelers built once per
+worker, a killed worker's repository redone without duplicates, runs stopped and
+restarted, and the --repos-file filters through the CLI."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import dask
+import pytest
+from distributed import Client, LocalCluster
+
+from engines.commits.cluster import mine_on_cluster
+from engines.commits.labeling import labeler_builds
+from engines.commits.options import MineOptions
+from engines.commits.pipeline import mine_commits
+from engines.labelers import tfidf
+from engines.labelers.keyword import KeywordLabeler
+from engines.labelers.registry import LabelerSpec, build_labeler
+from engines.reporting import SilentClusterReporter
+from store import open_store
+from tests.benchmarks.synthetic_repo import build_repository
+from tests.gitrepo import GitRepo, py_module
+from tests.test_mining_resume import build_history
+
+KEYWORD = LabelerSpec("keyword@1", "keyword", "1")
+ROWS = {
+    "items": "SELECT kind, key, path, language, dedup_hash FROM items ORDER BY key",
+    "commits": "SELECT sha, branch, file, functions, code_before, code_after, model_input,"
+    " function_md5, diff_hash FROM commits ORDER BY sha",
+    "predictions": "SELECT i.key, p.labeler, p.label, p.score, p.details FROM predictions p"
+    " JOIN items i ON i.id = p.item_id ORDER BY i.key, p.labeler",
+    "duplicates": "SELECT key, matched_on FROM duplicates ORDER BY key, matched_on",
+}
+
+
+@dataclass(frozen=True)
+class Repos:
+    """``origin`` has commits that repeat a change (content duplicates); ``fork`` is a
+    clone of it with commits of its own (the shared shas are duplicates across
+    repositories); ``other`` is an unrelated synthetic history."""
+
+    origin: Path
+    fork: Path
+    other: Path
+    shared: frozenset[str]
+
+    @property
+    def urls(self) -> list[str]:
+        return [f"file://{p}" for p in (self.origin, self.fork, self.other)]
+
+
+@pytest.fixture(scope="module")
+def repos(tmp_path_factory: pytest.TempPathFactory) -> Repos:
+    root = tmp_path_factory.mktemp("cluster-repos")
+    origin = GitRepo(root / "origin")
+    build_history(origin, 40)
+    shared = frozenset(origin.git("rev-list", "--no-merges", "main").split())
+    subprocess.run(
+        ["git", "clone", "-q", str(origin.path), str(root / "fork")],
+        check=True,
+        capture_output=True,
+    )
+    fork = GitRepo(root / "fork")
+    fork.ticks = 500
+    for n in range(6):
+        fork.commit(f"fork: speed up g{n}", {"n.py": py_module(*[f"y -= {n}"] * (n % 3 + 1))})
+    other = build_repository(root / "other", 120, multi_file_share=0.5, seed=3)
+    return Repos(origin.path, fork.path, other, shared)
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Client]:
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as c,
+    ):
+        yield c
+
+
+def snapshot(db: Path) -> dict[str, list[tuple]]:
+    conn = sqlite3.connect(db)
+    try:
+        return {name: conn.execute(sql).fetchall() for name, sql in ROWS.items()}
+    finally:
+        conn.close()
+
+
+def sources_by_key(db: Path) -> dict[str, str]:
+    conn = sqlite3.connect(db)
+    try:
+        return dict(conn.execute("SELECT key, source FROM items").fetchall())
+    finally:
+        conn.close()
+
+
+def in_process(db: Path, specs: list[str], clone_dir: Path, **options: object) -> None:
+    with open_store(db) as store:
+        summaries = mine_commits(
+            store, specs, MineOptions(**options), [KeywordLabeler()], clone_dir=clone_dir
+        )
+    assert not any(s.failed for s in summaries)
+
+
+def assert_same_rows(got: Path, want: Path, repos: Repos) -> None:
+    """Equal rows; only which repository holds a commit both share may differ (whichever
+    finished its slice first is stored, the other is recorded as its duplicate)."""
+    assert snapshot(got) == snapshot(want)
+    got_sources, want_sources = sources_by_key(got), sources_by_key(want)
+    assert got_sources.keys() == want_sources.keys()
+    for key, source in want_sources.items():
+        if key not in repos.shared:
+            assert got_sources[key] == source, key
+
+
+def test_the_cluster_stores_the_rows_of_the_in_process_run(
+    tmp_path: Path, repos: Repos, client: Client
+) -> None:
+    want = tmp_path / "in-process.db"
+    in_process(want, repos.urls, tmp_path / "cache-a")
+    reporter = SilentClusterReporter()
+    got = tmp_path / "cluster.db"
+    with open_store(got) as store:
+        summaries = mine_on_cluster(
+            store,
+            repos.urls,
+            MineOptions(),
+            client,
+            [KEYWORD],
+            reporter,
+            clone_dir=tmp_path / "cache-b",
+            chunk=15,  # several slices per repository, continued across tasks
+        )
+    assert [s.source for s in summaries] == repos.urls
+    assert not any(s.failed for s in summaries)
+    assert reporter.started is not None and reporter.started[:2] == (3, 2)
+    assert sorted(reporter.finished) == sorted(repos.urls)
+    assert_same_rows(got, want, repos)
+    rows = snapshot(got)
+    # dedup held across workers: every shared sha stored once, its copy a duplicate
+    keys = [row[1] for row in rows["items"]]
+    assert len(keys) == len(set(keys))
+    sha_dups = {key for key, matched in rows["duplicates"] if matched == "sha"}
+    assert sha_dups and sha_dups <= repos.shared
+    assert any(matched == "function_md5" for _, matched in rows["duplicates"])
+    assert sum(s.seen for s in summaries) == sum(s.seen for s in summaries if not s.failed) > 0
+
+
+def test_labelers_travel_to_the_workers_and_are_built_once_per_worker(
+    tmp_path: Path, repos: Repos, client: Client
+) -> None:
+    texts = [f"{w} handler{i}" for i in range(40) for w in ("speed up", "fix typo in")]
+    model = tfidf.fit("lr", texts, [int(i % 2 == 0) for i in range(len(texts))])
+    tfidf.save(model, tmp_path / "tfidf", {"kind": "lr", "input_field": "message"})
+    spec = LabelerSpec("tfidf-lr@7", "tfidf-lr", "7", str(tmp_path / "tfidf"))
+    db = tmp_path / "labeled.db"
+    with open_store(db) as store:
+        mine_on_cluster(
+            store,
+            [repos.urls[2]],
+            MineOptions(),
+            client,
+            [KEYWORD, spec],
+            chunk=20,
+            clone_dir=tmp_path / "cache",
+        )
+        stored = store.query(
+            "SELECT c.message, p.label FROM predictions p JOIN commits c ON c.item_id = p.item_id"
+            " WHERE p.labeler = 'tfidf-lr@7'"
+        )
+        items = store.scalar("SELECT COUNT(*) FROM items")
+    assert len(stored) == items > 20
+    local = build_labeler(spec)
+    assert [row[1] for row in stored] == [p.label for p in local.predict([r[0] for r in stored])]
+    builds = client.run(labeler_builds)
+    used = [counts for counts in builds.values() if "tfidf-lr@7" in counts]
+    assert used and all(counts["tfidf-lr@7"] == 1 for counts in used)
+
+
+def test_a_run_stopped_part_way_continues_and_then_skips_finished_repositories(
+    tmp_path: Path, repos: Repos, client: Client
+) -> None:
+    want = tmp_path / "clean.db"
+    in_process(want, repos.urls, tmp_path / "cache-a")
+    got = tmp_path / "stopped.db"
+    with open_store(got) as store:
+        first = mine_on_cluster(
+            store,
+            repos.urls,
+            MineOptions(limit=25),
+            client,
+            [KEYWORD],
+            chunk=10,
+            clone_dir=tmp_path / "cache-b",
+        )
+        assert [s.seen for s in first] == [25, 25, 25]
+        assert not any(cp.counters["finished"] for cp in _checkpoints(store))
+        second = mine_on_cluster(
+            store,
+            repos.urls,
+            MineOptions(),
+            client,
+            [KEYWORD],
+            chunk=10,
+            clone_dir=tmp_path / "cache-b",
+        )
+        assert all(s.resumed_after for s in second)
+        assert all(cp.counters["finished"] for cp in _checkpoints(store))
+        from engines.commits.pipeline import finished_sources
+
+        assert finished_sources(store, repos.urls, MineOptions()) == set(repos.urls)
+        assert finished_sources(store, repos.urls, MineOptions(max_files=2)) == set()
+    assert_same_rows(got, want, repos)
+
+
+def _checkpoints(store):  # type: ignore[no-untyped-def]
+    from store.commits import load_checkpoints
+
+    return load_checkpoints(store, "commit")
+
+
+def test_a_worker_killed_mid_repository_loses_nothing_and_doubles_nothing(
+    tmp_path: Path, repos: Repos
+) -> None:
+    # one long history (every commit survives the cheap filter: seconds of work)
+    long = build_repository(tmp_path / "long", 400, multi_file_share=0.0, seed=9)
+    specs = [f"file://{long}", *repos.urls]
+    want = tmp_path / "clean.db"
+    in_process(want, specs, tmp_path / "cache-a")
+    got = tmp_path / "killed.db"
+    reporter = SilentClusterReporter()
+    outcome: dict[str, object] = {}
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+        open_store(got) as store,
+    ):
+
+        def run() -> None:
+            try:
+                outcome["summaries"] = mine_on_cluster(
+                    store,
+                    specs,
+                    MineOptions(),
+                    client,
+                    [KEYWORD],
+                    reporter,
+                    clone_dir=tmp_path / "cache-b",
+                    chunk=10_000,
+                )
+            except BaseException as exc:  # surfaced by the assertion below
+                outcome["error"] = exc
+
+        driver = threading.Thread(target=run)
+        driver.start()
+        victim = _worker_running(client, re.compile(r"^mine-commits-\w+-0-0$"))
+        time.sleep(0.5)  # well into the long repository
+        pid = client.run(os.getpid, workers=[victim])[victim]
+        os.kill(pid, signal.SIGKILL)
+        driver.join(timeout=300)
+        assert not driver.is_alive()
+    assert "error" not in outcome, outcome.get("error")
+    summaries = outcome["summaries"]
+    assert isinstance(summaries, list)
+    assert victim in reporter.lost
+    assert summaries[0].requeued >= 1 and not summaries[0].failed
+    assert ("file://" + str(long), summaries[0].requeued) in reporter.requeues
+    assert_same_rows(got, want, repos)
+
+
+def _worker_running(client: Client, key: re.Pattern[str], timeout: float = 60) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for worker, keys in client.processing().items():
+            if any(key.match(str(k)) for k in keys):
+                return str(worker)
+        time.sleep(0.02)
+    raise AssertionError("the long repository's task never started")
+
+
+def test_the_cli_filters_a_repos_file_mines_on_workers_and_skips_what_it_finished(
+    cli,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+    repos: Repos,
+    client: Client,
+) -> None:
+    listing = tmp_path / "repos.csv"
+    listing.write_text(
+        "repo,stars,language\n"
+        f"{repos.urls[0]},120,Python\n"
+        f"{repos.urls[1]},4,Python\n"  # too few stars
+        f"{repos.urls[2]},300,Java\n"  # not a chosen language
+        "file:///nowhere,abc,Python\n"
+    )
+    args = ["mine", "commits", "--repos-file", str(listing), "--min-stars", "20", "--lang", "py"]
+    first = cli(*args, "--workers", "2", "--task-commits", "12")
+    assert first.exit_code == 0, first.stderr
+    err = first.stderr
+    assert f"{listing}:5: stars 'abc' is not a whole number" in err
+    assert "3 repositories listed, 1 chosen (dropped by language 1, stars 1)" in err
+    assert "cluster: 2 workers" in err
+    db = tmp_path / "cli.db"
+    assert set(sources_by_key(db).values()) == {repos.urls[0]}
+    before = snapshot(db)
+    assert before["items"]
+
+    again = cli(*args, "--scheduler", client.scheduler.address)
+    assert again.exit_code == 0, again.stderr
+    assert "skipping 1 repositories an earlier run finished" in again.stderr
+    assert "nothing to mine" in again.stdout
+    refreshed = cli(*args, "--scheduler", client.scheduler.address, "--refresh")
+    assert refreshed.exit_code == 0, refreshed.stderr
+    assert "seen 0, filtered 0, duplicates 0, stored 0" in refreshed.stdout
+    assert snapshot(db) == before
+
+
+def test_the_cli_names_a_bad_cluster_address_in_one_line(
+    cli,  # type: ignore[no-untyped-def]
+    repos: Repos,
+) -> None:
+    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
+        result = cli("mine", "commits", repos.urls[0], "--scheduler", "tcp://127.0.0.1:9")
+    assert result.exit_code == 1
+    assert "error: cannot reach the Dask scheduler at tcp://127.0.0.1:9" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -1,0 +1,101 @@
+"""Repository lists (``--repos-file``): reading, bad lines, and the star and language
+filters, as a user writes the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engines.commits.languages import parse_languages
+from engines.commits.repo_list import RepoListError, read_repo_list, select
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "lists" / "repos.csv"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_a_headed_list_in_any_column_order(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "language,stargazers_count,url\n"
+        "Python,1200,https://github.com/a/one\n"
+        "\n"
+        "# a comment line\n"
+        'C++,"3,400",git@github.com:b/two.git\n'
+        "Java,,../repos/three\n",
+    )
+    listing = read_repo_list(path)
+    assert listing.problems == []
+    assert [(e.spec, e.stars, e.language, e.line) for e in listing.entries] == [
+        ("https://github.com/a/one", 1200, "Python", 2),
+        ("git@github.com:b/two.git", 3400, "C++", 5),
+        (str((tmp_path / "repos" / "three").resolve()), None, "Java", 6),
+    ]
+
+
+def test_without_a_header_the_columns_are_repo_stars_language(tmp_path: Path) -> None:
+    listing = read_repo_list(write(tmp_path, "file:///srv/a,5,python\n/abs/b\n"))
+    assert [(e.spec, e.stars, e.language) for e in listing.entries] == [
+        ("file:///srv/a", 5, "python"),
+        ("/abs/b", None, None),
+    ]
+
+
+def test_bad_lines_are_named_and_skipped_and_the_rest_is_read(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "repo,stars,language\n"
+        "https://x.org/a,many,Python\n"
+        ",10,Python\n"
+        "https://x.org/b,-3,Python\n"
+        "https://x.org/c,7,Python\n"
+        "https://x.org/c,9,Python\n",
+    )
+    listing = read_repo_list(path)
+    assert [e.spec for e in listing.entries] == ["https://x.org/c"]
+    assert listing.problems == [
+        f"{path}:2: stars 'many' is not a whole number",
+        f"{path}:3: no repository URL or path",
+        f"{path}:4: stars -3 is negative",
+        f"{path}:6: https://x.org/c is listed again (line 5)",
+    ]
+
+
+def test_a_missing_file_or_a_header_without_a_repo_column_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(RepoListError, match="no such file"):
+        read_repo_list(tmp_path / "nope.csv")
+    with pytest.raises(RepoListError, match=r"repos\.csv:1: the header names no repo"):
+        read_repo_list(write(tmp_path, "stars,language\n3,Python\n"))
+
+
+def test_stars_and_language_choose_the_repositories(tmp_path: Path) -> None:
+    listing = read_repo_list(
+        write(
+            tmp_path,
+            "repo,stars,language\n"
+            "https://x.org/py-big,100,Python\n"
+            "https://x.org/py-small,3,Python\n"
+            "https://x.org/cpp,50,C++\n"
+            "https://x.org/rust,80,Rust\n"
+            "https://x.org/unknown-lang,60,\n"
+            "https://x.org/unknown-stars,,Python\n",
+        )
+    )
+    chosen = select(listing.entries, 20, parse_languages("python,cpp"))
+    assert [e.spec.rsplit("/", 1)[1] for e in chosen.chosen] == [
+        "py-big",
+        "cpp",
+        "unknown-lang",
+    ]
+    assert chosen.dropped == {"stars": 2, "language": 1}
+    only_python = select(listing.entries, None, parse_languages("python"))
+    assert [e.spec.rsplit("/", 1)[1] for e in only_python.chosen] == [
+        "py-big",
+        "py-small",
+        "unknown-lang",
+        "unknown-stars",
+    ]
