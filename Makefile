@@ -16,6 +16,7 @@ lint: setup
 
 bench: setup
 	.venv/bin/python tests/benchmarks/bench_mining.py
+	.venv/bin/python tests/benchmarks/bench_cluster.py
 	.venv/bin/python tests/benchmarks/bench_keyword.py
 	.venv/bin/python tests/benchmarks/bench_kernels.py
 	.venv/bin/python tests/benchmarks/bench_ir.py

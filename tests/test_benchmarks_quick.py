@@ -43,3 +43,15 @@ def test_keyword_benchmark_quick_form_reports_a_ratio() -> None:
     labels = agreement.split("labels ")[1].split(",")[0]
     agreed, total = labels.split("/")
     assert agreed == total
+
+
+def test_cluster_benchmark_stores_the_same_rows_on_one_and_two_workers() -> None:
+    from tests.benchmarks import bench_cluster
+
+    result = bench_cluster.run(repos=3, commits=40, multi_file_share=0.6, chunk=15)
+    runs = result["runs"]
+    assert isinstance(runs, dict) and set(runs) == {"in-process", "1-worker", "2-worker"}
+    # run() itself asserts that every run examined and stored the same commits
+    assert result["stored"] > 0 and result["commits"] == 3 * 41
+    assert all(r["commits_per_s"] > 0 for r in runs.values())
+    assert all(r["ratio_vs_in_process"] > 0 for name, r in runs.items() if name != "in-process")

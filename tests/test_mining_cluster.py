@@ -75,7 +75,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> Repos:
     fork.ticks = 500
     for n in range(6):
         fork.commit(f"fork: speed up g{n}", {"n.py": py_module(*[f"y -= {n}"] * (n % 3 + 1))})
-    other = build_repository(root / "other", 120, multi_file_share=0.5, seed=3)
+    other = build_repository(root / "other", 120, multi_file_share=0.5, seed=3, salt=3)
     return Repos(origin.path, fork.path, other, shared)
 
 
@@ -235,7 +235,7 @@ def test_a_worker_killed_mid_repository_loses_nothing_and_doubles_nothing(
     tmp_path: Path, repos: Repos
 ) -> None:
     # one long history (every commit survives the cheap filter: seconds of work)
-    long = build_repository(tmp_path / "long", 400, multi_file_share=0.0, seed=9)
+    long = build_repository(tmp_path / "long", 400, multi_file_share=0.0, seed=9, salt=9)
     specs = [f"file://{long}", *repos.urls]
     want = tmp_path / "clean.db"
     in_process(want, specs, tmp_path / "cache-a")

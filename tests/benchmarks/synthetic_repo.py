@@ -23,9 +23,19 @@ def _render(bodies: list[str]) -> bytes:
 
 
 def build_repository(
-    dest: Path, commits: int, files: int = 24, multi_file_share: float = 0.8, seed: int = 1
+    dest: Path,
+    commits: int,
+    files: int = 24,
+    multi_file_share: float = 0.8,
+    seed: int = 1,
+    salt: int = 0,
 ) -> Path:
-    """Create ``dest`` holding ``commits`` commits on ``main`` (plus one initial commit)."""
+    """Create ``dest`` holding ``commits`` commits on ``main`` (plus one initial commit).
+
+    Histories built with different ``salt`` share no function change, so mining several
+    of them finds no duplicates across repositories.
+    """
+    extra = f" + {salt}" if salt else ""
     rng = random.Random(seed)
     subprocess.run(["git", "init", "-q", "-b", "main", str(dest)], check=True)
     state = {
@@ -56,9 +66,9 @@ def build_repository(
         for path in touched:
             slot = rng.randrange(FUNCTIONS_PER_FILE)
             state[path][slot] = (
-                f"    for x in items:\n        total += x * {n} + {slot}\n"
+                f"    for x in items:\n        total += x * {n} + {slot}{extra}\n"
                 if n % 2
-                else f"    total = sum(items) * {n} + {slot}\n"
+                else f"    total = sum(items) * {n} + {slot}{extra}\n"
             )
         kind = "speed up" if n % 5 == 0 else "adjust"
         commit(n, f"{kind} {', '.join(touched)} (change {n})", touched)
