@@ -69,6 +69,7 @@ class Run:
     seen: int
     rows: list[tuple[str, str]]
     startup: float = 0.0
+    driver_cpu: float | None = None
 
 
 def in_process(urls: list[str], work: Path) -> Run:
@@ -105,7 +106,7 @@ def on_cluster(urls: list[str], work: Path, workers: int, chunk: int) -> Run:
         on_workers = sum(client.run(cpu_seconds).values()) - before
     assert not any(s.failed for s in summaries), [s.failed for s in summaries]
     seen = sum(s.seen for s in summaries)
-    return Run(seconds, driver + on_workers, seen, _stored(db), started - began)
+    return Run(seconds, driver + on_workers, seen, _stored(db), started - began, driver)
 
 
 def run(repos: int, commits: int, multi_file_share: float, chunk: int) -> dict[str, object]:
@@ -139,6 +140,10 @@ def _figures(run: Run, base: Run | None = None) -> dict[str, float]:
         "commits_per_cpu_s": run.seen / run.cpu,
         "cores_busy": run.cpu / run.seconds,
     }
+    if run.driver_cpu:
+        # the driver is the one writer: its rows per CPU-second cap any cluster's rate
+        figures["driver_cpu_s"] = run.driver_cpu
+        figures["driver_rows_per_cpu_s"] = len(run.rows) / run.driver_cpu
     if base is not None:
         figures["startup_s"] = run.startup
         figures["ratio_vs_in_process"] = base.seconds / run.seconds
@@ -170,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         if "ratio_vs_in_process" in r:
             ratio, startup = r["ratio_vs_in_process"], r["startup_s"]
             extra = f"  {ratio:.2f}x in-process (start-up {startup:.1f} s)"
+            extra += f", driver {r['driver_rows_per_cpu_s']:,.0f} rows/CPU-s"
         print(
             f"  {name:<11} {r['commits_per_s']:7.1f} commits/s {r['seconds']:6.2f} s"
             f" {r['commits_per_cpu_s']:6.1f} commits/CPU-s {r['cores_busy']:4.2f} cores busy{extra}"
