@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Protocol
+
+from store.records import SaveResult
 
 
 class FinishedSource(Protocol):
@@ -10,6 +13,25 @@ class FinishedSource(Protocol):
 
     source: str
     failed: str | None
+
+
+class SaveCounts(Protocol):
+    """A summary that counts what happened to each row it saved."""
+
+    stored: int
+    duplicates: int
+    known: int
+
+
+def tally(summary: SaveCounts, results: Iterable[SaveResult]) -> None:
+    """Count each saved row as stored, a duplicate of another, or already known."""
+    for result in results:
+        if result.status == "stored":
+            summary.stored += 1
+        elif result.status == "duplicate":
+            summary.duplicates += 1
+        else:
+            summary.known += 1
 
 
 class SourceReporter(Protocol):

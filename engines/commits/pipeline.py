@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from engines.commits.options import MineOptions
 from engines.commits.sources import SourceError, source_name
 from engines.commits.start import finished_in, start_source
 from engines.labelers.base import Labeler
-from engines.reporting import SilentReporter, SourceReporter
+from engines.reporting import SilentReporter, SourceReporter, tally
 from store import Store
 from store.commits import load_checkpoints, save_checkpoint, save_commit_batch
 from store.records import Checkpoint, CommitRow, SaveResult
@@ -47,15 +47,6 @@ class SourceSummary:
     reason: str | None = None  # the failure's category: clone, not-found, git, ...
     resumed_after: str | None = None
     requeued: int = 0  # slices run again after a worker was lost (cluster runs)
-
-    def tally(self, results: Iterable[SaveResult]) -> None:
-        for result in results:
-            if result.status == "stored":
-                self.stored += 1
-            elif result.status == "duplicate":
-                self.duplicates += 1
-            else:
-                self.known += 1
 
 
 def source_checkpoints(store: Store, source: str) -> dict[str, Checkpoint]:
@@ -88,7 +79,7 @@ def save_rows(
         return
 
     def tally_then_checkpoint(results: list[SaveResult]) -> Checkpoint:
-        summary.tally(results)
+        tally(summary, results)
         return checkpoint()
 
     for start in range(0, len(rows), batch_rows):
@@ -96,7 +87,7 @@ def save_rows(
         if start + batch_rows >= len(rows):
             save_commit_batch(store, batch, tally_then_checkpoint)
         else:
-            summary.tally(save_commit_batch(store, batch))
+            tally(summary, save_commit_batch(store, batch))
 
 
 def cumulative(base: dict[str, Any], summary: SourceSummary, **state: Any) -> dict[str, Any]:
@@ -170,7 +161,7 @@ def _mine_source(
     flushed_at = time.monotonic()
 
     def checkpoint_for(results: list[SaveResult]) -> Checkpoint:
-        summary.tally(results)
+        tally(summary, results)
         return Checkpoint(
             KIND, repo.source, start.scope, last_sha, cumulative(base, summary, finished=finished)
         )

@@ -31,7 +31,7 @@ from engines.kernels.scrape import (
     scrape_text,
 )
 from engines.kernels.shim import apply_shim, shim_for
-from engines.reporting import SilentReporter, SourceReporter
+from engines.reporting import SilentReporter, SourceReporter, tally
 from store import Store
 from store.commits import load_checkpoint
 from store.kernel_records import KernelCheck, KernelRow, StoredKernel
@@ -200,13 +200,7 @@ def _mine_source(
     flushed_at = time.monotonic()
 
     def checkpoint_for(results: list[SaveResult]) -> Checkpoint:
-        for result in results:
-            if result.status == "stored":
-                summary.stored += 1
-            elif result.status == "duplicate":
-                summary.duplicates += 1
-            else:
-                summary.known += 1
+        tally(summary, results)
         return Checkpoint(KIND, source, scope, last_file, _cumulative(base, summary))
 
     def flush() -> None:
