@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -12,11 +13,11 @@ from store import open_store
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def main(repo: str) -> int:
+def main(repo: str, db: str | None = None) -> int:
     recipe = yaml.safe_load((ROOT / "sample_data/commits/recipe.yaml").read_text())
     expected = sum(1 for c in recipe["commits"] if c.get("expect") == "stored")
     source = str(Path(repo).resolve())
-    with open_store() as store:
+    with open_store(db) as store:
         stored = store.scalar(
             "SELECT COUNT(*) FROM items WHERE kind = 'commit' AND source = ?", (source,)
         )
@@ -31,4 +32,8 @@ def main(repo: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "build/sample-repo"))
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("repo", nargs="?", default="build/sample-repo")
+    parser.add_argument("--db", help="the database (default: as every curator command)")
+    args = parser.parse_args()
+    sys.exit(main(args.repo, args.db))

@@ -10,6 +10,13 @@ repo=build/sample-repo
 .venv/bin/curator stats
 .venv/bin/python scripts/check_demo.py "$repo"
 
+# Scale-out: a repository list chosen by stars and language, mined on a local Dask cluster
+# of two workers into a database of its own; the same commits must land there. Run again,
+# the finished repository is skipped.
+.venv/bin/curator mine commits --repos-file sample_data/commits/repos.csv --min-stars 10 \
+    --workers 2 --db build/cluster-demo.db
+.venv/bin/python scripts/check_demo.py "$repo" --db build/cluster-demo.db
+
 # IR: compile the sample C/C++ projects to IR before optimization, ingest the checked-in
 # .ll, dedup by structural hash, and show the corpus in ComPile's Table 1 shape.
 .venv/bin/curator mine ir sample_data/ir --build sample_data/ir

@@ -83,7 +83,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> Repos:
 def client() -> Iterator[Client]:
     with (
         LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
         ) as cluster,
         Client(cluster) as c,
     ):
@@ -244,7 +244,7 @@ def test_a_worker_killed_mid_repository_loses_nothing_and_doubles_nothing(
     outcome: dict[str, object] = {}
     with (
         LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
         ) as cluster,
         Client(cluster) as client,
         open_store(got) as store,
@@ -320,7 +320,7 @@ def test_the_cli_filters_a_repos_file_mines_on_workers_and_skips_what_it_finishe
 
     again = cli(*args, "--scheduler", client.scheduler.address)
     assert again.exit_code == 0, again.stderr
-    assert "skipping 1 repositories an earlier run finished" in again.stderr
+    assert "skipping 1 repository an earlier run finished" in again.stderr
     assert "nothing to mine" in again.stdout
     refreshed = cli(*args, "--scheduler", client.scheduler.address, "--refresh")
     assert refreshed.exit_code == 0, refreshed.stderr

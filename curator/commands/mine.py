@@ -98,6 +98,10 @@ def _build(store: Store, specs: list[LabelerSpec]) -> list[Labeler]:
     return built
 
 
+def _repositories(n: int) -> str:
+    return f"{n:,} repositor{'y' if n == 1 else 'ies'}"
+
+
 def _from_repos_file(path: Path, min_stars: int | None, languages: frozenset[str]) -> list[str]:
     """The repositories of a list that pass the star and language filters; each bad
     line is reported and skipped."""
@@ -110,7 +114,7 @@ def _from_repos_file(path: Path, min_stars: int | None, languages: frozenset[str
     selection = select(listing.entries, min_stars, languages)
     dropped = ", ".join(f"{k} {v}" for k, v in sorted(selection.dropped.items()))
     err.print(
-        f"{path}: {len(listing.entries)} repositories listed, {len(selection.chosen)} chosen"
+        f"{path}: {_repositories(len(listing.entries))} listed, {len(selection.chosen)} chosen"
         + (f" (dropped by {dropped})" if dropped else ""),
         markup=False,
     )
@@ -220,8 +224,8 @@ def commits(
         done = finished_sources(store, listed, options)
         if done:
             err.print(
-                f"skipping {len(done)} repositories an earlier run finished (--refresh revisits"
-                " them)",
+                f"skipping {_repositories(len(done))} an earlier run finished"
+                " (--refresh revisits them)",
                 markup=False,
             )
             listed = [spec for spec in listed if spec not in done]
@@ -230,12 +234,13 @@ def commits(
         store.close()
         out.print("nothing to mine: every chosen repository was finished by an earlier run")
         return
-    started = time.monotonic()
     try:
         if workers is None and not scheduler:
-            summaries = _in_process(store, specs, options, label_specs, clone_dir, batch_size)
+            summaries, seconds = _in_process(
+                store, specs, options, label_specs, clone_dir, batch_size
+            )
         else:
-            summaries = _on_cluster(
+            summaries, seconds = _on_cluster(
                 store, specs, options, label_specs, clone_dir, batch_size, workers, scheduler, chunk
             )
     except KeyboardInterrupt:
@@ -245,7 +250,7 @@ def commits(
         raise typer.Exit(130) from None
     finally:
         store.close()
-    _print_summary(summaries, time.monotonic() - started)
+    _print_summary(summaries, seconds)
     if any(s.failed for s in summaries):
         raise typer.Exit(1)
 
@@ -257,12 +262,14 @@ def _in_process(
     label_specs: list[LabelerSpec],
     clone_dir: Path | None,
     batch_size: int,
-) -> list[SourceSummary]:
+) -> tuple[list[SourceSummary], float]:
     labelers = _build(store, label_specs)
     progress = source_progress("commits")
     reporter = SourceReporter(progress)
+    started = time.monotonic()
     with progress:
-        return mine_commits(store, specs, options, labelers, reporter, clone_dir, batch_size)
+        summaries = mine_commits(store, specs, options, labelers, reporter, clone_dir, batch_size)
+    return summaries, time.monotonic() - started
 
 
 def _on_cluster(
@@ -275,14 +282,17 @@ def _on_cluster(
     workers: int | None,
     scheduler: str | None,
     chunk: int,
-) -> list[SourceSummary]:
+) -> tuple[list[SourceSummary], float]:
+    """Mine on the cluster; the time returned leaves out starting or joining it."""
     progress = cluster_progress()
     reporter = ClusterProgress(progress)
     try:
         with dask_client(workers, scheduler) as client, progress:
-            return mine_on_cluster(
+            started = time.monotonic()
+            summaries = mine_on_cluster(
                 store, specs, options, client, label_specs, reporter, clone_dir, chunk, batch_size
             )
+            return summaries, time.monotonic() - started
     except ClusterError as exc:
         store.close()
         fail(str(exc))

@@ -117,11 +117,23 @@ class _Source:
 
 
 class _Watch:
-    """Notices workers joining and leaving between polls."""
+    """Notices workers joining and leaving between polls, and asks the scheduler how
+    often a finished task had to start again."""
 
     def __init__(self, client: Client) -> None:
         self.client = client
         self.workers: dict[str, int] = dict(client.nthreads())
+        self.can_ask = True
+
+    def redone(self, keys: list[str]) -> dict[str, int]:
+        """How many times each finished task was started again after losing its worker."""
+        if not keys or not self.can_ask:
+            return {}
+        try:
+            return dict(self.client.run_on_scheduler(_suspicious, keys=keys))
+        except Exception:  # a scheduler without Curator, or one refusing to run code:
+            self.can_ask = False  # the counts are informative only, stop asking
+            return {}
 
     @property
     def threads(self) -> int:
@@ -158,128 +170,148 @@ def mine_on_cluster(
     batch_rows: int = BATCH_ROWS,
 ) -> list[SourceSummary]:
     """Mine every source on the cluster behind ``client``; summaries in ``specs`` order."""
-    from distributed import KilledWorker, wait
-    from distributed.client import FutureCancelledError
-
     report = reporter or SilentClusterReporter()
-    token = uuid.uuid4().hex[:8]
-    sources = [_Source(i, spec, SourceSummary(source_name(spec))) for i, spec in enumerate(specs)]
-    waiting = deque(sources)
-    running: dict[str, tuple[_Source, Future]] = {}
-    watch = _Watch(client)
-    report.run_started(len(sources), len(watch.workers), dashboard_link(client))
+    run = _ClusterRun(store, options, client, tuple(labelers), report, clone_dir, chunk, batch_rows)
+    return run.mine(specs)
 
-    def submit(src: _Source, result: ChunkResult | None = None) -> None:
-        done = src.summary.seen
-        budget = chunk if options.limit is None else min(chunk, options.limit - done)
+
+class _ClusterRun:
+    """One run of the driver: what waits, what runs where, and what came back."""
+
+    def __init__(
+        self,
+        store: Store,
+        options: MineOptions,
+        client: Client,
+        labelers: tuple[LabelerSpec, ...],
+        report: ClusterReporter,
+        clone_dir: Path | None,
+        chunk: int,
+        batch_rows: int,
+    ) -> None:
+        self.store, self.options, self.client = store, options, client
+        self.labelers, self.report = labelers, report
+        self.clone_dir = str(clone_dir) if clone_dir else None
+        self.chunk, self.batch_rows = chunk, batch_rows
+        self.token = uuid.uuid4().hex[:8]  # keys stay unique on a long-lived scheduler
+        self.waiting: deque[_Source] = deque()
+        self.running: dict[str, tuple[_Source, Future]] = {}
+        self.watch = _Watch(client)
+
+    def mine(self, specs: Sequence[str]) -> list[SourceSummary]:
+        from distributed import wait
+
+        sources = [_Source(i, s, SourceSummary(source_name(s))) for i, s in enumerate(specs)]
+        self.waiting.extend(sources)
+        self.report.run_started(len(sources), len(self.watch.workers), dashboard_link(self.client))
+        try:
+            self._fill()
+            while self.running:
+                with suppress(TimeoutError):
+                    wait([f for _, f in self.running.values()], POLL_S, "FIRST_COMPLETED")
+                self._collect()
+                gone, changed = self.watch.poll()
+                for address in gone:
+                    self.report.worker_lost(address)
+                if changed:
+                    self.report.workers_changed(len(self.watch.workers))
+                self._fill()
+        finally:
+            if self.running:
+                self.client.cancel([f for _, f in self.running.values()])
+        return [src.summary for src in sources]
+
+    def _fill(self) -> None:
+        """Keep about two slices per worker thread in flight: enough to never starve a
+        worker, few enough that results do not pile up waiting for the one writer."""
+        while self.waiting and len(self.running) < max(2, 2 * self.watch.threads):
+            self._submit(self.waiting.popleft())
+
+    def _submit(self, src: _Source, after: ChunkResult | None = None) -> None:
+        limit, done = self.options.limit, src.summary.seen
         task = ChunkTask(
             spec=src.spec,
-            options=options,
-            budget=budget,
-            labelers=tuple(labelers),
-            clone_dir=str(clone_dir) if clone_dir else None,
-            checkpoints=() if result else tuple(load_checkpoints(store, KIND, src.summary.source)),
-            continuation=result.continuation() if result else None,
+            options=self.options,
+            budget=self.chunk if limit is None else min(self.chunk, limit - done),
+            labelers=self.labelers,
+            clone_dir=self.clone_dir,
+            checkpoints=() if after else self._checkpoints(src),
+            continuation=after.continuation() if after else None,
         )
-        key = f"mine-commits-{token}-{src.index}-{src.slices}"
+        key = f"mine-commits-{self.token}-{src.index}-{src.slices}"
         src.slices += 1
-        near = [result.worker] if result is not None and result.worker else None
-        future = client.submit(
+        near = [after.worker] if after is not None and after.worker else None
+        future = self.client.submit(
             mine_chunk, task, key=key, workers=near, allow_other_workers=near is not None
         )
-        running[key] = (src, future)
+        self.running[key] = (src, future)
 
-    def finish(src: _Source) -> None:
-        report.source_finished(src.summary)
-        if waiting:
-            submit(waiting.popleft())
+    def _checkpoints(self, src: _Source) -> tuple[Checkpoint, ...]:
+        return tuple(load_checkpoints(self.store, KIND, src.summary.source))
 
-    def failed(src: _Source, reason: str, message: str) -> None:
-        src.summary.failed, src.summary.reason = message, reason
-        finish(src)
+    def _collect(self) -> None:
+        """Take in every finished slice (or failed task) since the last look."""
+        from distributed import KilledWorker
+        from distributed.client import FutureCancelledError
 
-    def absorb(src: _Source, result: ChunkResult) -> None:
+        ready = [key for key, (_, f) in self.running.items() if f.done()]
+        redone = self.watch.redone([k for k in ready if self.running[k][1].status == "finished"])
+        for key in ready:
+            src, future = self.running.pop(key)
+            if redone.get(key):
+                src.summary.requeued += redone[key]
+                self.report.requeued(src.summary.source, redone[key])
+            try:
+                result = future.result()
+            except KilledWorker:
+                self._fail(
+                    src,
+                    "killed-worker",
+                    "its task took down one worker after another (out of memory?);"
+                    " giving up on this repository",
+                )
+                continue
+            except (FutureCancelledError, Exception) as exc:  # a bug, or the cluster went
+                text = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+                self._fail(src, "error", f"task failed: {text}")
+                continue
+            finally:
+                future.release()
+            self._absorb(src, result)
+
+    def _absorb(self, src: _Source, result: ChunkResult) -> None:
+        """Write a returned slice with its checkpoint, then submit the next one."""
         summary = src.summary
         if src.slices == 1:
             summary.source, summary.branch = result.source, result.branch
             summary.resumed_after = result.resumed_after
             src.base, src.last_key = result.counters, result.resumed_after
         for text in result.problems:
-            report.problem(text)
+            self.report.problem(text)
         if result.failed:
-            failed(src, result.reason or "error", result.failed)
+            self._fail(src, result.reason or "error", result.failed)
             return
         summary.seen += result.seen
         summary.filtered.update(result.filtered)
         src.last_key = result.last_sha or src.last_key
-        assert result.scope is not None
 
         def checkpoint() -> Checkpoint:
-            counters = cumulative(
-                src.base,
-                summary,
-                finished=result.finished,
-                tip=result.tip,
-                position=result.position,
-            )
+            at = {"finished": result.finished, "tip": result.tip, "position": result.position}
+            counters = cumulative(src.base, summary, **at)
             return Checkpoint(KIND, summary.source, result.scope or "", src.last_key, counters)
 
-        save_rows(store, result.rows, summary, checkpoint, batch_rows)
-        report.advance(summary.source, result.seen)
-        limited = options.limit is not None and summary.seen >= options.limit
+        save_rows(self.store, result.rows, summary, checkpoint, self.batch_rows)
+        self.report.advance(summary.source, result.seen)
+        limited = self.options.limit is not None and summary.seen >= self.options.limit
         if result.finished or limited or result.seen == 0:
-            finish(src)
+            self._finish(src)
         else:
-            submit(src, result)
+            self._submit(src, result)
 
-    try:
-        while waiting and len(running) < max(2, 2 * watch.threads):
-            submit(waiting.popleft())
-        while running:
-            with suppress(TimeoutError):
-                wait([f for _, f in running.values()], POLL_S, "FIRST_COMPLETED")
-            ready = [key for key, (_, f) in running.items() if f.done()]
-            redone = _redone(client, [k for k in ready if running[k][1].status == "finished"])
-            for key in ready:
-                src, future = running.pop(key)
-                if redone.get(key):
-                    src.summary.requeued += redone[key]
-                    report.requeued(src.summary.source, redone[key])
-                try:
-                    result = future.result()
-                except KilledWorker:
-                    failed(
-                        src,
-                        "killed-worker",
-                        "its task took down one worker after another (out of memory?);"
-                        " giving up on this repository",
-                    )
-                    continue
-                except (FutureCancelledError, Exception) as exc:  # a bug, or the cluster went
-                    text = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
-                    failed(src, "error", f"task failed: {text}")
-                    continue
-                finally:
-                    future.release()
-                absorb(src, result)
-            gone, changed = watch.poll()
-            for address in gone:
-                report.worker_lost(address)
-            if changed:
-                report.workers_changed(len(watch.workers))
-            while waiting and len(running) < max(2, 2 * watch.threads):
-                submit(waiting.popleft())
-    finally:
-        if running:
-            client.cancel([f for _, f in running.values()])
-    return [src.summary for src in sources]
+    def _fail(self, src: _Source, reason: str, message: str) -> None:
+        src.summary.failed, src.summary.reason = message, reason
+        self._finish(src)
 
-
-def _redone(client: Client, keys: list[str]) -> dict[str, int]:
-    """How many times each finished task was started again after losing its worker."""
-    if not keys:
-        return {}
-    try:
-        return dict(client.run_on_scheduler(_suspicious, keys=keys))
-    except Exception:  # an old or locked-down scheduler: the counts are only informative
-        return {}
+    def _finish(self, src: _Source) -> None:
+        self.report.source_finished(src.summary)
+        self._fill()
