@@ -43,6 +43,17 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-unt
     return invoke
 
 
+@pytest.fixture
+def split(cli, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """gt-sample imported with its votes, then split by repository into tr, gt-dev, gt-eval."""
+    sample = ROOT / "sample_data" / "annotation"
+    assert cli("import", "items", str(sample / "items.jsonl"), "--set", "gt-sample").exit_code == 0
+    assert cli("import", "votes", str(sample / "votes.csv")).exit_code == 0
+    made = cli("set", "split", "--from-set", "gt-sample", "--into", "tr:60,gt-dev:20,gt-eval:20")
+    assert made.exit_code == 0, made.output
+    return cli
+
+
 @pytest.fixture(scope="session")
 def sample_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
     """The sample repository built from the recipe, with the builder's per-commit report."""

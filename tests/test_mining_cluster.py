@@ -32,6 +32,7 @@ from store import open_store
 from tests.benchmarks.synthetic_repo import build_repository
 from tests.gitrepo import GitRepo, py_module
 from tests.test_mining_resume import build_history
+from tests.test_train_cli import TINY
 
 KEYWORD = LabelerSpec("keyword@1", "keyword", "1")
 ROWS = {
@@ -337,3 +338,45 @@ def test_the_cli_names_a_bad_cluster_address_in_one_line(
     assert result.exit_code == 1
     assert "error: cannot reach the Dask scheduler at tcp://127.0.0.1:9" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_student_pre_labels_on_the_workers_as_it_does_in_process(
+    split,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+    repos: Repos,
+    client: Client,
+) -> None:
+    trained = split("train", "--votes", "tr", "--dev", "gt-dev", *TINY, "--json")
+    assert trained.exit_code == 0, trained.output
+    mined = split(
+        "mine",
+        "commits",
+        repos.urls[2],
+        "--labeler",
+        "student@latest",
+        "--scheduler",
+        client.scheduler.address,
+        "--task-commits",
+        "40",
+    )
+    assert mined.exit_code == 0, mined.stderr
+    conn = sqlite3.connect(tmp_path / "cli.db")
+    try:
+        stored = conn.execute(
+            "SELECT c.model_input, p.label, p.score FROM predictions p"
+            " JOIN commits c ON c.item_id = p.item_id WHERE p.labeler = 'student@1'"
+            " ORDER BY c.item_id"
+        ).fetchall()
+        (commits,) = conn.execute(
+            "SELECT COUNT(*) FROM commits WHERE repo = ?", (repos.urls[2],)
+        ).fetchone()
+        path = conn.execute("SELECT path FROM models WHERE name = 'student@1'").fetchone()[0]
+    finally:
+        conn.close()
+    assert len(stored) == commits > 20
+    local = build_labeler(LabelerSpec("student@1", "student", "1", path))
+    expected = local.predict([row[0] for row in stored])
+    assert [row[1] for row in stored] == [p.label for p in expected]
+    assert [row[2] for row in stored] == pytest.approx([p.score for p in expected], abs=1e-4)
+    builds = [counts for counts in client.run(labeler_builds).values() if "student@1" in counts]
+    assert builds and all(counts["student@1"] == 1 for counts in builds)

@@ -14,10 +14,8 @@ from store import open_store
 from store.predictions import add_predictions
 from store.records import PredictionRow
 from store.sets import get_set, set_item_ids
-from tests.conftest import ROOT
 from tests.gitrepo import GitRepo, py_module
 
-SAMPLE = ROOT / "sample_data" / "annotation"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 TINY = ("--epochs", "1", "--max-length", "64", "--batch", "8", "--lr", "1e-4")
 
@@ -25,16 +23,6 @@ TINY = ("--epochs", "1", "--max-length", "64", "--batch", "8", "--lr", "1e-4")
 def _json(result) -> dict:  # type: ignore[no-untyped-def]
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
-
-
-@pytest.fixture
-def split(cli, tmp_path: Path):  # type: ignore[no-untyped-def]
-    """gt-sample imported with its votes, then split by repository into tr, gt-dev, gt-eval."""
-    assert cli("import", "items", str(SAMPLE / "items.jsonl"), "--set", "gt-sample").exit_code == 0
-    assert cli("import", "votes", str(SAMPLE / "votes.csv")).exit_code == 0
-    made = cli("set", "split", "--from-set", "gt-sample", "--into", "tr:60,gt-dev:20,gt-eval:20")
-    assert made.exit_code == 0, made.output
-    return cli
 
 
 def _set_ids(db: Path, name: str) -> list[int]:
