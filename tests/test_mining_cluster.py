@@ -319,11 +319,13 @@ def test_the_cli_filters_a_repos_file_mines_on_workers_and_skips_what_it_finishe
     before = snapshot(db)
     assert before["items"]
 
-    again = cli(*args, "--scheduler", client.scheduler.address)
+    # the shared cluster's workers started before this test's $CURATOR_CACHE: say where
+    joined = ["--scheduler", client.scheduler.address, "--clone-dir", str(tmp_path / "cache")]
+    again = cli(*args, *joined)
     assert again.exit_code == 0, again.stderr
     assert "skipping 1 repository an earlier run finished" in again.stderr
     assert "nothing to mine" in again.stdout
-    refreshed = cli(*args, "--scheduler", client.scheduler.address, "--refresh")
+    refreshed = cli(*args, *joined, "--refresh")
     assert refreshed.exit_code == 0, refreshed.stderr
     assert "seen 0, filtered 0, duplicates 0, stored 0" in refreshed.stdout
     assert snapshot(db) == before
@@ -356,6 +358,8 @@ def test_the_student_pre_labels_on_the_workers_as_it_does_in_process(
         "student@latest",
         "--scheduler",
         client.scheduler.address,
+        "--clone-dir",
+        str(tmp_path / "cache"),
         "--task-commits",
         "40",
     )
