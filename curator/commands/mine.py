@@ -229,7 +229,8 @@ def commits(
                 markup=False,
             )
             listed = [spec for spec in listed if spec not in done]
-    specs += [spec for spec in listed if spec not in set(specs)]
+    named = set(specs)
+    specs += [spec for spec in listed if spec not in named]
     if not specs:
         store.close()
         out.print("nothing to mine: every chosen repository was finished by an earlier run")
@@ -264,8 +265,14 @@ def _in_process(
     batch_size: int,
 ) -> tuple[list[SourceSummary], float]:
     labelers = _build(store, label_specs)
-    progress = source_progress("commits")
-    reporter = SourceReporter(progress)
+    reporter: SourceReporter | ClusterProgress
+    if len(specs) > SUMMARY_ROWS:  # a long list: two rows of totals, not a bar per source
+        progress = cluster_progress()
+        reporter = ClusterProgress(progress)
+        reporter.run_started(len(specs), 0, None)
+    else:
+        progress = source_progress("commits")
+        reporter = SourceReporter(progress)
     started = time.monotonic()
     with progress:
         summaries = mine_commits(store, specs, options, labelers, reporter, clone_dir, batch_size)

@@ -102,9 +102,10 @@ class SourceReporter:
 
 
 class ClusterProgress:
-    """The reporter of a cluster run: one bar of repositories done out of the total
-    (with its ETA), one count of commits examined (with commits/s), failures by reason
-    in the repositories' line, a line per problem, and the dashboard's address."""
+    """The reporter of a cluster run (and of an in-process run over a long list): one
+    bar of repositories done out of the total (with its ETA), one count of commits
+    examined (with commits/s), failures by reason in the repositories' line, a line per
+    problem, and the dashboard's address."""
 
     def __init__(self, progress: Progress) -> None:
         self.progress = progress
@@ -116,13 +117,17 @@ class ClusterProgress:
         self.problems = 0
 
     def run_started(self, sources: int, workers: int, dashboard: str | None) -> None:
-        console = self.progress.console
-        where = f"dashboard {dashboard}" if dashboard else "no dashboard (pip install bokeh)"
-        console.print(
-            labelled("cluster", "cyan", f"{workers} worker{'s' * (workers != 1)}, {where}")
-        )
+        """Draw the two rows; ``workers`` 0 is an in-process run (no cluster line)."""
+        if workers:
+            where = f"dashboard {dashboard}" if dashboard else "no dashboard (pip install bokeh)"
+            self.progress.console.print(
+                labelled("cluster", "cyan", f"{workers} worker{'s' * (workers != 1)}, {where}")
+            )
         self.repos = self.progress.add_task("repositories", total=max(sources, 1), note="")
         self.commits = self.progress.add_task("commits", total=None, unit="commits", note="")
+
+    def source_started(self, source: str, total: int, done: int) -> None:
+        pass  # an in-process run over a long list: only the totals are drawn
 
     def advance(self, source: str, count: int) -> None:
         if self.commits is not None:
