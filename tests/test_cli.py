@@ -342,3 +342,22 @@ def test_markup_and_escapes_in_messages_and_paths_are_inert(tmp_path: Path) -> N
     out, _ = assert_clean(tables)
     assert tables.returncode == 0
     assert "keyword@1" in out
+
+
+def test_a_long_repository_list_in_process_shows_totals_and_lists_the_failures(
+    cli,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+    repo: GitRepo,
+) -> None:
+    fates = build_repo(repo)
+    listing = tmp_path / "repos.csv"
+    missing = [tmp_path / f"gone-{n}" for n in range(31)]
+    listing.write_text("repo\n" + "\n".join(map(str, [repo.path, *missing])) + "\n")
+    result = cli("mine", "commits", "--repos-file", str(listing))
+    assert result.exit_code == 1
+    stdout = text(result.stdout)
+    assert "Mining summary: 32 repositories, failed ones listed" in stdout
+    assert stdout.count("failed: not-found") == 30  # the table stops at 30 rows
+    assert "failed repositories by reason: not-found 31" in stdout
+    assert summary_counts(result.stdout)["stored"] == len(fates["stored"])
+    assert f"error: {missing[0]}: no such file or directory" in text(result.stderr)
