@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Protocol
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from store.records import SaveResult
 
@@ -32,6 +33,20 @@ def tally(summary: SaveCounts, results: Iterable[SaveResult]) -> None:
             summary.duplicates += 1
         else:
             summary.known += 1
+
+
+def cumulative_counts(
+    base: Mapping[str, Any],
+    summary: Any,
+    fields: Sequence[str] = ("seen", "stored", "duplicates", "known"),
+) -> dict[str, Any]:
+    """A checkpoint's counters: an earlier run's (``base``) plus this run's ``summary``
+    fields, and its ``filtered`` reasons added up."""
+    totals: dict[str, Any] = {name: base.get(name, 0) + getattr(summary, name) for name in fields}
+    filtered = Counter(base.get("filtered", {}))
+    filtered.update(summary.filtered)
+    totals["filtered"] = dict(sorted(filtered.items()))
+    return totals
 
 
 class SourceReporter(Protocol):

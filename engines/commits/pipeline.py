@@ -22,7 +22,7 @@ from engines.commits.options import MineOptions
 from engines.commits.sources import SourceError, source_name
 from engines.commits.start import finished_in, start_source
 from engines.labelers.base import Labeler
-from engines.reporting import SilentReporter, SourceReporter, tally
+from engines.reporting import SilentReporter, SourceReporter, cumulative_counts, tally
 from store import Store
 from store.commits import load_checkpoints, save_checkpoint, save_commit_batch
 from store.records import Checkpoint, CommitRow, SaveResult
@@ -93,17 +93,7 @@ def save_rows(
 def cumulative(base: dict[str, Any], summary: SourceSummary, **state: Any) -> dict[str, Any]:
     """Counters over every run of this source and scope, stored with the checkpoint,
     with where the walk stands (``branch``, ``finished``, ...)."""
-    filtered = Counter(base.get("filtered", {}))
-    filtered.update(summary.filtered)
-    return {
-        "seen": base.get("seen", 0) + summary.seen,
-        "stored": base.get("stored", 0) + summary.stored,
-        "duplicates": base.get("duplicates", 0) + summary.duplicates,
-        "known": base.get("known", 0) + summary.known,
-        "filtered": dict(sorted(filtered.items())),
-        "branch": summary.branch,
-        **state,
-    }
+    return {**cumulative_counts(base, summary), "branch": summary.branch, **state}
 
 
 def mine_commits(

@@ -31,7 +31,7 @@ from engines.kernels.scrape import (
     scrape_text,
 )
 from engines.kernels.shim import apply_shim, shim_for
-from engines.reporting import SilentReporter, SourceReporter, tally
+from engines.reporting import SilentReporter, SourceReporter, cumulative_counts, tally
 from store import Store
 from store.commits import load_checkpoint
 from store.kernel_records import KernelCheck, KernelRow, StoredKernel
@@ -258,18 +258,11 @@ def _file_rows(
         yield _row(source, f"{source}::{key}", cand, worker, min_instructions, report)
 
 
+_COUNTED = ("files", "seen", "stored", "duplicates", "known", "unreadable")
+
+
 def _cumulative(base: dict[str, Any], summary: SourceSummary) -> dict[str, Any]:
-    filtered = Counter(base.get("filtered", {}))
-    filtered.update(summary.filtered)
-    return {
-        "files": base.get("files", 0) + summary.files,
-        "seen": base.get("seen", 0) + summary.seen,
-        "stored": base.get("stored", 0) + summary.stored,
-        "duplicates": base.get("duplicates", 0) + summary.duplicates,
-        "known": base.get("known", 0) + summary.known,
-        "unreadable": base.get("unreadable", 0) + summary.unreadable,
-        "filtered": dict(sorted(filtered.items())),
-    }
+    return cumulative_counts(base, summary, _COUNTED)
 
 
 @dataclass(frozen=True)
