@@ -75,8 +75,8 @@ def _summary_table(summaries: list[SourceSummary]) -> Table:
 
 def _labeler_specs(store: Store, names: list[str]) -> list[LabelerSpec]:
     """The keyword labeler plus each named one, resolved (a bad name exits 1)."""
-    chosen = [LabelerSpec("keyword@1", "keyword", "1")]
-    for name in names:
+    chosen: list[LabelerSpec] = []
+    for name in ["keyword@latest", *names]:
         try:
             spec = resolve_labeler(store, name)
         except (LabelerError, ValueError, OSError) as exc:

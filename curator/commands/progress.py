@@ -112,9 +112,6 @@ class ClusterProgress:
         self.repos: TaskID | None = None
         self.commits: TaskID | None = None
         self.failures: Counter[str] = Counter()
-        self.requeues = 0
-        self.lost_workers = 0
-        self.problems = 0
 
     def run_started(self, sources: int, workers: int, dashboard: str | None) -> None:
         """Draw the two rows; ``workers`` 0 is an in-process run (no cluster line)."""
@@ -134,11 +131,9 @@ class ClusterProgress:
             self.progress.advance(self.commits, count)
 
     def problem(self, text: str) -> None:
-        self.problems += 1
         self.progress.console.print(labelled("warning", "yellow", one_line(text, 300)))
 
     def worker_lost(self, address: str) -> None:
-        self.lost_workers += 1
         self.failures["worker-lost"] += 1
         self._describe()
         self.progress.console.print(
@@ -151,7 +146,6 @@ class ClusterProgress:
         )
 
     def requeued(self, source: str, times: int) -> None:
-        self.requeues += times
         self.progress.console.print(
             labelled(
                 "redone",

@@ -34,13 +34,13 @@ from engines.commits.pipeline import (
     SourceSummary,
     cumulative,
     save_rows,
+    source_checkpoints,
 )
 from engines.commits.sources import source_name
 from engines.commits.task import ChunkResult, ChunkTask, mine_chunk
 from engines.labelers.registry import LabelerSpec
 from engines.reporting import ClusterReporter, SilentClusterReporter
 from store import Store
-from store.commits import load_checkpoints
 from store.records import Checkpoint
 
 if TYPE_CHECKING:
@@ -235,7 +235,7 @@ class _ClusterRun:
             budget=self.chunk if limit is None else min(self.chunk, limit - done),
             labelers=self.labelers,
             clone_dir=self.clone_dir,
-            checkpoints=() if after else self._checkpoints(src),
+            checkpoints={} if after else source_checkpoints(self.store, src.summary.source),
             continuation=after.continuation() if after else None,
         )
         key = f"mine-commits-{self.token}-{src.index}-{src.slices}"
@@ -245,9 +245,6 @@ class _ClusterRun:
             mine_chunk, task, key=key, workers=near, allow_other_workers=near is not None
         )
         self.running[key] = (src, future)
-
-    def _checkpoints(self, src: _Source) -> tuple[Checkpoint, ...]:
-        return tuple(load_checkpoints(self.store, KIND, src.summary.source))
 
     def _collect(self) -> None:
         """Take in every finished slice (or failed task) since the last look."""

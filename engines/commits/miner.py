@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
-from collections.abc import Iterator
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -58,6 +58,26 @@ class Rejected:
 
 
 Outcome = Mined | Filtered | Rejected
+
+
+def file_outcome(
+    outcome: Outcome,
+    source: str,
+    rows: list[CommitRow],
+    filtered: Counter[str],
+    problem: Callable[[str], None],
+) -> None:
+    """Put one outcome where a driver keeps it: a mined row in ``rows``, any other in
+    ``filtered`` by reason; a rejection, or a mined commit's warning, is a problem line."""
+    where = f"{source}@{outcome.sha[:12]}"
+    if isinstance(outcome, Mined):
+        rows.append(outcome.row)
+        for warning in outcome.warnings:
+            problem(f"{where}: {warning}")
+        return
+    filtered[outcome.reason] += 1
+    if isinstance(outcome, Rejected):
+        problem(f"{where}: {outcome.message}")
 
 
 class _CachedFile(ModifiedFile):

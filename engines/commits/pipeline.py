@@ -17,7 +17,7 @@ from typing import Any
 
 from engines.commits.gitlog import GitError, count_commits
 from engines.commits.labeling import label_rows
-from engines.commits.miner import Mined, Rejected, mine_repository
+from engines.commits.miner import file_outcome, mine_repository
 from engines.commits.options import MineOptions
 from engines.commits.sources import SourceError, source_name
 from engines.commits.start import finished_in, start_source
@@ -169,15 +169,7 @@ def _mine_source(
         summary.seen += 1
         unflushed += 1
         last_sha = outcome.sha
-        if isinstance(outcome, Mined):
-            pending.append(outcome.row)
-            for warning in outcome.warnings:
-                report.problem(f"{repo.source}@{outcome.sha[:12]}: {warning}")
-        elif isinstance(outcome, Rejected):
-            summary.filtered[outcome.reason] += 1
-            report.problem(f"{repo.source}@{outcome.sha[:12]}: {outcome.message}")
-        else:
-            summary.filtered[outcome.reason] += 1
+        file_outcome(outcome, repo.source, pending, summary.filtered, report.problem)
         if len(pending) >= batch_rows or time.monotonic() - flushed_at > BATCH_SECONDS:
             flush()
         if options.limit is not None and summary.seen >= options.limit:

@@ -10,15 +10,15 @@ to the tip the first one saw, so a long history costs no re-walk per slice.
 
 from __future__ import annotations
 
-import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engines.commits.gitlog import CommitWindow, GitError, list_commits, tip_of
 from engines.commits.labeling import label_rows, labelers_for
-from engines.commits.miner import Mined, Rejected, mine_repository
+from engines.commits.miner import file_outcome, mine_repository
 from engines.commits.options import MineOptions
 from engines.commits.sources import LocalRepo, SourceError, resolve_source
 from engines.commits.start import start_source
@@ -44,7 +44,7 @@ class ChunkTask:
     budget: int
     labelers: tuple[LabelerSpec, ...] = ()
     clone_dir: str | None = None
-    checkpoints: tuple[Checkpoint, ...] = ()  # the source's, read by the first slice
+    checkpoints: Mapping[str, Checkpoint] = field(default_factory=dict)  # by scope; 1st slice
     continuation: Continuation | None = None  # set for every later slice
 
 
@@ -71,7 +71,6 @@ class ChunkResult:
     failed: str | None = None
     reason: str | None = None
     worker: str | None = None
-    seconds: float = 0.0
 
     @property
     def position(self) -> int:
@@ -90,7 +89,6 @@ class ChunkResult:
 def mine_chunk(task: ChunkTask) -> ChunkResult:
     """Mine the next ``task.budget`` commits of one source; failures come back in the
     result (``failed`` and ``reason``), never as an exception."""
-    began = time.monotonic()
     result = ChunkResult(task.spec, task.spec, worker=_worker_address())
     clone_dir = Path(task.clone_dir) if task.clone_dir else None
     try:
@@ -106,14 +104,7 @@ def mine_chunk(task: ChunkTask) -> ChunkResult:
         for outcome in mine_repository(repo.path, repo.source, rev, task.options, window=window):
             result.seen += 1
             result.last_sha = outcome.sha
-            if isinstance(outcome, Mined):
-                result.rows.append(outcome.row)
-                where = f"{repo.source}@{outcome.sha[:12]}"
-                result.problems += [f"{where}: {w}" for w in outcome.warnings]
-            else:
-                result.filtered[outcome.reason] += 1
-                if isinstance(outcome, Rejected):
-                    result.problems.append(f"{repo.source}@{outcome.sha[:12]}: {outcome.message}")
+            file_outcome(outcome, repo.source, result.rows, result.filtered, result.problems.append)
         label_rows(result.rows, labelers)
     except SourceError as exc:
         result.failed, result.reason = str(exc), exc.reason
@@ -123,7 +114,6 @@ def mine_chunk(task: ChunkTask) -> ChunkResult:
         result.failed, result.reason = f"cannot load a labeler: {exc}", "labeler"
     except OSError as exc:  # the clone cache or the disk, as the worker sees it
         result.failed, result.reason = f"{type(exc).__name__}: {exc}", "io"
-    result.seconds = time.monotonic() - began
     return result
 
 
@@ -131,7 +121,7 @@ def _first_window(
     task: ChunkTask, clone_dir: Path | None, result: ChunkResult
 ) -> tuple[LocalRepo, str, CommitWindow]:
     options = task.options
-    start = start_source(task.spec, options, {cp.scope: cp for cp in task.checkpoints}, clone_dir)
+    start = start_source(task.spec, options, task.checkpoints, clone_dir)
     result.problems += start.warnings
     result.branch, result.scope = start.branch, start.scope
     result.counters, result.resumed_after = start.counters, start.after

@@ -126,8 +126,9 @@ def resolve_labeler(
     family, sep, version = name.rpartition("@")
     if not sep or not family or not version:
         raise LabelerError(f"{name!r}: expected NAME@VERSION, e.g. student@latest")
-    if family in RULE_LABELERS:
-        return LabelerSpec(name, family, version)
+    if family in RULE_LABELERS:  # built here to check the version and learn @latest's
+        built = RULE_LABELERS[family](version).name
+        return LabelerSpec(built, family, built.rpartition("@")[2])
     row = resolve_model(store, name)
     return LabelerSpec(
         row.name,
@@ -173,5 +174,8 @@ def load_labeler(
     **options: Any,
 ) -> Labeler:
     """Build the labeler a name refers to; raises :class:`LabelerError` when it cannot."""
+    family, _, version = name.rpartition("@")
+    if family in RULE_LABELERS and version:  # built once, not to resolve and then build
+        return RULE_LABELERS[family](version, **options)
     spec = resolve_labeler(store, name, batch_size, quantized, bf16, openvino)
     return build_labeler(spec, **options)
