@@ -69,15 +69,14 @@ def file_outcome(
 ) -> None:
     """Put one outcome where a driver keeps it: a mined row in ``rows``, any other in
     ``filtered`` by reason; a rejection, or a mined commit's warning, is a problem line."""
-    where = f"{source}@{outcome.sha[:12]}"
     if isinstance(outcome, Mined):
         rows.append(outcome.row)
         for warning in outcome.warnings:
-            problem(f"{where}: {warning}")
+            problem(f"{source}@{outcome.sha[:12]}: {warning}")
         return
     filtered[outcome.reason] += 1
     if isinstance(outcome, Rejected):
-        problem(f"{where}: {outcome.message}")
+        problem(f"{source}@{outcome.sha[:12]}: {outcome.message}")
 
 
 class _CachedFile(ModifiedFile):
