@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from curator import __version__
-from curator.cli_context import remember_root_flags
+from curator.cli_context import begin_run
 from curator.commands import (
     adjudicate,
     agree,
@@ -83,9 +83,8 @@ def root(
     [bold]CURATOR_DB[/] environment variable, else [bold]db[/] in ./curator.toml or
     the user config, else [bold]./curator.db[/] ([bold]curator config show[/]).
     """
+    begin_run(annotator=annotator, db=db)
     if ctx.invoked_subcommand is not None:
-        if annotator or db:
-            remember_root_flags(annotator=annotator, db=db)
         return
     if not interactive():
         typer.echo(ctx.get_help())

@@ -13,8 +13,6 @@ import getpass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import click
-
 from curator.presentation.cli_output import EXIT_USAGE, fail
 from curator.settings import Settings, SettingsError, load_settings
 from store import Store, open_store
@@ -23,36 +21,36 @@ from store.connection import StoreError
 if TYPE_CHECKING:
     from engines.kernels.checker import KernelWorker
 
-_META_KEY = "curator.settings"
 HOW_TO_NAME = (
     '--annotator NAME, or set CURATOR_ANNOTATOR, or annotator = "NAME" in ./curator.toml'
     " or ~/.config/curator/config.toml"
 )
 
 
+class _Run:
+    """The settings of the current invocation: read on first use, once per run."""
+
+    root_flags: dict[str, Any] = {}  # noqa: RUF012 - replaced, never mutated
+    settings: Settings | None = None
+
+
+def begin_run(**root_flags: Any) -> None:
+    """Called by the root command at the start of every invocation: forget the last
+    run's settings (tests invoke the app many times in one process) and remember the
+    root's flags (``curator --db X COMMAND``), which hold for every command."""
+    _Run.root_flags = {k: v for k, v in root_flags.items() if v is not None}
+    _Run.settings = None
+
+
 def settings(**flags: Any) -> Settings:
-    """The run's settings with this command's flags on top. Read once per invocation
-    (kept on the root click context); a bad config file exits 2 with one line."""
-    ctx = click.get_current_context(silent=True)
-    root = ctx.find_root() if ctx is not None else None
-    base = root.meta.get(_META_KEY) if root is not None else None
-    if base is None:
-        try:
-            base = load_settings()
-        except SettingsError as exc:
-            fail(str(exc), EXIT_USAGE)
-        if root is not None:
-            root.meta[_META_KEY] = base
+    """The run's settings with this command's flags on top; a bad config file or value
+    exits 2 with one line. Nothing is read until a command asks."""
     try:
-        return base.with_flags(**flags)
+        if _Run.settings is None:
+            _Run.settings = load_settings(_Run.root_flags)
+        return _Run.settings.with_flags(**flags)
     except SettingsError as exc:
         fail(str(exc), EXIT_USAGE)
-
-
-def remember_root_flags(**flags: Any) -> None:
-    """``curator --db X --annotator Y COMMAND``: the root's flags hold for every command."""
-    ctx = click.get_current_context()
-    ctx.find_root().meta[_META_KEY] = settings(**flags)
 
 
 def open_db(db: Path | None) -> Store:
