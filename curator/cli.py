@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from curator import __version__
-from curator.commands import audit, importing, mine, review, sets, stats, votes
-from curator.commands.ir import mine_ir_command
-from curator.commands.kernels import check_app, mine_kernels_command
+from curator.cli_context import begin_run
+from curator.commands import (
+    adjudicate,
+    agree,
+    audit,
+    check,
+    config,
+    evaluate,
+    importing,
+    mine,
+    sets,
+    stats,
+    votes,
+)
 from curator.commands.models import app as models_app
-from curator.commands.options import DbOption
+from curator.commands.options import AnnotatorOption, DbOption
 from curator.commands.predict import predict
 from curator.commands.releases import export_command, validate_command
 from curator.commands.teach import teach_command
 from curator.commands.train import train
-from curator.commands.tui import AnnotatorOption, interactive, label_command, run_app
+from curator.commands.tui import interactive, label_command, run_app
 
 app = typer.Typer(
     name="curator",
@@ -26,18 +37,16 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(mine.app, name="mine")
-mine.app.command("ir")(mine_ir_command)
-mine.app.command("kernels")(mine_kernels_command)
-app.add_typer(check_app, name="check")
+app.add_typer(check.check_app, name="check")
 app.command("stats")(stats.stats)
 app.add_typer(sets.app, name="set")
 app.add_typer(importing.app, name="import")
 app.command("vote")(votes.vote)
 app.command("undo")(votes.undo_command)
-app.command("agree")(review.agree)
-app.command("adjudicate")(review.adjudicate)
+app.command("agree")(agree.agree)
+app.command("adjudicate")(adjudicate.adjudicate)
 app.add_typer(audit.app, name="audit")
-app.command("eval")(review.eval_command)
+app.command("eval")(evaluate.eval_command)
 app.command("export")(export_command)
 app.command("validate")(validate_command)
 app.command("label")(label_command)
@@ -45,6 +54,7 @@ app.command("train")(train)
 app.add_typer(models_app, name="models")
 app.command("predict")(predict)
 app.command("teach")(teach_command)
+app.add_typer(config.app, name="config")
 
 
 def _version(value: bool) -> None:
@@ -56,19 +66,24 @@ def _version(value: bool) -> None:
 @app.callback(invoke_without_command=True)
 def root(
     ctx: typer.Context,
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
-    ),
-    annotator: str | None = AnnotatorOption,
-    db: Path | None = DbOption,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Show the version and exit."
+        ),
+    ] = False,
+    annotator: AnnotatorOption = None,
+    db: DbOption = None,
 ) -> None:
     """Curate ground-truth datasets of performance commits, OpenCL kernels and LLVM IR.
 
     With no command, opens the annotation app ([bold]curator --annotator NAME[/]).
 
     Every command finds its database the same way: [bold]--db PATH[/], else the
-    [bold]CURATOR_DB[/] environment variable, else [bold]./curator.db[/].
+    [bold]CURATOR_DB[/] environment variable, else [bold]db[/] in ./curator.toml or
+    the user config, else [bold]./curator.db[/] ([bold]curator config show[/]).
     """
+    begin_run(annotator=annotator, db=db)
     if ctx.invoked_subcommand is not None:
         return
     if not interactive():

@@ -15,18 +15,7 @@ import sqlite_utils
 from store.migrations import migrate
 
 DEFAULT_DB = "curator.db"
-ENV_VAR = "CURATOR_DB"
 BUSY_TIMEOUT_MS = 30_000
-
-
-def resolve_db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The database path: the explicit one, else ``$CURATOR_DB``, else ``./curator.db``."""
-    if explicit:
-        return Path(explicit)
-    env = os.environ.get(ENV_VAR)
-    if env:
-        return Path(env)
-    return Path(DEFAULT_DB)
 
 
 def utc_now() -> str:
@@ -101,8 +90,9 @@ def _enable_wal(conn: sqlite3.Connection, db_path: Path) -> None:
 
 
 def open_store(path: str | os.PathLike[str] | None = None, *, create: bool = True) -> Store:
-    """Open (and create or migrate) the store at ``path`` resolved as :func:`resolve_db_path`."""
-    db_path = resolve_db_path(path)
+    """Open (and create or migrate) the store at ``path``, else ``./curator.db``. The app
+    decides the path (flag, ``$CURATOR_DB``, config files: ``curator.settings``)."""
+    db_path = Path(path) if path else Path(DEFAULT_DB)
     if not create and not db_path.exists():
         raise StoreError(f"{db_path}: no such database")
     if db_path.parent and not db_path.parent.exists():

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from store import SCHEMA_VERSION, Store, open_store, resolve_db_path
+from curator.settings import resolve_db_path
+from store import SCHEMA_VERSION, Store, open_store
 from store.commits import (
     insert_predictions,
     load_checkpoint,

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 from rich.text import Text
 
-from annotation.audit import audit_report, draw_audit
+from annotation.audit import AuditReport, audit_report, draw_audit
 from annotation.sampling import SamplingError
 from annotation.sets import SetError
-from curator.commands.options import DbOption, open_db
-from curator.commands.output import EXIT_USAGE, fail, number, percent, print_json, table
-from curator.commands.review import RuleOption
-from curator.commands.sets import KIND_HELP, _fields, _kind
+from curator.cli_context import open_db
+from curator.commands.options import DbOption, KindOption, RuleOption, split_fields
 from curator.console import out
+from curator.presentation.cli_output import EXIT_USAGE, fail, number, percent, print_json, table
 from curator.safe_text import one_line
 
 app = typer.Typer(help="Audit the precision of a labeler's positives.", no_args_is_help=True)
@@ -22,26 +21,32 @@ app = typer.Typer(help="Audit the precision of a labeler's positives.", no_args_
 
 @app.command("draw")
 def draw(
-    name: str = typer.Argument(..., help="Name of the audit set, e.g. audit-2026-11."),
-    labeler: str = typer.Option(
-        ..., "--from-labeler", help="The labeler audited, e.g. student@3 or keyword@1."
-    ),
-    positive: bool = typer.Option(
-        False, "--positive", help="Audit its positives (perf for commits); the default."
-    ),
-    label: str | None = typer.Option(None, "--label", help="Audit another label instead."),
-    kind: str = typer.Option("commit", "--kind", callback=_kind, help=KIND_HELP),
-    confidence: float = typer.Option(0.95, "--confidence", min=0.5, max=0.999),
-    margin: float = typer.Option(0.05, "--margin", min=0.001, max=0.5),
-    stratify: str | None = typer.Option(
-        None, "--stratify", help="Comma-separated strata: language, stars, repo, keyword."
-    ),
-    seed: int = typer.Option(0, "--seed"),
-    size: int | None = typer.Option(
-        None, "--size", min=1, help="Sample this many instead of Cochran's size."
-    ),
-    votes_per_item: int = typer.Option(1, "--votes-per-item", min=1),
-    db: Path | None = DbOption,
+    name: Annotated[str, typer.Argument(help="Name of the audit set, e.g. audit-2026-11.")],
+    labeler: Annotated[
+        str,
+        typer.Option("--from-labeler", help="The labeler audited, e.g. student@3 or keyword@1."),
+    ],
+    positive: Annotated[
+        bool,
+        typer.Option("--positive", help="Audit its positives (perf for commits); the default."),
+    ] = False,
+    label: Annotated[
+        str | None, typer.Option("--label", help="Audit another label instead.")
+    ] = None,
+    kind: KindOption = "commit",
+    confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999)] = 0.95,
+    margin: Annotated[float, typer.Option("--margin", min=0.001, max=0.5)] = 0.05,
+    stratify: Annotated[
+        str | None,
+        typer.Option("--stratify", help="Comma-separated strata: language, stars, repo, keyword."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    size: Annotated[
+        int | None,
+        typer.Option("--size", min=1, help="Sample this many instead of Cochran's size."),
+    ] = None,
+    votes_per_item: Annotated[int, typer.Option("--votes-per-item", min=1)] = 1,
+    db: DbOption = None,
 ) -> None:
     """Draw an audit sample (Cochran's size with finite-population correction)."""
     if positive and label:
@@ -56,7 +61,7 @@ def draw(
                 label,
                 confidence,
                 margin,
-                _fields(stratify),
+                split_fields(stratify),
                 seed,
                 size,
                 votes_per_item,
@@ -79,10 +84,10 @@ def draw(
 
 @app.command("report")
 def report(
-    name: str = typer.Argument(..., help="The audit set."),
-    rule: str = RuleOption,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-    db: Path | None = DbOption,
+    name: Annotated[str, typer.Argument(help="The audit set.")],
+    rule: RuleOption = "majority",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    db: DbOption = None,
 ) -> None:
     """Precision so far with its Wilson interval, overall and per stratum."""
     with open_db(db) as store:
@@ -91,33 +96,7 @@ def report(
         except SetError as exc:
             fail(str(exc))
     if as_json:
-        print_json(
-            {
-                "set": r.name,
-                "labeler": r.labeler,
-                "label": r.label,
-                "population": r.population,
-                "sample": r.size,
-                "confidence": r.confidence,
-                "judged": r.overall.judged,
-                "correct": r.overall.correct,
-                "precision": r.overall.value,
-                "wilson_low": r.overall.low,
-                "wilson_high": r.overall.high,
-                "pending": r.pending,
-                "conflicts": r.conflicts,
-                "strata": {
-                    k: {
-                        "judged": p.judged,
-                        "correct": p.correct,
-                        "precision": p.value,
-                        "wilson_low": p.low,
-                        "wilson_high": p.high,
-                    }
-                    for k, p in r.strata.items()
-                },
-            }
-        )
+        print_json(_report_json(r))
         return
     level = f"{100 * r.confidence:g}%"
     out.print(
@@ -146,3 +125,31 @@ def report(
     out.print(
         table("Precision", ("stratum", "judged", "correct", "precision", f"Wilson {level}"), rows)
     )
+
+
+def _report_json(r: AuditReport) -> dict[str, Any]:
+    return {
+        "set": r.name,
+        "labeler": r.labeler,
+        "label": r.label,
+        "population": r.population,
+        "sample": r.size,
+        "confidence": r.confidence,
+        "judged": r.overall.judged,
+        "correct": r.overall.correct,
+        "precision": r.overall.value,
+        "wilson_low": r.overall.low,
+        "wilson_high": r.overall.high,
+        "pending": r.pending,
+        "conflicts": r.conflicts,
+        "strata": {
+            k: {
+                "judged": p.judged,
+                "correct": p.correct,
+                "precision": p.value,
+                "wilson_low": p.low,
+                "wilson_high": p.high,
+            }
+            for k, p in r.strata.items()
+        },
+    }

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.text import Text
 
 from annotation.importing import FileImportError, import_items_file, import_votes_file
 from annotation.labels import LabelError, parse_labels
-from curator.commands.options import DbOption, open_db
-from curator.commands.output import EXIT_INPUT, EXIT_USAGE, fail, load_optional_set
+from curator.cli_context import open_db
+from curator.commands.options import DbOption, KindOption, check_kind
 from curator.commands.releases import import_release_command
-from curator.commands.sets import KIND_HELP, _kind
 from curator.console import err, out
+from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, load_optional_set
 from curator.safe_text import labelled, one_line
 from engines.commits.representation import model_input
 from engines.labelers.keyword import KeywordLabeler
@@ -42,18 +43,22 @@ def _keyword_prelabel(items: list[ImportedItem]) -> list[list[PredictionRow]]:
 
 @app.command("items")
 def items(
-    files: list[Path] = typer.Argument(..., help="JSONL files: one object per line with 'id'."),
-    kind: str = typer.Option("commit", "--kind", callback=_kind, help=KIND_HELP),
-    set_name: str | None = typer.Option(
-        None, "--set", help="Put the items in this set (created if needed)."
-    ),
-    labels: str | None = typer.Option(
-        None, "--labels", help="Labels of a set created here, e.g. perf,non-perf."
-    ),
-    prelabel: bool = typer.Option(
-        True, "--prelabel/--no-prelabel", help="Run the keyword labeler on new commits."
-    ),
-    db: Path | None = DbOption,
+    files: Annotated[
+        list[Path], typer.Argument(help="JSONL files: one object per line with 'id'.")
+    ],
+    kind: KindOption = "commit",
+    set_name: Annotated[
+        str | None, typer.Option("--set", help="Put the items in this set (created if needed).")
+    ] = None,
+    labels: Annotated[
+        str | None,
+        typer.Option("--labels", help="Labels of a set created here, e.g. perf,non-perf."),
+    ] = None,
+    prelabel: Annotated[
+        bool,
+        typer.Option("--prelabel/--no-prelabel", help="Run the keyword labeler on new commits."),
+    ] = True,
+    db: DbOption = None,
 ) -> None:
     """Import items that did not come from mining; each file is all or nothing."""
     try:
@@ -91,18 +96,24 @@ def items(
 
 @app.command("votes")
 def votes(
-    files: list[Path] = typer.Argument(
-        ..., help="JSONL or CSV (with a header): item, annotator, label[, category, note]."
-    ),
-    kind: str | None = typer.Option(None, "--kind", help="Item kind, when ids are ambiguous."),
-    set_name: str | None = typer.Option(
-        None, "--set", help="Check labels against this set (and require membership)."
-    ),
-    db: Path | None = DbOption,
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="JSONL or CSV (with a header): item, annotator, label[, category, note]."
+        ),
+    ],
+    kind: Annotated[
+        str | None, typer.Option("--kind", help="Item kind, when ids are ambiguous.")
+    ] = None,
+    set_name: Annotated[
+        str | None,
+        typer.Option("--set", help="Check labels against this set (and require membership)."),
+    ] = None,
+    db: DbOption = None,
 ) -> None:
     """Import votes from another tool or a spreadsheet; each file is all or nothing."""
     if kind is not None:
-        _kind(kind)
+        check_kind(kind)
     failed = 0
     with open_db(db) as store:
         in_set = load_optional_set(store, set_name)

@@ -5,15 +5,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.text import Text
 
-from curator.commands.options import DbOption, open_db
-from curator.commands.output import EXIT_USAGE, fail, number, print_json, table
-from curator.commands.tui import default_annotator
+from curator.cli_context import annotator_or_login, open_db
+from curator.commands.options import AnnotatorOption, DbOption, JsonOption
 from curator.console import out
+from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table
 from curator.safe_text import one_line
 from curator.training import perf_f1, train_total
 from engines.labelers.registry import TRAINED_FAMILIES, LabelerError, resolve_model
@@ -39,10 +39,12 @@ def _family(value: str | None) -> str | None:
     return value
 
 
-FamilyOption = typer.Option(
-    None, "--family", callback=_family, help=f"Only this family: {', '.join(TRAINED_FAMILIES)}."
-)
-JsonOption = typer.Option(False, "--json", help="Print JSON.")
+FamilyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--family", callback=_family, help=f"Only this family: {', '.join(TRAINED_FAMILIES)}."
+    ),
+]
 
 
 def _when(stamp: str) -> str:
@@ -72,9 +74,9 @@ def _current_names(store: Store, rows: list[ModelRow]) -> set[str]:
 
 @app.command("list")
 def list_command(
-    family: str | None = FamilyOption,
-    as_json: bool = JsonOption,
-    db: Path | None = DbOption,
+    family: FamilyOption = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
 ) -> None:
     """Every registered model, oldest first: base, training size, dev and eval F1(perf);
     * marks each family's current version (what FAMILY@current names)."""
@@ -143,22 +145,17 @@ def _resolve(store: Store, name: str) -> ModelRow:
 
 @app.command("promote")
 def promote_command(
-    name: str = typer.Argument(..., help="The version to make current: FAMILY@N or FAMILY@latest."),
-    by: str | None = typer.Option(
-        None,
-        "--annotator",
-        "--by",
-        "-a",
-        help="Who promotes (default: $CURATOR_ANNOTATOR, else your login name).",
-        show_default=False,
-    ),
-    note: str | None = typer.Option(None, "--note", help="Why, e.g. 'best dev F1 so far'."),
-    db: Path | None = DbOption,
+    name: Annotated[
+        str, typer.Argument(help="The version to make current: FAMILY@N or FAMILY@latest.")
+    ],
+    by: AnnotatorOption = None,
+    note: Annotated[
+        str | None, typer.Option("--note", help="Why, e.g. 'best dev F1 so far'.")
+    ] = None,
+    db: DbOption = None,
 ) -> None:
     """Make a version its family's current one: FAMILY@current then names it."""
-    who = (by or default_annotator()).strip()
-    if not who:
-        fail("say who promotes: --by NAME (or set CURATOR_ANNOTATOR)", EXIT_USAGE)
+    who = annotator_or_login(by)
     with open_db(db) as store:
         row = _resolve(store, name)
         try:
@@ -190,9 +187,9 @@ def _history(rows: list[Promotion]) -> list[dict[str, Any]]:
 
 @app.command("history")
 def history_command(
-    family: str | None = FamilyOption,
-    as_json: bool = JsonOption,
-    db: Path | None = DbOption,
+    family: FamilyOption = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
 ) -> None:
     """Every promotion, oldest first: when, which version replaced which, by whom, why."""
     with open_db(db) as store:

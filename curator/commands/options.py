@@ -1,29 +1,74 @@
-"""Options shared by several commands."""
+"""Options shared by several commands, each defined once (typer's ``Annotated`` style)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
-from curator.console import err
-from curator.safe_text import labelled, one_line
-from store import Store, open_store
-from store.connection import StoreError
+DbOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--db",
+        help="SQLite database (default: $CURATOR_DB, else db in curator.toml or the user"
+        " config, else ./curator.db).",
+        show_default=False,
+    ),
+]
 
-DbOption = typer.Option(
-    None,
-    "--db",
-    envvar="CURATOR_DB",
-    help="SQLite database (default: $CURATOR_DB, else ./curator.db).",
-    show_default=False,
-)
+AnnotatorOption = Annotated[
+    str | None,
+    typer.Option(
+        "--annotator",
+        "--by",
+        "-a",
+        help="Who is acting (default: $CURATOR_ANNOTATOR, else annotator in curator.toml or"
+        " the user config). Votes require one; the app and promotions fall back to your"
+        " login name.",
+        show_default=False,
+    ),
+]
+
+CloneDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--clone-dir",
+        help="Where URLs are cloned (default: <cache>/repos; see curator config show).",
+        show_default=False,
+    ),
+]
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
-def open_db(db: Path | None) -> Store:
-    """Open the store or exit with a one-line error."""
-    try:
-        return open_store(db)
-    except StoreError as exc:
-        err.print(labelled("error", "red", one_line(str(exc))))
-        raise typer.Exit(2) from exc
+def _rule(value: str) -> str:
+    from annotation.adjudication import RULES
+
+    if value not in RULES:
+        raise typer.BadParameter(f"{value!r}: use {' or '.join(RULES)}")
+    return value
+
+
+RuleOption = Annotated[
+    str,
+    typer.Option("--rule", callback=_rule, help="majority (ties are conflicts) or unanimous."),
+]
+
+KINDS = ("commit", "kernel", "ir")
+
+
+def check_kind(value: str) -> str:
+    if value not in KINDS:
+        raise typer.BadParameter(f"{value!r} is not a kind; use commit, kernel or ir")
+    return value
+
+
+KindOption = Annotated[
+    str, typer.Option("--kind", callback=check_kind, help="Item kind: commit, kernel or ir.")
+]
+
+
+def split_fields(text: str | None) -> list[str]:
+    """``"a, b,,c"`` -> ``["a", "b", "c"]``: a comma-separated option's values."""
+    return [f.strip() for f in (text or "").split(",") if f.strip()]

@@ -4,15 +4,17 @@ versioned JSONL with a manifest and a datasheet (see docs/releases.md)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from curator.commands.options import DbOption, open_db
-from curator.commands.output import EXIT_INPUT, EXIT_USAGE, fail, print_json, table, warn
-from curator.commands.progress import RateColumn
+from curator.cli_context import open_db
+from curator.commands.options import DbOption
 from curator.console import err, out
+from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, print_json, table, warn
+from curator.presentation.progress import RateColumn
 from curator.releases.export import (
     ExportError,
     ExportOptions,
@@ -53,45 +55,61 @@ def _progress() -> Progress:
 
 
 def export_command(
-    version: str = typer.Argument(..., help="Release version, e.g. v1.0 (the folder's name)."),
-    out_dir: Path = typer.Option(..., "--out", help="Folder the release folder is made in."),
-    kinds: list[str] = typer.Option(
-        [], "--kind", help="commit, kernel or ir; repeat for several (default: every kind)."
-    ),
-    labels: str | None = typer.Option(
-        None,
-        "--labels",
-        help="adjudicated: only items with a settled human label; predicted: a labeler's"
-        " labels (--labeler). Default: every item, with its settled label when it has one.",
-    ),
-    labeler: str | None = typer.Option(
-        None, "--labeler", help="Labeler for --labels predicted, e.g. student@3 or keyword@latest."
-    ),
-    min_confidence: float | None = typer.Option(
-        None, "--min-confidence", help="With --labels predicted: keep scores >= this."
-    ),
-    audited_only: bool = typer.Option(
-        False, "--audited-only", help="Only items drawn into an audit set."
-    ),
-    split: str | None = typer.Option(
-        None, "--split", help="repo:80/10/10 (train/dev/test), repositories kept disjoint."
-    ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the split's tie-breaking order."),
-    gzip: bool = typer.Option(False, "--gzip", help="Write KIND.jsonl.gz files."),
-    force: bool = typer.Option(False, "--force", help="Replace a release of that version."),
-    created_at: str | None = typer.Option(
-        None,
-        "--created-at",
-        help="Creation time written in the manifest (default: $SOURCE_DATE_EPOCH, else now).",
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
-    db: Path | None = DbOption,
+    version: Annotated[str, typer.Argument(help="Release version, e.g. v1.0 (the folder's name).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder the release folder is made in.")],
+    kinds: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--kind", help="commit, kernel or ir; repeat for several (default: every kind)."
+        ),
+    ] = None,
+    labels: Annotated[
+        str | None,
+        typer.Option(
+            "--labels",
+            help="adjudicated: only items with a settled human label; predicted: a labeler's"
+            " labels (--labeler). Default: every item, with its settled label when it has one.",
+        ),
+    ] = None,
+    labeler: Annotated[
+        str | None,
+        typer.Option(
+            "--labeler", help="Labeler for --labels predicted, e.g. student@3 or keyword@latest."
+        ),
+    ] = None,
+    min_confidence: Annotated[
+        float | None,
+        typer.Option("--min-confidence", help="With --labels predicted: keep scores >= this."),
+    ] = None,
+    audited_only: Annotated[
+        bool, typer.Option("--audited-only", help="Only items drawn into an audit set.")
+    ] = False,
+    split: Annotated[
+        str | None,
+        typer.Option("--split", help="repo:80/10/10 (train/dev/test), repositories kept disjoint."),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the split's tie-breaking order.")
+    ] = 0,
+    gzip: Annotated[bool, typer.Option("--gzip", help="Write KIND.jsonl.gz files.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace a release of that version.")
+    ] = False,
+    created_at: Annotated[
+        str | None,
+        typer.Option(
+            "--created-at",
+            help="Creation time written in the manifest (default: $SOURCE_DATE_EPOCH, else now).",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
+    db: DbOption = None,
 ) -> None:
     """Write a release: one JSONL file per kind (and split), schemas, DATASHEET.md and
     manifest.json, in a temporary folder renamed into place when complete."""
     options = ExportOptions(
         version=version,
-        kinds=tuple(kinds),
+        kinds=tuple(kinds or ()),
         labels=labels,
         labeler=labeler,
         min_confidence=min_confidence,
@@ -127,8 +145,8 @@ def export_command(
 
 
 def validate_command(
-    release: Path = typer.Argument(..., help="A release folder (holding manifest.json)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    release: Annotated[Path, typer.Argument(help="A release folder (holding manifest.json).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Check a release: manifest, every record against its schema, counts and sha256."""
     report = validate_release(release)
@@ -159,8 +177,8 @@ def validate_command(
 
 
 def import_release_command(
-    release: Path = typer.Argument(..., help="A release folder written by `curator export`."),
-    db: Path | None = DbOption,
+    release: Annotated[Path, typer.Argument(help="A release folder written by `curator export`.")],
+    db: DbOption = None,
 ) -> None:
     """Load a release into a store (validated first; all or nothing)."""
     with open_db(db) as store:

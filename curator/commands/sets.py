@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.text import Text
@@ -18,69 +18,81 @@ from annotation.sets import (
     create_split,
 )
 from annotation.splits import SplitError, parse_parts
-from curator.commands.options import DbOption, open_db
-from curator.commands.output import EXIT_USAGE, fail, load_set, print_json, table
+from curator.cli_context import open_db
+from curator.commands.options import DbOption, KindOption, split_fields
 from curator.console import out
+from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json, table
 from curator.safe_text import one_line
 from store.sets import all_sets, set_progress
 
 app = typer.Typer(help="Create and inspect sets of items to label.", no_args_is_help=True)
 
-KIND_HELP = "Item kind: commit, kernel or ir."
-
-
-def _kind(value: str) -> str:
-    if value not in ("commit", "kernel", "ir"):
-        raise typer.BadParameter(f"{value!r} is not a kind; use commit, kernel or ir")
-    return value
-
-
-def _fields(text: str | None) -> list[str]:
-    return [f.strip() for f in (text or "").split(",") if f.strip()]
-
 
 @app.command("create")
 def create(
-    name: str = typer.Argument(..., help="Name of the new set, e.g. gt-eval."),
-    kind: str = typer.Option("commit", "--kind", callback=_kind, help=KIND_HELP),
-    sample: int | None = typer.Option(
-        None, "--sample", min=1, help="How many items to draw (default: every qualifying item)."
-    ),
-    stratify: str | None = typer.Option(
-        None,
-        "--stratify",
-        help="Comma-separated strata: language, repo, stars, keyword, pred:LABELER.",
-    ),
-    seed: int = typer.Option(0, "--seed", help="Random seed; the same seed redraws the same set."),
-    exclude_repos_of: list[str] = typer.Option(
-        [], "--exclude-repos-of", help="Leave out every repository used by this set (repeatable)."
-    ),
-    balanced: str | None = typer.Option(
-        None,
-        "--balanced",
-        metavar="LABELER",
-        help="Draw half from LABELER's positives and half from its negatives.",
-    ),
-    from_set: str | None = typer.Option(None, "--from-set", help="Draw only from this set."),
-    language: list[str] = typer.Option([], "--language", help="Only this language (repeatable)."),
-    prefer: str | None = typer.Option(
-        None,
-        "--prefer",
-        help="uncertain: draw the items --labeler is least sure about, most uncertain first.",
-    ),
-    labeler: str | None = typer.Option(
-        None, "--labeler", help="The labeler --prefer reads, e.g. student@latest."
-    ),
-    labels: str | None = typer.Option(
-        None, "--labels", help="Allowed labels, e.g. perf,non-perf (skip is always allowed)."
-    ),
-    open_votes: bool = typer.Option(
-        False, "--open", help="Not blind: annotators may see each other's votes."
-    ),
-    votes_per_item: int = typer.Option(
-        2, "--votes-per-item", min=1, help="Votes an item needs before it can settle."
-    ),
-    db: Path | None = DbOption,
+    name: Annotated[str, typer.Argument(help="Name of the new set, e.g. gt-eval.")],
+    kind: KindOption = "commit",
+    sample: Annotated[
+        int | None,
+        typer.Option(
+            "--sample", min=1, help="How many items to draw (default: every qualifying item)."
+        ),
+    ] = None,
+    stratify: Annotated[
+        str | None,
+        typer.Option(
+            "--stratify",
+            help="Comma-separated strata: language, repo, stars, keyword, pred:LABELER.",
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Random seed; the same seed redraws the same set.")
+    ] = 0,
+    exclude_repos_of: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude-repos-of", help="Leave out every repository used by this set (repeatable)."
+        ),
+    ] = None,
+    balanced: Annotated[
+        str | None,
+        typer.Option(
+            "--balanced",
+            metavar="LABELER",
+            help="Draw half from LABELER's positives and half from its negatives.",
+        ),
+    ] = None,
+    from_set: Annotated[
+        str | None, typer.Option("--from-set", help="Draw only from this set.")
+    ] = None,
+    language: Annotated[
+        list[str] | None, typer.Option("--language", help="Only this language (repeatable).")
+    ] = None,
+    prefer: Annotated[
+        str | None,
+        typer.Option(
+            "--prefer",
+            help="uncertain: draw the items --labeler is least sure about, most uncertain first.",
+        ),
+    ] = None,
+    labeler: Annotated[
+        str | None,
+        typer.Option("--labeler", help="The labeler --prefer reads, e.g. student@latest."),
+    ] = None,
+    labels: Annotated[
+        str | None,
+        typer.Option(
+            "--labels", help="Allowed labels, e.g. perf,non-perf (skip is always allowed)."
+        ),
+    ] = None,
+    open_votes: Annotated[
+        bool, typer.Option("--open", help="Not blind: annotators may see each other's votes.")
+    ] = False,
+    votes_per_item: Annotated[
+        int,
+        typer.Option("--votes-per-item", min=1, help="Votes an item needs before it can settle."),
+    ] = 2,
+    db: DbOption = None,
 ) -> None:
     """Draw a set of items to label: seeded, stratified, repository-disjoint if asked."""
     try:
@@ -90,12 +102,12 @@ def create(
     spec = DrawSpec(
         kind=kind,
         sample=sample,
-        stratify=_fields(stratify),
+        stratify=split_fields(stratify),
         seed=seed,
-        exclude_repos_of=list(exclude_repos_of),
+        exclude_repos_of=list(exclude_repos_of or []),
         balanced=balanced,
         within=from_set,
-        languages=list(language),
+        languages=list(language or []),
         prefer=prefer,
         labeler=labeler,
     )
@@ -136,16 +148,22 @@ def create(
 
 @app.command("split")
 def split(
-    into: str = typer.Option(
-        ..., "--into", help="Parts and weights, e.g. gt-dev:10,gt-eval:10,train:80."
-    ),
-    kind: str = typer.Option("commit", "--kind", callback=_kind, help=KIND_HELP),
-    seed: int = typer.Option(0, "--seed", help="Random seed for assigning repositories."),
-    from_set: str | None = typer.Option(None, "--from-set", help="Split this set's items."),
-    labels: str | None = typer.Option(None, "--labels", help="Allowed labels of every part."),
-    open_votes: bool = typer.Option(False, "--open", help="Parts are not blind."),
-    votes_per_item: int = typer.Option(2, "--votes-per-item", min=1),
-    db: Path | None = DbOption,
+    into: Annotated[
+        str, typer.Option("--into", help="Parts and weights, e.g. gt-dev:10,gt-eval:10,train:80.")
+    ],
+    kind: KindOption = "commit",
+    seed: Annotated[
+        int, typer.Option("--seed", help="Random seed for assigning repositories.")
+    ] = 0,
+    from_set: Annotated[
+        str | None, typer.Option("--from-set", help="Split this set's items.")
+    ] = None,
+    labels: Annotated[
+        str | None, typer.Option("--labels", help="Allowed labels of every part.")
+    ] = None,
+    open_votes: Annotated[bool, typer.Option("--open", help="Parts are not blind.")] = False,
+    votes_per_item: Annotated[int, typer.Option("--votes-per-item", min=1)] = 2,
+    db: DbOption = None,
 ) -> None:
     """Split items into sets whose repositories never overlap (no leakage)."""
     try:
@@ -169,8 +187,8 @@ def split(
 
 @app.command("list")
 def list_sets(
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-    db: Path | None = DbOption,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    db: DbOption = None,
 ) -> None:
     """Every set with its kind, purpose, size and voting progress."""
     with open_db(db) as store:
@@ -215,9 +233,9 @@ def list_sets(
 
 @app.command("show")
 def show(
-    name: str = typer.Argument(..., help="The set."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-    db: Path | None = DbOption,
+    name: Annotated[str, typer.Argument(help="The set.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    db: DbOption = None,
 ) -> None:
     """A set's parameters (how to re-derive it), labels, categories and progress."""
     with open_db(db) as store:

@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from curator.commands import ir_stats
-from curator.commands.options import DbOption, open_db
+from curator.cli_context import open_db
+from curator.commands.options import DbOption
 from curator.console import out
+from curator.presentation.ir_tables import counts_table, print_ir_stats
 from curator.safe_text import one_line
+from store.ir import ir_corpus_table
 from store.stats import corpus_stats
 
 
@@ -27,16 +30,29 @@ def _table(title: str, header: tuple[str, ...], rows: list[tuple[object, ...]]) 
     return table
 
 
+def _ir_view(db: Path | None, as_json: bool) -> None:
+    store = open_db(db)
+    try:
+        data = ir_corpus_table(store)
+    finally:
+        store.close()
+    if as_json:
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=True))
+    else:
+        print_ir_stats(data)
+
+
 # `--kind NAME`: a kind's own statistics instead of the overview.
-KIND_VIEWS: dict[str, Callable[[Path | None, bool], None]] = {"ir": ir_stats.show}
+KIND_VIEWS: dict[str, Callable[[Path | None, bool], None]] = {"ir": _ir_view}
 
 
 def stats(
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
-    kind: str | None = typer.Option(
-        None, "--kind", help="One kind's own statistics instead of the overview: ir."
-    ),
-    db: Path | None = DbOption,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    kind: Annotated[
+        str | None,
+        typer.Option("--kind", help="One kind's own statistics instead of the overview: ir."),
+    ] = None,
+    db: DbOption = None,
 ) -> None:
     """Counts by kind, language, source, labeler and label."""
     if kind is not None:
@@ -55,6 +71,10 @@ def stats(
         # ensure_ascii: control characters in source paths leave as \u escapes
         typer.echo(json.dumps(data, indent=2, ensure_ascii=True))
         return
+    _print_overview(data)
+
+
+def _print_overview(data: dict[str, Any]) -> None:
     out.print(
         Text.assemble(
             "database ",
@@ -101,7 +121,7 @@ def stats(
             )
         )
     if any(data["ir"][k] for k in ("stored", "duplicates", "rejected", "filtered")):
-        out.print(ir_stats.counts_table(data["ir"]))
+        out.print(counts_table(data["ir"]))
     if data["kernels_by_verdict"]:
         out.print(
             _table(

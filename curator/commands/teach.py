@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.text import Text
 
 from annotation.labels import TAXONOMY, slug
-from curator.commands.options import DbOption, open_db
-from curator.commands.output import EXIT_USAGE, fail, load_set, print_json, table
-from curator.commands.progress import SourceReporter, source_progress
+from curator.cli_context import open_db, settings
+from curator.commands.options import DbOption
 from curator.console import err, out
+from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json, table
+from curator.presentation.progress import SourceReporter, source_progress
 from curator.safe_text import one_line
 from engines.labelers.registry import LabelerError, resolve_model
 from engines.labelers.teacher import APIS, TASKS, Teacher, TeacherConfig
@@ -43,43 +45,64 @@ def taxonomy_choices() -> tuple[tuple[str, str], ...]:
 
 
 def teach_command(
-    set_name: str | None = typer.Argument(
-        None, metavar="[SET]", help="Ask about this set's items."
-    ),
-    unlabeled: bool = typer.Option(
-        False, "--unlabeled", help="Ask about commits no human has voted on (instead of a set)."
-    ),
-    limit: int | None = typer.Option(
-        None, "--limit", min=1, help="At most N items (with --unlabeled: N not yet answered)."
-    ),
-    endpoint: str = typer.Option(
-        "http://127.0.0.1:11434", "--endpoint", help="Base URL of the model server."
-    ),
-    model: str = typer.Option(..., "--model", help="Model name, e.g. gpt-oss:20b."),
-    api: str = typer.Option(
-        "ollama", "--api", callback=_choice(APIS), help="ollama (/api/chat) or openai."
-    ),
-    concurrency: int = typer.Option(4, "--concurrency", min=1, help="Requests in flight."),
-    task: str = typer.Option(
-        "label", "--task", callback=_choice(TASKS), help="label (Perf/Non-perf) or category."
-    ),
-    timeout: float = typer.Option(120.0, "--timeout", min=0.001, help="Seconds per request."),
-    retries: int = typer.Option(3, "--retries", min=0, help="Retries on timeouts, 429 and 5xx."),
-    backoff: float = typer.Option(
-        1.0, "--backoff", min=0.0, help="Seconds before the first retry; doubled each time."
-    ),
-    max_tokens: int = typer.Option(
-        0, "--max-tokens", min=0, help="Cut the stored model input again to N tokens (0: as is)."
-    ),
-    window_of: str | None = typer.Option(
-        None,
-        "--window-of",
-        metavar="STUDENT",
-        help="Cut each text where this student's tokenizer does (student@latest, student@3, or"
-        " a model directory); --max-tokens then sets the length in its tokens.",
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-    db: Path | None = DbOption,
+    model: Annotated[str, typer.Option("--model", help="Model name, e.g. gpt-oss:20b.")],
+    set_name: Annotated[
+        str | None, typer.Argument(metavar="[SET]", help="Ask about this set's items.")
+    ] = None,
+    unlabeled: Annotated[
+        bool,
+        typer.Option(
+            "--unlabeled", help="Ask about commits no human has voted on (instead of a set)."
+        ),
+    ] = False,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit", min=1, help="At most N items (with --unlabeled: N not yet answered)."
+        ),
+    ] = None,
+    endpoint: Annotated[
+        str, typer.Option("--endpoint", help="Base URL of the model server.")
+    ] = "http://127.0.0.1:11434",
+    api: Annotated[
+        str, typer.Option("--api", callback=_choice(APIS), help="ollama (/api/chat) or openai.")
+    ] = "ollama",
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, help="Requests in flight.")
+    ] = 4,
+    task: Annotated[
+        str,
+        typer.Option("--task", callback=_choice(TASKS), help="label (Perf/Non-perf) or category."),
+    ] = "label",
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.001, help="Seconds per request.")
+    ] = 120.0,
+    retries: Annotated[
+        int, typer.Option("--retries", min=0, help="Retries on timeouts, 429 and 5xx.")
+    ] = 3,
+    backoff: Annotated[
+        float,
+        typer.Option(
+            "--backoff", min=0.0, help="Seconds before the first retry; doubled each time."
+        ),
+    ] = 1.0,
+    max_tokens: Annotated[
+        int,
+        typer.Option(
+            "--max-tokens", min=0, help="Cut the stored model input again to N tokens (0: as is)."
+        ),
+    ] = 0,
+    window_of: Annotated[
+        str | None,
+        typer.Option(
+            "--window-of",
+            metavar="STUDENT",
+            help="Cut each text where this student's tokenizer does (student@latest, student@3, or"
+            " a model directory); --max-tokens then sets the length in its tokens.",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    db: DbOption = None,
 ) -> None:
     """Ask a teacher model for a label and a 0-100 confidence per commit; store each
     answer as a prediction of ``teacher:MODEL``. A rerun asks only what is missing."""
@@ -97,6 +120,7 @@ def teach_command(
             backoff=backoff,
             concurrency=concurrency,
             max_tokens=0 if window_of else max_tokens,
+            api_key=settings().teacher_api_key,
         )
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)

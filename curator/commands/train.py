@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.progress import (
@@ -19,9 +19,10 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from curator.commands.options import DbOption, open_db
-from curator.commands.output import EXIT_USAGE, fail, number, print_json, table
+from curator.cli_context import open_db
+from curator.commands.options import DbOption
 from curator.console import err, out
+from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table
 from curator.training import KINDS, TrainingRefused, TrainOutcome, TrainRequest, run_training
 from engines.labelers.student import DEFAULT_MAX_LENGTH, TrainConfig, TrainProgress
 
@@ -90,49 +91,77 @@ def _summary(outcome: TrainOutcome) -> None:
 
 
 def train(
-    teacher: str | None = typer.Option(
-        None, "--from", help="Teacher labels to learn from, e.g. teacher:gpt-oss:20b."
-    ),
-    tau: float = typer.Option(
-        85.0, "--tau", min=0, max=100, help="Keep teacher labels with confidence >= tau (0-100)."
-    ),
-    votes: list[str] = typer.Option(
-        [], "--votes", help="Sets whose adjudicated human labels to learn from (repeatable)."
-    ),
-    kind: str = typer.Option("student", "--kind", help="student, tfidf-lr or tfidf-svm."),
-    base: Path | None = typer.Option(
-        None, "--base", help="Local Hugging Face model directory (default: packaged MiniLM)."
-    ),
-    epochs: int = typer.Option(3, "--epochs", min=1),
-    batch: int = typer.Option(32, "--batch", min=1, help="Training batch size."),
-    lr: float = typer.Option(2e-5, "--lr", min=0.0, help="AdamW learning rate."),
-    dev: str | None = typer.Option(None, "--dev", help="Set for early stopping (dev F1)."),
-    eval_set: str | None = typer.Option(None, "--eval", help="Set to report final scores on."),
-    soft: bool = typer.Option(
-        False, "--soft", help="Learn the teacher's confidence (soft labels), not just its label."
-    ),
-    max_length: int = typer.Option(
-        DEFAULT_MAX_LENGTH, "--max-length", min=8, help="Tokens the student reads per item."
-    ),
-    layers: int | None = typer.Option(
-        None,
-        "--layers",
-        min=1,
-        help="Keep N of the base's transformer layers (evenly spaced): a smaller, faster"
-        " student (3 of MiniLM's 6 run twice as fast).",
-    ),
-    seed: int = typer.Option(0, "--seed"),
-    patience: int = typer.Option(1, "--patience", min=1, help="Epochs without dev gain."),
-    max_steps: int | None = typer.Option(None, "--max-steps", min=1, help="Stop after N steps."),
-    text: str = typer.Option(
-        "model_input", "--input", help="Text to learn from: model_input or message."
-    ),
-    exclude_overlap: bool = typer.Option(
-        False, "--exclude-overlap", help="Drop training items from dev/eval repositories."
-    ),
-    rule: str = typer.Option("majority", "--rule", help="How votes settle: majority or unanimous."),
-    as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON."),
-    db: Path | None = DbOption,
+    teacher: Annotated[
+        str | None,
+        typer.Option("--from", help="Teacher labels to learn from, e.g. teacher:gpt-oss:20b."),
+    ] = None,
+    tau: Annotated[
+        float,
+        typer.Option(
+            "--tau", min=0, max=100, help="Keep teacher labels with confidence >= tau (0-100)."
+        ),
+    ] = 85.0,
+    votes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--votes", help="Sets whose adjudicated human labels to learn from (repeatable)."
+        ),
+    ] = None,
+    kind: Annotated[
+        str, typer.Option("--kind", help="student, tfidf-lr or tfidf-svm.")
+    ] = "student",
+    base: Annotated[
+        Path | None,
+        typer.Option(
+            "--base", help="Local Hugging Face model directory (default: packaged MiniLM)."
+        ),
+    ] = None,
+    epochs: Annotated[int, typer.Option("--epochs", min=1)] = 3,
+    batch: Annotated[int, typer.Option("--batch", min=1, help="Training batch size.")] = 32,
+    lr: Annotated[float, typer.Option("--lr", min=0.0, help="AdamW learning rate.")] = 2e-5,
+    dev: Annotated[
+        str | None, typer.Option("--dev", help="Set for early stopping (dev F1).")
+    ] = None,
+    eval_set: Annotated[
+        str | None, typer.Option("--eval", help="Set to report final scores on.")
+    ] = None,
+    soft: Annotated[
+        bool,
+        typer.Option(
+            "--soft", help="Learn the teacher's confidence (soft labels), not just its label."
+        ),
+    ] = False,
+    max_length: Annotated[
+        int, typer.Option("--max-length", min=8, help="Tokens the student reads per item.")
+    ] = DEFAULT_MAX_LENGTH,
+    layers: Annotated[
+        int | None,
+        typer.Option(
+            "--layers",
+            min=1,
+            help="Keep N of the base's transformer layers (evenly spaced): a smaller, faster"
+            " student (3 of MiniLM's 6 run twice as fast).",
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    patience: Annotated[
+        int, typer.Option("--patience", min=1, help="Epochs without dev gain.")
+    ] = 1,
+    max_steps: Annotated[
+        int | None, typer.Option("--max-steps", min=1, help="Stop after N steps.")
+    ] = None,
+    text: Annotated[
+        str, typer.Option("--input", help="Text to learn from: model_input or message.")
+    ] = "model_input",
+    exclude_overlap: Annotated[
+        bool,
+        typer.Option("--exclude-overlap", help="Drop training items from dev/eval repositories."),
+    ] = False,
+    rule: Annotated[
+        str, typer.Option("--rule", help="How votes settle: majority or unanimous.")
+    ] = "majority",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
+    db: DbOption = None,
 ) -> None:
     """Train a labeler; at least one source: --from teacher:MODEL and/or --votes SET."""
     if kind not in KINDS:
@@ -158,7 +187,7 @@ def train(
         kind=kind,
         teacher=teacher,
         tau=tau,
-        vote_sets=tuple(votes),
+        vote_sets=tuple(votes or ()),
         dev_set=dev,
         eval_set=eval_set,
         rule=rule,

@@ -2,51 +2,42 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.text import Text
 
 from annotation.votes import VoteError, cast_vote, prepare_vote, resolve_item, undo
-from curator.commands.options import DbOption, open_db
-from curator.commands.output import EXIT_USAGE, fail, load_optional_set
+from curator.cli_context import open_db, required_annotator
+from curator.commands.options import AnnotatorOption, DbOption
 from curator.console import out
+from curator.presentation.cli_output import fail, load_optional_set
 from curator.safe_text import one_line
-
-AnnotatorOption = typer.Option(
-    None,
-    "--annotator",
-    envvar="CURATOR_ANNOTATOR",
-    help="Who is voting (default: $CURATOR_ANNOTATOR).",
-    show_default=False,
-)
-
-
-def _annotator(name: str | None) -> str:
-    name = (name or os.environ.get("CURATOR_ANNOTATOR") or "").strip()
-    if not name:
-        fail("say who is voting: --annotator NAME (or set CURATOR_ANNOTATOR)", EXIT_USAGE)
-    return name
 
 
 def vote(
-    item: str = typer.Argument(..., help="The item's external id, or #N for its internal id."),
-    label: str = typer.Argument(..., help="A label of the item's set, e.g. perf, non-perf, skip."),
-    annotator: str | None = AnnotatorOption,
-    category: str | None = typer.Option(
-        None, "--category", help="Category slug, e.g. memory-inefficiency/memory-leak."
-    ),
-    note: str | None = typer.Option(None, "--note", help="A free-text note."),
-    set_name: str | None = typer.Option(None, "--set", help="The set this vote is for."),
-    kind: str | None = typer.Option(None, "--kind", help="Item kind, when the id is ambiguous."),
-    adjudicate: bool = typer.Option(
-        False, "--adjudicate", help="Vote as adjudicator: this vote settles a conflict."
-    ),
-    db: Path | None = DbOption,
+    item: Annotated[str, typer.Argument(help="The item's external id, or #N for its internal id.")],
+    label: Annotated[
+        str, typer.Argument(help="A label of the item's set, e.g. perf, non-perf, skip.")
+    ],
+    annotator: AnnotatorOption = None,
+    category: Annotated[
+        str | None,
+        typer.Option("--category", help="Category slug, e.g. memory-inefficiency/memory-leak."),
+    ] = None,
+    note: Annotated[str | None, typer.Option("--note", help="A free-text note.")] = None,
+    set_name: Annotated[str | None, typer.Option("--set", help="The set this vote is for.")] = None,
+    kind: Annotated[
+        str | None, typer.Option("--kind", help="Item kind, when the id is ambiguous.")
+    ] = None,
+    adjudicate: Annotated[
+        bool,
+        typer.Option("--adjudicate", help="Vote as adjudicator: this vote settles a conflict."),
+    ] = False,
+    db: DbOption = None,
 ) -> None:
     """Record one vote; the annotator's earlier vote on the item stays in the history."""
-    who = _annotator(annotator)
+    who = required_annotator(annotator)
     with open_db(db) as store:
         in_set = load_optional_set(store, set_name)
         try:
@@ -70,13 +61,15 @@ def vote(
 
 
 def undo_command(
-    annotator: str | None = AnnotatorOption,
-    set_name: str | None = typer.Option(None, "--set", help="Only votes on this set's items."),
-    adjudicate: bool = typer.Option(False, "--adjudicate", help="Undo an adjudication."),
-    db: Path | None = DbOption,
+    annotator: AnnotatorOption = None,
+    set_name: Annotated[
+        str | None, typer.Option("--set", help="Only votes on this set's items.")
+    ] = None,
+    adjudicate: Annotated[bool, typer.Option("--adjudicate", help="Undo an adjudication.")] = False,
+    db: DbOption = None,
 ) -> None:
     """Take back your latest vote (repeat to go further back); history is kept."""
-    who = _annotator(annotator)
+    who = required_annotator(annotator)
     with open_db(db) as store:
         in_set = load_optional_set(store, set_name)
         result = undo(store, who, adjudicate, in_set)

@@ -7,7 +7,6 @@ later runs, and never half-written: a clone goes to a temporary folder first.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import tempfile
@@ -37,12 +36,8 @@ class LocalRepo:
     warning: str | None = None
 
 
-def default_clone_dir() -> Path:
-    """``$CURATOR_CACHE/repos``, else ``$XDG_CACHE_HOME/curator/repos``, else ``~/.cache/...``."""
-    if os.environ.get("CURATOR_CACHE"):
-        return Path(os.environ["CURATOR_CACHE"]) / "repos"
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return root / "curator" / "repos"
+# Where URLs are cloned when the caller names no folder (the app passes its setting).
+DEFAULT_CLONE_DIR = Path("~/.cache/curator/repos")
 
 
 def is_url(spec: str) -> bool:
@@ -62,7 +57,7 @@ def resolve_source(spec: str, clone_dir: Path | None = None, fetch: bool = True)
     unless ``fetch`` is false and a cached clone exists (a task continuing a run).
     """
     if is_url(spec):
-        return _clone_or_fetch(spec, clone_dir or default_clone_dir(), fetch)
+        return _clone_or_fetch(spec, clone_dir or DEFAULT_CLONE_DIR, fetch)
     path = Path(spec).expanduser()
     if not path.exists():
         raise SourceError("no such file or directory", "not-found")

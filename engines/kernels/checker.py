@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from engines.kernels.worker import MEMORY_ENV, read_frame, write_frame
+from engines.kernels.worker import DEVICE_ENV, MEMORY_ENV, read_frame, write_frame
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_MEMORY_MB = 4096
@@ -72,8 +72,10 @@ def _signal_name(code: int) -> str:
 class KernelWorker:
     """One reusable worker child; replaced after a timeout or a crash."""
 
-    def __init__(self, memory_mb: int = DEFAULT_MEMORY_MB) -> None:
+    def __init__(self, memory_mb: int = DEFAULT_MEMORY_MB, device: str | None = None) -> None:
+        """``device`` narrows the OpenCL device by name (None: the first that works)."""
         self.memory_mb = memory_mb
+        self.device_wanted = device
         self.proc: subprocess.Popen[bytes] | None = None
         self.stderr_file: Any = None
         self.restarts = 0
@@ -86,6 +88,8 @@ class KernelWorker:
         self._discard()
         env = dict(os.environ)
         env[MEMORY_ENV] = str(self.memory_mb)
+        if self.device_wanted:
+            env[DEVICE_ENV] = self.device_wanted
         env.setdefault("POCL_KERNEL_CACHE", "0")
         env.setdefault("PYOPENCL_NO_CACHE", "1")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))

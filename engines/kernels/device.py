@@ -6,7 +6,6 @@ the runtime then takes down the child, never the application.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +16,6 @@ import pyopencl.cltypes as cltypes
 
 from engines.kernels.payload import ArgSpec, Payload, resolve_type, typedefs
 
-DEVICE_ENV = "CURATOR_OPENCL_DEVICE"
 BUILD_OPTIONS = ["-cl-kernel-arg-info"]
 PROBE = "__kernel void probe(__global float* a) { a[get_global_id(0)] *= 2.0f; }"
 _ADDRESS = {
@@ -54,13 +52,14 @@ class Built:
 _runtime: Runtime | None = None
 
 
-def runtime() -> Runtime:
-    """The first device (``$CURATOR_OPENCL_DEVICE`` narrows by name) that builds and
-    runs a probe kernel; some installed platforms cannot compile for the host CPU."""
+def runtime(wanted: str = "") -> Runtime:
+    """The first device whose "platform / device" name contains ``wanted`` (any when
+    empty) that builds and runs a probe kernel; some installed platforms cannot compile
+    for the host CPU. The first call picks; later calls get the same device."""
     global _runtime
     if _runtime is not None:
         return _runtime
-    wanted = os.environ.get(DEVICE_ENV, "").lower()
+    wanted = wanted.lower()
     problems = []
     for platform in cl.get_platforms():
         for device in platform.get_devices():

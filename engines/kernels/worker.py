@@ -19,6 +19,7 @@ import sys
 from typing import Any, BinaryIO
 
 MEMORY_ENV = "CURATOR_WORKER_MEMORY_MB"
+DEVICE_ENV = "CURATOR_OPENCL_DEVICE"  # both set by the parent (KernelWorker) for this child
 
 
 def _read_exact(stream: BinaryIO, size: int) -> bytes | None:
@@ -56,8 +57,16 @@ def _cap_memory() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def _build(request: dict[str, Any]) -> dict[str, Any]:
+def _device() -> Any:
+    """The device module, its device picked by the name the parent passed."""
     from engines.kernels import device
+
+    device.runtime(os.environ.get(DEVICE_ENV, ""))
+    return device
+
+
+def _build(request: dict[str, Any]) -> dict[str, Any]:
+    device = _device()
 
     built = device.build(request["source"])
     return {
@@ -69,9 +78,9 @@ def _build(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run(request: dict[str, Any], out: BinaryIO) -> None:
-    from engines.kernels import device
     from engines.kernels.payload import UnsupportedArgument, make_payload
 
+    device = _device()
     built = device.build(request["source"])
     if not built.ok:
         write_frame(out, {"stage": "built", "ok": False, "message": built.message})
@@ -123,9 +132,7 @@ def main() -> int:
             elif op == "run":
                 _run(request, out)
             elif op == "ping":
-                from engines.kernels import device
-
-                write_frame(out, {"ok": True, "device": device.runtime().description})
+                write_frame(out, {"ok": True, "device": _device().runtime().description})
             else:
                 write_frame(out, {"error": f"unknown request {op!r}"})
         except Exception as exc:  # a failure of ours: answer with it, keep serving

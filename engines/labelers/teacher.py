@@ -15,7 +15,6 @@ counter, so teacher and student judge the same text.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -38,7 +37,6 @@ from engines.labelers.teacher_prompt import (
 
 APIS = ("ollama", "openai")
 TASKS = ("label", "category")
-API_KEY_ENV = "CURATOR_TEACHER_API_KEY"
 RAW_LIMIT = 20_000
 _RETRY_STATUS = frozenset({408, 409, 425, 429})
 
@@ -171,7 +169,7 @@ class Teacher:
         self.count_tokens = count_tokens
         self.window = window
         self.window_name = window_name
-        key = config.api_key if config.api_key is not None else os.environ.get(API_KEY_ENV)
+        key = config.api_key
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._http = httpx.Client(
             timeout=httpx.Timeout(config.timeout),

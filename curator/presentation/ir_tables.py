@@ -1,4 +1,4 @@
-"""``curator stats --kind ir``: the IR corpus in ComPile's Table 1 shape.
+"""The tables of ``curator stats --kind ir``: the IR corpus in ComPile's Table 1 shape.
 
 Modules, text size, bitcode size and tokens, before and after structural-hash dedup,
 by language and by license; then the input counts and the latest rejections.
@@ -6,18 +6,13 @@ by language and by license; then the input counts and the latest rejections.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-import typer
 from rich.table import Table
 from rich.text import Text
 
-from curator.commands.options import open_db
 from curator.console import out
 from curator.safe_text import one_line
-from store.ir import ir_corpus_table
 
 _COLUMNS = ("modules", "text_bytes", "bitcode_bytes", "tokens")
 
@@ -68,16 +63,8 @@ def counts_table(counts: dict[str, Any]) -> Table:
     return table
 
 
-def show(db: Path | None, as_json: bool) -> None:
-    """Print the IR statistics of the database as tables or JSON."""
-    store = open_db(db)
-    try:
-        data = ir_corpus_table(store)
-    finally:
-        store.close()
-    if as_json:
-        typer.echo(json.dumps(data, indent=2, ensure_ascii=True))
-        return
+def print_ir_stats(data: dict[str, Any]) -> None:
+    """Print ``store.ir.ir_corpus_table``'s figures as tables."""
     total = data["total"]
     out.print(
         _size_table(

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from annotation.evaluation import Evaluation
-from curator.commands.output import number, table
+from curator.presentation.cli_output import number, table
 from curator.safe_text import strip_controls
 from engines.files import write_text_atomically
 

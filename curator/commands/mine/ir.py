@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.progress import (
@@ -14,9 +15,10 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from curator.commands.options import DbOption, open_db
-from curator.commands.progress import source_progress
+from curator.cli_context import open_db
+from curator.commands.options import DbOption
 from curator.console import err, out
+from curator.presentation.progress import source_progress
 from curator.safe_text import labelled, one_line
 from engines.ir.build import CompilerNotFound, parse_flags
 from engines.ir.pipeline import BATCH_ROWS, IROptions, IRRunSummary, mine_ir
@@ -100,34 +102,43 @@ def _as_json(summary: IRRunSummary) -> str:
 
 
 def mine_ir_command(
-    paths: list[Path] | None = typer.Argument(
-        None,
-        metavar="PATH",
-        help=".ll or .bc files, or folders holding them.",
-        show_default=False,
-    ),
-    build: Path | None = typer.Option(
-        None,
-        "--build",
-        metavar="SRC_DIR",
-        help="Compile every C/C++ translation unit under SRC_DIR to IR before optimization.",
-    ),
-    cc: str = typer.Option("clang", "--cc", help="The compiler --build runs."),
-    flags: str = typer.Option(
-        "-O0", "--flags", help='Compiler flags for --build, one string (e.g. "-O2 -Iinclude").'
-    ),
-    permissive_only: bool = typer.Option(
-        False,
-        "--permissive-only",
-        help="Keep only projects licensed MIT, Apache-2.0, BSD-2-Clause or BSD-3-Clause.",
-    ),
-    jobs: int = typer.Option(
-        max(1, os.cpu_count() or 1), "--jobs", min=1, help="Compiles run at once (--build)."
-    ),
-    max_mb: float = typer.Option(256.0, "--max-mb", min=0.001, help="Skip larger IR files."),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-    batch_size: int = typer.Option(BATCH_ROWS, "--batch-size", min=1, hidden=True),
-    db: Path | None = DbOption,
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            metavar="PATH", help=".ll or .bc files, or folders holding them.", show_default=False
+        ),
+    ] = None,
+    build: Annotated[
+        Path | None,
+        typer.Option(
+            "--build",
+            metavar="SRC_DIR",
+            help="Compile every C/C++ translation unit under SRC_DIR to IR before optimization.",
+        ),
+    ] = None,
+    cc: Annotated[str, typer.Option("--cc", help="The compiler --build runs.")] = "clang",
+    flags: Annotated[
+        str,
+        typer.Option(
+            "--flags", help='Compiler flags for --build, one string (e.g. "-O2 -Iinclude").'
+        ),
+    ] = "-O0",
+    permissive_only: Annotated[
+        bool,
+        typer.Option(
+            "--permissive-only",
+            help="Keep only projects licensed MIT, Apache-2.0, BSD-2-Clause or BSD-3-Clause.",
+        ),
+    ] = False,
+    jobs: Annotated[
+        int, typer.Option("--jobs", min=1, help="Compiles run at once (--build).")
+    ] = max(1, os.cpu_count() or 1),
+    max_mb: Annotated[
+        float, typer.Option("--max-mb", min=0.001, help="Skip larger IR files.")
+    ] = 256.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, hidden=True)] = BATCH_ROWS,
+    db: DbOption = None,
 ) -> None:
     """Ingest LLVM IR modules: structural-hash dedup, provenance, license, statistics."""
     if not paths and build is None:

@@ -1,0 +1,89 @@
+"""What a command takes from its invocation: the settings (read once per run, see
+``curator.settings``), the store they name, and the annotator rule.
+
+The annotator rule, the same for every command: the name is ``--annotator``, else
+``$CURATOR_ANNOTATOR``, else ``annotator`` in ``./curator.toml``, else in the user's
+config file. A vote (``curator vote``, ``curator undo``) must have one and stops with
+how to set it; the app and ``curator models promote`` fall back to the login name.
+"""
+
+from __future__ import annotations
+
+import getpass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from curator.presentation.cli_output import EXIT_USAGE, fail
+from curator.settings import Settings, SettingsError, load_settings
+from store import Store, open_store
+from store.connection import StoreError
+
+if TYPE_CHECKING:
+    from engines.kernels.checker import KernelWorker
+
+HOW_TO_NAME = (
+    '--annotator NAME, or set CURATOR_ANNOTATOR, or annotator = "NAME" in ./curator.toml'
+    " or ~/.config/curator/config.toml"
+)
+
+
+class _Run:
+    """The settings of the current invocation: read on first use, once per run."""
+
+    root_flags: dict[str, Any] = {}  # noqa: RUF012 - replaced, never mutated
+    settings: Settings | None = None
+
+
+def begin_run(**root_flags: Any) -> None:
+    """Called by the root command at the start of every invocation: forget the last
+    run's settings (tests invoke the app many times in one process) and remember the
+    root's flags (``curator --db X COMMAND``), which hold for every command."""
+    _Run.root_flags = {k: v for k, v in root_flags.items() if v is not None}
+    _Run.settings = None
+
+
+def settings(**flags: Any) -> Settings:
+    """The run's settings with this command's flags on top; a bad config file or value
+    exits 2 with one line. Nothing is read until a command asks."""
+    try:
+        if _Run.settings is None:
+            _Run.settings = load_settings(_Run.root_flags)
+        return _Run.settings.with_flags(**flags)
+    except SettingsError as exc:
+        fail(str(exc), EXIT_USAGE)
+
+
+def open_db(db: Path | None) -> Store:
+    """Open the store the settings name (``--db`` first) or exit with a one-line error."""
+    try:
+        return open_store(settings(db=db).db)
+    except StoreError as exc:
+        fail(str(exc), EXIT_USAGE)
+
+
+def login_name() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # no login name in some containers
+        return "annotator"
+
+
+def required_annotator(flag: str | None, doing: str = "voting") -> str:
+    """The annotator for a vote; exits 2 saying how to set one when none is set."""
+    name = (settings(annotator=flag).annotator or "").strip()
+    if not name:
+        fail(f"say who is {doing}: {HOW_TO_NAME}", EXIT_USAGE)
+    return name
+
+
+def annotator_or_login(flag: str | None) -> str:
+    """The annotator, else the login name (the app, promotions)."""
+    return (settings(annotator=flag).annotator or "").strip() or login_name()
+
+
+def kernel_worker() -> KernelWorker:
+    """The OpenCL worker child with the settings' device and memory cap."""
+    from engines.kernels.checker import KernelWorker
+
+    s = settings()
+    return KernelWorker(memory_mb=s.kernel_memory_mb, device=s.opencl_device)

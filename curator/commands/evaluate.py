@@ -1,0 +1,85 @@
+"""``curator eval``: labelers scored against a set's final labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from annotation.set_reports import evaluate_on_set
+from annotation.sets import SetError
+from curator.cli_context import open_db
+from curator.commands.options import DbOption, RuleOption
+from curator.console import out
+from curator.presentation import eval_table
+from curator.presentation.cli_output import fail, load_set, print_json, table
+from engines.files import write_text_atomically
+
+
+def eval_command(
+    set_name: Annotated[str, typer.Argument(help="A set with adjudicated (final) labels.")],
+    labelers: Annotated[
+        list[str],
+        typer.Option(
+            "--labeler", help="Labeler to score, e.g. keyword@1 or student@latest (repeatable)."
+        ),
+    ],
+    rule: RuleOption = "majority",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    out_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", metavar="FILE.json", help="Also write the scores as JSON to this file."
+        ),
+    ] = None,
+    markdown_file: Annotated[
+        Path | None,
+        typer.Option("--markdown", metavar="FILE.md", help="Also write the table as Markdown."),
+    ] = None,
+    confusion: Annotated[
+        bool,
+        typer.Option("--confusion/--no-confusion", help="Print each labeler's confusion matrix."),
+    ] = True,
+    db: DbOption = None,
+) -> None:
+    """One table comparing labelers: precision, recall, F1 and FPR per class, accuracy;
+    then each labeler's confusion matrix."""
+    with open_db(db) as store:
+        s = load_set(store, set_name)
+        try:
+            results = [evaluate_on_set(store, s, lb, rule) for lb in labelers]
+        except SetError as exc:
+            fail(str(exc))
+    if any(r.items == 0 for r in results):
+        fail(f"set {s.name!r} has no settled items yet: vote, then `curator adjudicate`")
+    data = eval_table.as_json(s.name, rule, results)
+    try:
+        if out_file is not None:
+            eval_table.write_json(out_file, data)
+        if markdown_file is not None:
+            text = eval_table.markdown(s.name, rule, results[0].items, results, s.labels)
+            write_text_atomically(markdown_file, text)
+    except OSError as exc:
+        fail(f"cannot write {exc.filename}: {exc.strerror}")
+    if as_json:
+        print_json(data)
+        return
+    out.print(
+        eval_table.rich_table(
+            f"Evaluation on {s.name} ({results[0].items} items with a final label, rule {rule})",
+            results,
+            s.labels,
+        )
+    )
+    if not confusion:
+        return
+    for r in results:
+        columns = list(next(iter(r.confusion.values()), {}).keys())
+        out.print(
+            table(
+                f"Confusion matrix of {r.labeler} (rows: final label, columns: predicted)",
+                ("final", *columns),
+                [(t, *(r.confusion[t][p] for p in columns)) for t in r.confusion],
+            )
+        )

@@ -1,0 +1,296 @@
+"""``curator mine commits``: headless mining of git repositories into the store (the work
+is in ``curator.mining``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from curator.cli_context import open_db, settings
+from curator.commands.options import CloneDirOption, DbOption
+from curator.console import err, out
+from curator.mining import (
+    CommitRun,
+    MiningError,
+    from_repos_file,
+    labeler_specs,
+    run_in_process,
+    run_on_cluster,
+    sources_to_mine,
+)
+from curator.presentation.cli_output import fail
+from curator.presentation.progress import (
+    ClusterProgress,
+    SourceReporter,
+    cluster_progress,
+    source_progress,
+)
+from curator.safe_text import labelled, one_line
+from engines.commits.cluster import DEFAULT_CHUNK
+from engines.commits.languages import parse_languages
+from engines.commits.options import MineOptions
+from engines.commits.pipeline import BATCH_ROWS, SourceSummary
+from store import Store
+
+
+def _date(value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a date; use YYYY-MM-DD") from None
+    return value
+
+
+SUMMARY_ROWS = 30  # beyond this many sources the table lists failures only
+
+
+def _summary_table(summaries: list[SourceSummary]) -> Table:
+    shown = summaries
+    title = "Mining summary"
+    if len(summaries) > SUMMARY_ROWS:
+        shown = [s for s in summaries if s.failed][:SUMMARY_ROWS]
+        title = f"Mining summary: {len(summaries):,} repositories, failed ones listed"
+    table = Table(title=title, title_justify="left")
+    table.add_column("source", overflow="fold")
+    table.add_column("branch")
+    for name in ("seen", "filtered", "duplicates", "stored"):
+        table.add_column(name, justify="right")
+    for s in shown:
+        if s.failed:
+            failed = Text(f"failed: {s.reason or 'error'}", "red")
+            table.add_row(one_line(s.source, 60), "-", "-", "-", "-", failed)
+            continue
+        table.add_row(
+            one_line(s.source, 60),
+            one_line(s.branch or "-"),
+            str(s.seen),
+            str(sum(s.filtered.values())),
+            str(s.duplicates),
+            str(s.stored),
+        )
+    return table
+
+
+def mine_commits_command(
+    sources: Annotated[
+        list[str] | None, typer.Argument(help="Repository paths or git URLs.", show_default=False)
+    ] = None,
+    repos_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--repos-file",
+            help="CSV of repositories: URL or path, stars, language (header optional).",
+        ),
+    ] = None,
+    min_stars: Annotated[
+        int | None,
+        typer.Option(
+            "--min-stars", min=0, help="Only repositories of the list with this many stars."
+        ),
+    ] = None,
+    lang: Annotated[
+        str,
+        typer.Option(
+            "--lang",
+            help="Languages to keep: files by extension, and the list's repositories by language.",
+        ),
+    ] = "python,cpp,java",
+    since: Annotated[
+        str | None, typer.Option("--since", callback=_date, help="Only commits after this date.")
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option("--until", callback=_date, help="Only commits before this date.")
+    ] = None,
+    max_files: Annotated[
+        int, typer.Option("--max-files", min=1, help="Drop commits touching more files.")
+    ] = 1,
+    max_functions: Annotated[
+        int, typer.Option("--max-functions", min=1, help="Drop commits changing more functions.")
+    ] = 1,
+    branch: Annotated[
+        str | None,
+        typer.Option("--branch", help="Branch to walk (default: the repository's default branch)."),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, help="Examine at most N commits per source in this run."),
+    ] = None,
+    token_budget: Annotated[
+        int,
+        typer.Option("--token-budget", min=0, help="Tokens kept in the model input text (0: all)."),
+    ] = 512,
+    max_diff_mb: Annotated[
+        float, typer.Option("--max-diff-mb", min=0.001, help="Skip larger diffs.")
+    ] = 5.0,
+    clone_dir: CloneDirOption = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers", min=1, help="Mine on a local Dask cluster of N worker processes."
+        ),
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", help="Mine on an existing Dask cluster, e.g. tcp://host:8786."),
+    ] = None,
+    chunk: Annotated[
+        int,
+        typer.Option(
+            "--task-commits",
+            min=1,
+            help="Commits per cluster task (a lost worker costs at most one task).",
+        ),
+    ] = DEFAULT_CHUNK,
+    refresh: Annotated[
+        bool,
+        typer.Option(
+            "--refresh",
+            help="Also revisit repositories of --repos-file that an earlier run finished.",
+        ),
+    ] = False,
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, hidden=True)] = BATCH_ROWS,
+    labeler_names: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--labeler", help="Also pre-label with this labeler, e.g. student@latest (repeatable)."
+        ),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Mine single-file, single-function commits and pre-label them with keywords (and
+    any --labeler), in this process or on a Dask cluster."""
+    try:
+        languages = parse_languages(lang)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--lang") from None
+    if workers is not None and scheduler:
+        raise typer.BadParameter("give --workers or --scheduler, not both", param_hint="--workers")
+    if min_stars is not None and repos_file is None:
+        raise typer.BadParameter(
+            "it filters the --repos-file list; give one", param_hint="--min-stars"
+        )
+    if not sources and repos_file is None:
+        raise typer.BadParameter("name repositories, or give --repos-file", param_hint="SOURCES")
+    listed = _from_repos_file(repos_file, min_stars, languages) if repos_file else []
+    options = MineOptions(
+        languages=languages,
+        branch=branch,
+        since=since,
+        until=until,
+        max_files=max_files,
+        max_functions=max_functions,
+        limit=limit,
+        token_budget=token_budget,
+        max_diff_bytes=int(max_diff_mb * 1024 * 1024),
+    )
+    store = open_db(db)
+    try:
+        label_specs = labeler_specs(store, labeler_names or [])
+        specs, skipped = sources_to_mine(store, list(sources or []), listed, options, refresh)
+        if skipped:
+            err.print(
+                f"skipping {_repositories(skipped)} an earlier run finished"
+                " (--refresh revisits them)",
+                markup=False,
+            )
+        if not specs:
+            out.print("nothing to mine: every chosen repository was finished by an earlier run")
+            return
+        run = CommitRun(
+            specs,
+            options,
+            label_specs,
+            clone_dir or settings().clone_dir,
+            batch_size,
+            workers,
+            scheduler,
+            chunk,
+        )
+        summaries, seconds = _run(store, run)
+    except MiningError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        err.print(
+            "[yellow]interrupted[/]: everything up to the last batch is saved; run again to resume"
+        )
+        raise typer.Exit(130) from None
+    finally:
+        store.close()
+    _print_summary(summaries, seconds)
+    if any(s.failed for s in summaries):
+        raise typer.Exit(1)
+
+
+def _run(store: Store, run: CommitRun) -> tuple[list[SourceSummary], float]:
+    """The run with its progress display: a bar per source, or two rows of totals for a
+    long list or a cluster."""
+    if run.on_cluster:
+        progress = cluster_progress()
+        with progress:
+            return run_on_cluster(store, run, ClusterProgress(progress))
+    reporter: SourceReporter | ClusterProgress
+    if len(run.specs) > SUMMARY_ROWS:
+        progress = cluster_progress()
+        reporter = ClusterProgress(progress)
+        reporter.run_started(len(run.specs), 0, None)
+    else:
+        progress = source_progress("commits")
+        reporter = SourceReporter(progress)
+    with progress:
+        return run_in_process(store, run, reporter)
+
+
+def _from_repos_file(path: Path, min_stars: int | None, languages: frozenset[str]) -> list[str]:
+    """The chosen repositories of a list; each bad line is reported and skipped."""
+    try:
+        selection = from_repos_file(path, min_stars, languages)
+    except MiningError as exc:
+        fail(str(exc))
+    for problem in selection.problems:
+        err.print(labelled("warning", "yellow", one_line(problem, 300)))
+    dropped = ", ".join(f"{k} {v}" for k, v in selection.dropped.items())
+    err.print(
+        f"{path}: {_repositories(selection.listed)} listed, {len(selection.specs)} chosen"
+        + (f" (dropped by {dropped})" if dropped else ""),
+        markup=False,
+    )
+    return selection.specs
+
+
+def _repositories(n: int) -> str:
+    return f"{n:,} repositor{'y' if n == 1 else 'ies'}"
+
+
+def _print_summary(summaries: list[SourceSummary], seconds: float) -> None:
+    out.print(_summary_table(summaries))
+    filtered: Counter[str] = Counter()
+    failures: Counter[str] = Counter()
+    for s in summaries:
+        filtered.update(s.filtered)
+        if s.failed:
+            failures[s.reason or "error"] += 1
+    if filtered:
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(filtered.items()))
+        out.print(f"filtered by reason: {reasons}")
+    if failures:
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(failures.items()))
+        out.print(f"failed repositories by reason: {reasons}")
+    requeued = sum(s.requeued for s in summaries)
+    if requeued:
+        out.print(f"slices run again after a lost worker: {requeued} (no rows lost or doubled)")
+    stored = sum(s.stored for s in summaries)
+    seen = sum(s.seen for s in summaries)
+    dups = sum(s.duplicates for s in summaries)
+    rate = f", {seen / seconds:,.0f} commits/s" if seconds > 0 and seen else ""
+    out.print(
+        f"seen {seen}, filtered {sum(filtered.values())}, duplicates {dups}, stored {stored}"
+        f" in {seconds:,.1f} s{rate}"
+    )

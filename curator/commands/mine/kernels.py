@@ -1,0 +1,76 @@
+"""``curator mine kernels``: OpenCL kernels scraped, filtered, normalised and stored."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from curator.cli_context import kernel_worker, open_db, settings
+from curator.commands.options import CloneDirOption, DbOption
+from curator.console import err, out
+from curator.presentation.progress import SourceReporter, source_progress
+from curator.safe_text import one_line
+from engines.kernels.compile import MIN_INSTRUCTIONS
+from engines.kernels.pipeline import mine_kernels
+
+
+def mine_kernels_command(
+    sources: Annotated[
+        list[str],
+        typer.Argument(
+            help="Files, directories or git URLs holding OpenCL code.", show_default=False
+        ),
+    ],
+    min_instructions: Annotated[
+        int, typer.Option("--min-instructions", min=0, help="Refuse kernels with fewer.")
+    ] = MIN_INSTRUCTIONS,
+    clone_dir: CloneDirOption = None,
+    db: DbOption = None,
+) -> None:
+    """Scrape OpenCL kernels, filter, normalise, featurise and store them."""
+    store = open_db(db)
+    progress = source_progress("files")
+    reporter = SourceReporter(progress)
+    try:
+        with progress, kernel_worker() as worker:
+            summaries = mine_kernels(
+                store,
+                sources,
+                min_instructions,
+                reporter,
+                clone_dir or settings().clone_dir,
+                worker,
+            )
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/]: every saved batch is kept; run again to resume")
+        raise typer.Exit(130) from None
+    finally:
+        store.close()
+    table = Table(title="Kernel mining summary", title_justify="left")
+    table.add_column("source", overflow="fold")
+    for name in ("files", "kernels", "refused", "duplicates", "stored"):
+        table.add_column(name, justify="right")
+    for s in summaries:
+        if s.failed:
+            table.add_row(one_line(s.source, 60), "-", "-", "-", "-", Text("failed", "red"))
+            continue
+        table.add_row(
+            one_line(s.source, 60),
+            str(s.files),
+            str(s.seen),
+            str(sum(s.filtered.values())),
+            str(s.duplicates),
+            str(s.stored),
+        )
+    out.print(table)
+    refused: Counter[str] = Counter()
+    for s in summaries:
+        refused.update(s.filtered)
+    if refused:
+        out.print("refused by reason: " + ", ".join(f"{k} {v}" for k, v in sorted(refused.items())))
+    if any(s.failed or s.unreadable for s in summaries):
+        raise typer.Exit(1)

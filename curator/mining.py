@@ -1,0 +1,136 @@
+"""``curator mine commits`` as functions: pick the sources, resolve the labelers, and
+run the miner in this process or on a Dask cluster. The command parses and prints;
+tests call these directly. Progress goes to the reporter the caller passes."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engines.commits.cluster import DEFAULT_CHUNK, ClusterError, dask_client, mine_on_cluster
+from engines.commits.options import MineOptions
+from engines.commits.pipeline import BATCH_ROWS, SourceSummary, finished_sources, mine_commits
+from engines.commits.repo_list import RepoListError, read_repo_list, select
+from engines.labelers.base import Labeler
+from engines.labelers.registry import LabelerError, LabelerSpec, build_labeler, resolve_labeler
+from engines.reporting import ClusterReporter, SourceReporter
+from store import Store
+
+
+class MiningError(Exception):
+    """A run cannot start: a bad repository list, labeler or cluster."""
+
+
+@dataclass(frozen=True)
+class RepoSelection:
+    """The repositories of a ``--repos-file`` that pass its filters, and what was said."""
+
+    specs: list[str]
+    listed: int
+    dropped: dict[str, int]
+    problems: list[str]
+
+
+def from_repos_file(path: Path, min_stars: int | None, languages: frozenset[str]) -> RepoSelection:
+    """The repositories of a list that pass the star and language filters; each bad line
+    is a problem, skipped."""
+    try:
+        listing = read_repo_list(path)
+    except RepoListError as exc:
+        raise MiningError(str(exc)) from None
+    selection = select(listing.entries, min_stars, languages)
+    return RepoSelection(
+        [entry.spec for entry in selection.chosen],
+        len(listing.entries),
+        dict(sorted(selection.dropped.items())),
+        list(listing.problems),
+    )
+
+
+def labeler_specs(store: Store, names: list[str]) -> list[LabelerSpec]:
+    """The keyword labeler plus each named one, resolved once, without repeats."""
+    chosen: list[LabelerSpec] = []
+    for name in ["keyword@latest", *names]:
+        try:
+            spec = resolve_labeler(store, name)
+        except (LabelerError, ValueError, OSError) as exc:
+            raise MiningError(str(exc)) from None
+        if spec.name not in {x.name for x in chosen}:
+            chosen.append(spec)
+    return chosen
+
+
+def build_labelers(specs: list[LabelerSpec]) -> list[Labeler]:
+    try:
+        return [build_labeler(spec) for spec in specs]
+    except (LabelerError, ValueError, OSError) as exc:
+        raise MiningError(str(exc)) from None
+
+
+def sources_to_mine(
+    store: Store, named: list[str], listed: list[str], options: MineOptions, refresh: bool
+) -> tuple[list[str], int]:
+    """The named sources, then the listed ones not already among them; listed sources an
+    earlier run finished are left out unless ``refresh``. Returns them and how many were
+    left out."""
+    skipped = 0
+    if listed and not refresh:
+        done = finished_sources(store, listed, options)
+        skipped = len(done)
+        listed = [spec for spec in listed if spec not in done]
+    seen = set(named)
+    return [*named, *(spec for spec in listed if spec not in seen)], skipped
+
+
+@dataclass(frozen=True)
+class CommitRun:
+    """Where and how one ``curator mine commits`` run mines."""
+
+    specs: list[str]
+    options: MineOptions
+    labelers: list[LabelerSpec] = field(default_factory=list)
+    clone_dir: Path | None = None
+    batch_size: int = BATCH_ROWS
+    workers: int | None = None  # a local Dask cluster of N processes
+    scheduler: str | None = None  # an existing Dask cluster
+    chunk: int = DEFAULT_CHUNK
+
+    @property
+    def on_cluster(self) -> bool:
+        return self.workers is not None or bool(self.scheduler)
+
+
+def run_in_process(
+    store: Store, run: CommitRun, reporter: SourceReporter
+) -> tuple[list[SourceSummary], float]:
+    """Mine in this process; returns the summaries and the seconds it took."""
+    labelers = build_labelers(run.labelers)
+    started = time.monotonic()
+    summaries = mine_commits(
+        store, run.specs, run.options, labelers, reporter, run.clone_dir, run.batch_size
+    )
+    return summaries, time.monotonic() - started
+
+
+def run_on_cluster(
+    store: Store, run: CommitRun, reporter: ClusterReporter
+) -> tuple[list[SourceSummary], float]:
+    """Mine on a Dask cluster; the time returned leaves out starting or joining it."""
+    try:
+        with dask_client(run.workers, run.scheduler) as client:
+            started = time.monotonic()
+            summaries = mine_on_cluster(
+                store,
+                run.specs,
+                run.options,
+                client,
+                run.labelers,
+                reporter,
+                run.clone_dir,
+                run.chunk,
+                run.batch_size,
+            )
+            return summaries, time.monotonic() - started
+    except ClusterError as exc:
+        raise MiningError(str(exc)) from None

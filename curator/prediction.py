@@ -1,0 +1,68 @@
+"""``curator predict`` as a function: label the commits not yet labeled by one labeler,
+in chunks written per transaction (an interrupt loses at most one chunk; a rerun
+resumes). The command parses and prints; tests call :func:`predict_items` directly."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from engines.labelers.base import Labeler
+from store import Store
+from store.predictions import add_predictions, predicted_item_ids
+from store.records import PredictionRow
+from store.teaching import commit_texts
+
+CHUNK = 512
+"""Items labeled and written per transaction: an interrupt loses at most one chunk."""
+
+
+@dataclass
+class PredictSummary:
+    labeler: str
+    items: int
+    already_predicted: int
+    labels: Counter[str] = field(default_factory=Counter)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "labeler": self.labeler,
+            "items": self.items,
+            "already_predicted": self.already_predicted,
+            "predicted": sum(self.labels.values()),
+            "labels": dict(sorted(self.labels.items())),
+        }
+
+
+def items_to_predict(
+    store: Store, labeler: Labeler, ids: Sequence[int], limit: int | None = None
+) -> tuple[list[int], int]:
+    """The items ``labeler`` has not labeled yet (at most ``limit``), and how many it had."""
+    done = predicted_item_ids(store, labeler.name, ids)
+    todo = [i for i in ids if i not in done]
+    return (todo[:limit] if limit is not None else todo), len(done)
+
+
+def predict_items(
+    store: Store,
+    labeler: Labeler,
+    todo: Sequence[int],
+    summary: PredictSummary,
+    advance: Callable[[int], None] = lambda n: None,
+) -> PredictSummary:
+    """Label ``todo`` chunk by chunk and store each chunk's predictions; counts the labels
+    into ``summary`` and calls ``advance`` with each chunk's size."""
+    for start in range(0, len(todo), CHUNK):
+        chunk = list(todo[start : start + CHUNK])
+        texts = commit_texts(store, chunk, labeler.input_field)
+        present = [i for i in chunk if i in texts]
+        verdicts = labeler.predict([texts[i] for i in present])
+        rows = [
+            (i, PredictionRow(labeler.name, v.label, v.score, v.details))
+            for i, v in zip(present, verdicts, strict=True)
+        ]
+        add_predictions(store, rows)
+        summary.labels.update(v.label for v in verdicts)
+        advance(len(chunk))
+    return summary

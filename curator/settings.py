@@ -1,0 +1,263 @@
+"""One settings object for the whole app, read once.
+
+Each value comes from the first of these that sets it (highest first):
+
+1. a command-line flag (``--db``, ``--annotator``; see ``Settings.with_flags``),
+2. an environment variable (``CURATOR_DB``...; an empty one counts as unset),
+3. ``./curator.toml`` in the current directory,
+4. the user's config file, ``$XDG_CONFIG_HOME/curator/config.toml``
+   (``~/.config/curator/config.toml`` by default),
+5. the default.
+
+Every value remembers where it came from (``Settings.source``), which is what
+``curator config show`` prints. Only the composition root (``curator/``) reads
+settings; it hands plain values down to ``engines`` and ``store`` as arguments.
+
+Stdlib only: this module is imported on the way to every command, and start-up time
+matters (see docs/configuration.md).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+DEFAULT = "default"
+FLAG = "flag"
+
+
+class SettingsError(Exception):
+    """A config file cannot be read, is not valid TOML, or holds a bad value."""
+
+
+@dataclass(frozen=True)
+class Key:
+    """One setting: its field, environment variable, TOML key (dotted) and value type."""
+
+    name: str
+    env: str
+    toml: str
+    kind: str  # "path", "str" or "int"
+    help: str
+    secret: bool = False
+
+
+KEYS: tuple[Key, ...] = (
+    Key("db", "CURATOR_DB", "db", "path", "the SQLite database"),
+    Key("annotator", "CURATOR_ANNOTATOR", "annotator", "str", "who votes and labels"),
+    Key("theme", "CURATOR_THEME", "theme", "str", "the app's Textual theme"),
+    Key("cache", "CURATOR_CACHE", "cache", "path", "cache folder (clones under repos/)"),
+    Key(
+        "opencl_device",
+        "CURATOR_OPENCL_DEVICE",
+        "kernels.device",
+        "str",
+        "OpenCL device for kernel checks (part of 'platform / device')",
+    ),
+    Key(
+        "kernel_memory_mb",
+        "CURATOR_WORKER_MEMORY_MB",
+        "kernels.memory_mb",
+        "int",
+        "memory cap of the kernel-check child process in MB (0: none)",
+    ),
+    Key(
+        "teacher_api_key",
+        "CURATOR_TEACHER_API_KEY",
+        "teacher.api_key",
+        "str",
+        "bearer token for the teacher endpoint",
+        secret=True,
+    ),
+)
+KEYS_BY_NAME = {k.name: k for k in KEYS}
+DEFAULT_KERNEL_MEMORY_MB = 4096  # engines.kernels.checker.DEFAULT_MEMORY_MB (a test checks)
+
+
+def default_cache(env: Mapping[str, str]) -> Path:
+    """``$XDG_CACHE_HOME/curator``, else ``~/.cache/curator``."""
+    root = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(root) / "curator"
+
+
+def user_config_path(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CONFIG_HOME/curator/config.toml``, else ``~/.config/curator/config.toml``."""
+    env = os.environ if env is None else env
+    root = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(root) / "curator" / "config.toml"
+
+
+PROJECT_CONFIG = Path("curator.toml")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The resolved settings; ``sources`` maps a field name to where its value came from
+    (``default``, ``flag --db``, ``env CURATOR_DB`` or a config file's path)."""
+
+    db: Path = Path("curator.db")
+    annotator: str | None = None
+    theme: str | None = None
+    cache: Path = field(default_factory=lambda: default_cache(os.environ))
+    opencl_device: str | None = None
+    kernel_memory_mb: int = DEFAULT_KERNEL_MEMORY_MB
+    teacher_api_key: str | None = None
+    sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    def source(self, name: str) -> str:
+        return self.sources.get(name, DEFAULT)
+
+    @property
+    def clone_dir(self) -> Path:
+        """Where git URLs are cloned: ``<cache>/repos``."""
+        return self.cache / "repos"
+
+    def with_flags(self, **flags: Any) -> Settings:
+        """These settings with each flag that was given (not None, not empty) on top."""
+        changes: dict[str, Any] = {}
+        sources = dict(self.sources)
+        for name, value in flags.items():
+            key = KEYS_BY_NAME[name]
+            if value is None or (isinstance(value, str) and not value.strip()):
+                continue
+            changes[name] = _convert(key, value, f"--{name.replace('_', '-')}")
+            sources[name] = f"{FLAG} --{name.replace('_', '-')}"
+        if not changes:
+            return self
+        return replace(self, **changes, sources=MappingProxyType(sources))
+
+    def shown(self) -> list[dict[str, str]]:
+        """Each setting as text for ``curator config show`` (secrets masked)."""
+        rows = []
+        for key in KEYS:
+            value = getattr(self, key.name)
+            rows.append(
+                {
+                    "key": key.toml,
+                    "env": key.env,
+                    "value": _mask(value) if key.secret else ("" if value is None else str(value)),
+                    "source": self.source(key.name),
+                }
+            )
+        return rows
+
+
+def _mask(value: str | None) -> str:
+    if not value:
+        return ""
+    return "****" + value[-4:] if len(value) >= 12 else "****"
+
+
+def _convert(key: Key, value: Any, where: str, base: Path | None = None) -> Any:
+    """``value`` as the key's type; raises SettingsError naming ``where``."""
+    if key.kind == "int":
+        if isinstance(value, bool):
+            raise SettingsError(f"{where}: {key.toml} must be a whole number, not {value!r}")
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise SettingsError(
+                f"{where}: {key.toml} must be a whole number, not {value!r}"
+            ) from None
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise SettingsError(f"{where}: {key.toml} must be a string, not {value!r}")
+    value = value.strip()
+    if key.kind == "path":
+        path = Path(value).expanduser()
+        return base / path if base is not None and not path.is_absolute() else path
+    return value
+
+
+_LINE = re.compile(r"at line (\d+)")
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for name, value in data.items():
+        dotted = f"{prefix}{name}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, dotted + "."))
+        else:
+            flat[dotted] = value
+    return flat
+
+
+def _line_of(text: str, dotted: str) -> int | None:
+    last = dotted.rsplit(".", 1)[-1]
+    for number, line in enumerate(text.splitlines(), 1):
+        if re.match(rf"\s*{re.escape(last)}\s*=", line):
+            return number
+    return None
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The settings a TOML file sets, keyed by field name; {} when the file is absent.
+    Relative paths in the file are relative to its folder."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"{path}: cannot read the config file ({exc})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = _LINE.search(str(exc))
+        line = f":{found.group(1)}" if found else ""
+        reason = _LINE.sub("", str(exc)).replace("()", "").strip(" (),")
+        raise SettingsError(f"{path}{line}: invalid TOML: {reason}") from None
+    by_toml = {k.toml: k for k in KEYS}
+    values: dict[str, Any] = {}
+    for dotted, value in _flatten(data).items():
+        line = _line_of(text, dotted)
+        where = f"{path}:{line}" if line else str(path)
+        key = by_toml.get(dotted)
+        if key is None:
+            known = ", ".join(k.toml for k in KEYS)
+            raise SettingsError(f"{where}: unknown key {dotted!r} (known: {known})")
+        values[key.name] = _convert(key, value, where, path.parent)
+    return values
+
+
+def load_settings(
+    flags: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Settings:
+    """Resolve every setting once: flags, environment, ./curator.toml, user config,
+    defaults. Raises :class:`SettingsError` with a one-line message."""
+    env = os.environ if env is None else env
+    project = (cwd or Path.cwd()) / PROJECT_CONFIG
+    user = user_config_path(env)
+    layers: list[tuple[str, Callable[[], dict[str, Any]]]] = [
+        (str(user), lambda: read_config_file(user)),
+        (str(PROJECT_CONFIG if cwd is None else project), lambda: read_config_file(project)),
+    ]
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for label, read in layers:  # lowest first: later layers win
+        for name, value in read().items():
+            values[name], sources[name] = value, label
+    for key in KEYS:
+        raw = env.get(key.env, "")
+        if raw.strip():
+            values[key.name] = _convert(key, raw, f"${key.env}")
+            sources[key.name] = f"env {key.env}"
+    if "cache" not in values:
+        values["cache"] = default_cache(env)
+    settings = Settings(**values, sources=MappingProxyType(sources))
+    return settings.with_flags(**(flags or {}))
+
+
+def resolve_db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The database path: the explicit one, else ``$CURATOR_DB``, else the config files,
+    else ``./curator.db``."""
+    return load_settings({"db": explicit or None}).db
