@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from engines.labelers.registry import LabelerError, load_labeler
-from engines.labelers.student_data import (
+from engines.labelers.student.data import (
     binary_f1,
     hard_example,
     length_sorted_batches,
     overlapping_sources,
     shuffled_length_batches,
 )
-from engines.labelers.student_train import soft_cross_entropy
+from engines.labelers.student.train import soft_cross_entropy
 from store import Store
 from store.models import get_model, latest_model, list_models, register_model, update_metrics
 from tests.conftest import ROOT
@@ -119,7 +119,7 @@ def test_registry_loads_rule_labelers_and_explains_what_it_cannot(store: Store) 
         load_labeler(store, "teacher:gpt-oss:20b")
     with pytest.raises(LabelerError, match="NAME@VERSION"):
         load_labeler(store, "student")
-    heuristics = ROOT / "engines" / "labelers" / "heuristics.py"
+    heuristics = ROOT / "engines" / "labelers" / "heuristics" / "__init__.py"
     if heuristics.is_file():
         assert load_labeler(store, "heuristics@latest").name.startswith("heuristics@")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engines.labelers.teacher import Teacher, TeacherConfig, TeacherError
-from engines.labelers.teacher_run import teach
+from engines.labelers.teacher.run import teach
 from store import open_store
 from store.items import ImportedItem, insert_imported_items
 from store.votes import VoteRow, append_votes

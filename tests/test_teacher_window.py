@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engines.labelers.teacher_window import load_window
+from engines.labelers.teacher.window import load_window
 from store import open_store
 from tests.teacher_server import FakeLLM
 
