@@ -4,7 +4,14 @@ Nothing outside this package opens the database or writes SQL. The package impor
 nothing from the rest of Curator.
 """
 
-from store.connection import Store, open_store, resolve_db_path
+from store.connection import DatabaseError, Store, StoreError, open_store, resolve_db_path
 from store.migrations import SCHEMA_VERSION
 
-__all__ = ["SCHEMA_VERSION", "Store", "open_store", "resolve_db_path"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "DatabaseError",
+    "Store",
+    "StoreError",
+    "open_store",
+    "resolve_db_path",
+]

@@ -20,6 +20,7 @@ from engines.labelers.student.data import (
 from engines.labelers.student.train import soft_cross_entropy
 from store import Store
 from store.models import get_model, latest_model, list_models, register_model, update_metrics
+from tests import raw_sql
 from tests.conftest import ROOT
 
 
@@ -96,7 +97,7 @@ def test_register_model_numbers_versions_and_moves_the_directory(store: Store, t
 
 def test_a_failed_registration_leaves_the_staged_directory_and_no_row(store: Store, tmp_path: Path):
     staged = _staged(tmp_path, "s")
-    store.conn.execute(
+    raw_sql.connection(store).execute(
         "CREATE TRIGGER no_models BEFORE INSERT ON models BEGIN SELECT RAISE(ABORT, 'refused'); END"
     )
     with pytest.raises(Exception, match="refused"):
