@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from store.commits import (
 from store.connection import BUSY_TIMEOUT_MS, StoreError, utc_now
 from store.migrations import MIGRATIONS, migrate
 from store.records import Checkpoint, CommitRow, PredictionRow, SaveResult
+from store.schema import describe_tables
 from tests import raw_sql
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -219,6 +221,66 @@ def test_an_error_in_a_nested_transaction_undoes_the_outer_work(store: Store) ->
             insert_item(inner, "inner")
             raise KeyError("inner failure")
     assert count(store, "items") == 0
+
+
+def test_a_failing_savepoint_undoes_only_its_own_writes(store: Store) -> None:
+    with store.transaction() as conn:
+        insert_item(conn, "kept")
+        with pytest.raises(sqlite3.IntegrityError), store.savepoint("step"):
+            insert_item(conn, "undone")
+            insert_item(conn, "kept")  # UNIQUE (kind, key)
+        with store.savepoint("step"):
+            insert_item(conn, "also kept")
+    assert {r[0] for r in raw_sql.query(store, "SELECT key FROM items")} == {"kept", "also kept"}
+
+
+def test_a_trial_savepoint_is_undone_even_when_it_succeeds(store: Store) -> None:
+    with store.transaction() as conn:
+        with store.savepoint("probe", undo=True):
+            insert_item(conn, "tried")
+            assert count(store, "items") == 1
+        assert count(store, "items") == 0
+        assert raw_sql.connection(store).in_transaction  # the outer transaction goes on
+
+
+def test_a_savepoint_needs_a_transaction_and_a_plain_name(store: Store) -> None:
+    with pytest.raises(RuntimeError, match=r"inside store\.transaction"), store.savepoint():
+        pass
+    with (
+        store.transaction(),
+        pytest.raises(ValueError, match="savepoint name"),
+        store.savepoint("x; DROP TABLE items"),
+    ):
+        pass
+    assert count(store, "items") == 0 and not raw_sql.connection(store).in_transaction
+
+
+def test_schema_version_is_the_newest_migration(store: Store) -> None:
+    assert store.schema_version() == SCHEMA_VERSION
+
+
+# --------------------------------------------------------------------------- schema
+
+
+def test_every_table_the_migrations_create_is_in_the_architecture_doc(store: Store) -> None:
+    tables = set(describe_tables(store)) - {"schema_version"}
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    documented = {
+        name
+        for line in doc.splitlines()
+        if line.startswith("| `")
+        for name in re.findall(r"`(\w+)`", line.split("|")[1])
+    }
+    assert tables == documented
+
+
+def test_item_payloads_reference_items_so_deleting_an_item_cascades(store: Store) -> None:
+    tables = describe_tables(store, count_rows=False)
+    for payload in ("commits", "kernels", "ir_modules", "predictions", "votes", "set_items"):
+        assert ("item_id", "items") in tables[payload].references, payload
+    assert [c.name for c in tables["items"].columns if c.primary_key] == ["id"]
+    assert "item_id" in tables["live_votes"].column_names
+    assert tables["items"].rows == 0
 
 
 # --------------------------------------------------------------------------- batches
