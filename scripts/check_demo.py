@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from store import open_store
+from store.items import count_items
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,9 +19,7 @@ def main(repo: str, db: str | None = None) -> int:
     expected = sum(1 for c in recipe["commits"] if c.get("expect") == "stored")
     source = str(Path(repo).resolve())
     with open_store(db) as store:
-        stored = store.scalar(
-            "SELECT COUNT(*) FROM items WHERE kind = 'commit' AND source = ?", (source,)
-        )
+        stored = count_items(store, "commit", source)
     if stored != expected:
         print(f"demo: MISMATCH: {stored} commits stored, the recipe expects {expected}")
         return 1

@@ -13,7 +13,7 @@ from store.records import Checkpoint, CommitRow, PredictionRow, SaveResult
 
 def find_known(store: Store, sha: str) -> tuple[int, str] | None:
     """The item id and source of an already-stored commit with this sha, if any."""
-    row = store.conn.execute(
+    row = store._conn.execute(
         "SELECT id, source FROM items WHERE kind = 'commit' AND key = ?", (sha,)
     ).fetchone()
     return None if row is None else (row[0], row[1])
@@ -24,13 +24,13 @@ def find_duplicate(
 ) -> tuple[int, str] | None:
     """The first stored commit with the same function pair or the same diff content."""
     if function_md5 is not None:
-        row = store.conn.execute(
+        row = store._conn.execute(
             "SELECT item_id FROM commits WHERE function_md5 = ? ORDER BY item_id LIMIT 1",
             (function_md5,),
         ).fetchone()
         if row is not None:
             return row[0], "function_md5"
-    row = store.conn.execute(
+    row = store._conn.execute(
         "SELECT item_id FROM commits WHERE diff_hash = ? ORDER BY item_id LIMIT 1", (diff_hash,)
     ).fetchone()
     return None if row is None else (row[0], "diff_hash")
@@ -133,7 +133,7 @@ def insert_predictions(
 
 
 def load_checkpoint(store: Store, kind: str, source: str, scope: str) -> Checkpoint | None:
-    row = store.conn.execute(
+    row = store._conn.execute(
         "SELECT last_key, counters FROM checkpoints WHERE kind = ? AND source = ? AND scope = ?",
         (kind, source, scope),
     ).fetchone()
@@ -151,7 +151,7 @@ def load_checkpoints(store: Store, kind: str, source: str | None = None) -> list
         params = (kind, source)
     return [
         Checkpoint(kind, row[0], row[1], row[2], json.loads(row[3]))
-        for row in store.conn.execute(sql + " ORDER BY source, scope", params)
+        for row in store._conn.execute(sql + " ORDER BY source, scope", params)
     ]
 
 

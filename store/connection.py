@@ -1,8 +1,14 @@
-"""Opening the database: pragmas, migrations, and the write-transaction helper."""
+"""Opening the database: pragmas, migrations, and the transaction and savepoint helpers.
+
+The connection and the raw ``_query``/``_scalar`` helpers are internal to ``store``: the
+modules of this package use them; every other layer calls the named functions those
+modules define (``tests/raw_sql.py`` is the one test-only way to raw rows).
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -10,9 +16,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-import sqlite_utils
-
-from store.migrations import migrate
+from store.migrations import current_version, migrate
 
 DEFAULT_DB = "curator.db"
 BUSY_TIMEOUT_MS = 30_000
@@ -27,6 +31,13 @@ class StoreError(Exception):
     """The database cannot be opened or is not a Curator store."""
 
 
+DatabaseError = sqlite3.Error
+"""What SQLite raises when it refuses a statement (a constraint, a locked database...),
+so callers outside ``store`` can catch it without importing ``sqlite3``."""
+
+_SAVEPOINT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 class Store:
     """One connection to a Curator database.
 
@@ -37,32 +48,58 @@ class Store:
 
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
-        self.conn = conn
-        self.db = sqlite_utils.Database(conn, execute_plugins=False)
+        self._conn = conn
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """Run a block of writes atomically; nested calls join the outer transaction."""
-        if self.conn.in_transaction:
-            yield self.conn
+        """Run a block of writes atomically; nested calls join the outer transaction.
+
+        The connection it yields is for the store's own modules."""
+        if self._conn.in_transaction:
+            yield self._conn
             return
-        self.conn.execute("BEGIN IMMEDIATE")
+        self._conn.execute("BEGIN IMMEDIATE")
         try:
-            yield self.conn
+            yield self._conn
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            self._conn.execute("ROLLBACK")
             raise
-        self.conn.execute("COMMIT")
+        self._conn.execute("COMMIT")
 
-    def query(self, sql: str, params: tuple | dict = ()) -> list[sqlite3.Row]:
-        return self.conn.execute(sql, params).fetchall()
+    @contextmanager
+    def savepoint(self, name: str = "savepoint", *, undo: bool = False) -> Iterator[None]:
+        """Run a block inside a transaction as one step that can be undone alone: on an
+        error the block's writes are rolled back (the outer transaction's stay) and the
+        error goes on; with ``undo`` they are rolled back even when it succeeds (a trial).
+        Must be called inside :meth:`transaction`."""
+        if not _SAVEPOINT_NAME.fullmatch(name):
+            raise ValueError(f"not a savepoint name: {name!r}")
+        if not self._conn.in_transaction:
+            raise RuntimeError("savepoint() runs inside store.transaction()")
+        self._conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield
+        except BaseException:
+            self._conn.execute(f"ROLLBACK TO {name}")
+            self._conn.execute(f"RELEASE {name}")
+            raise
+        if undo:
+            self._conn.execute(f"ROLLBACK TO {name}")
+        self._conn.execute(f"RELEASE {name}")
 
-    def scalar(self, sql: str, params: tuple | dict = ()) -> object:
-        row = self.conn.execute(sql, params).fetchone()
+    def schema_version(self) -> int:
+        """The newest migration this database has run."""
+        return current_version(self._conn)
+
+    def _query(self, sql: str, params: tuple | dict = ()) -> list[sqlite3.Row]:
+        return self._conn.execute(sql, params).fetchall()
+
+    def _scalar(self, sql: str, params: tuple | dict = ()) -> object:
+        row = self._conn.execute(sql, params).fetchone()
         return None if row is None else row[0]
 
     def close(self) -> None:
-        self.conn.close()
+        self._conn.close()
 
     def __enter__(self) -> Store:
         return self

@@ -78,7 +78,7 @@ def is_done(
     store: Store, source: str, path: str, compile_command: str | None, input_sha256: str
 ) -> bool:
     """Whether this exact input (same bytes, same command) was stored or linked before."""
-    row = store.conn.execute(
+    row = store._conn.execute(
         "SELECT 1 FROM ir_inputs WHERE source = ? AND path = ? AND compile_command = ?"
         " AND input_sha256 = ? AND status IN ('stored', 'duplicate')",
         (source, path, compile_command or "", input_sha256),
@@ -228,7 +228,7 @@ def _upsert_input(conn: sqlite3.Connection, row: IRInputRow, now: str) -> None:
 
 def ir_module(store: Store, item_id: int) -> dict[str, Any] | None:
     """One stored module with its item columns, provenance and duplicates' paths."""
-    row = store.conn.execute(
+    row = store._conn.execute(
         "SELECT i.id, i.key, i.source, i.path, i.language, i.provenance, i.created_at, m.*"
         " FROM items i JOIN ir_modules m ON m.item_id = i.id WHERE i.id = ?",
         (item_id,),
@@ -240,7 +240,7 @@ def ir_module(store: Store, item_id: int) -> dict[str, Any] | None:
     data["opcodes"] = json.loads(data["opcodes"])
     data["duplicates"] = [
         {"source": r[0], "path": r[1], "license": r[2]}
-        for r in store.query(
+        for r in store._query(
             "SELECT source, path, license FROM ir_inputs WHERE item_id = ? AND status ="
             " 'duplicate' ORDER BY id",
             (item_id,),
@@ -254,7 +254,7 @@ def ir_counts(store: Store) -> dict[str, Any]:
     counts = {"stored": 0, "duplicates": 0, "rejected": 0, "filtered": 0}
     names = {"stored": "stored", "duplicate": "duplicates", "rejected": "rejected"}
     reasons: dict[str, dict[str, int]] = {"rejected": {}, "filtered": {}}
-    for status, reason, n in store.query(
+    for status, reason, n in store._query(
         "SELECT status, COALESCE(reason, ''), COUNT(*) FROM ir_inputs GROUP BY status, reason"
         " ORDER BY status, reason"
     ):
@@ -263,7 +263,7 @@ def ir_counts(store: Store) -> dict[str, Any]:
             reasons[status][reason or "unknown"] = n
     return {
         **counts,
-        "modules": int(store.scalar("SELECT COUNT(*) FROM ir_modules") or 0),
+        "modules": int(store._scalar("SELECT COUNT(*) FROM ir_modules") or 0),
         "rejected_by_reason": reasons["rejected"],
         "filtered_by_reason": reasons["filtered"],
     }
@@ -272,7 +272,7 @@ def ir_counts(store: Store) -> dict[str, Any]:
 def _sizes(store: Store, sql: str) -> dict[str, dict[str, int]]:
     return {
         str(group): {"modules": n, "text_bytes": t, "bitcode_bytes": b, "tokens": k}
-        for group, n, t, b, k in store.query(sql)
+        for group, n, t, b, k in store._query(sql)
     }
 
 
@@ -316,7 +316,7 @@ def ir_corpus_table(store: Store) -> dict[str, Any]:
         "counts": ir_counts(store),
         "rejections": [
             {"source": r[0], "path": r[1], "reason": r[2], "message": r[3]}
-            for r in store.query(
+            for r in store._query(
                 "SELECT source, path, reason, message FROM ir_inputs WHERE status = 'rejected'"
                 " ORDER BY updated_at DESC, id DESC LIMIT 50"
             )

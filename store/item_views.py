@@ -14,7 +14,7 @@ from store.connection import Store
 
 def item_row(store: Store, item_id: int) -> dict[str, Any] | None:
     """The ``items`` row of one item, provenance decoded."""
-    row = store.conn.execute("SELECT * FROM items WHERE id = ?", (item_id,)).fetchone()
+    row = store._conn.execute("SELECT * FROM items WHERE id = ?", (item_id,)).fetchone()
     if row is None:
         return None
     data = dict(row)
@@ -24,7 +24,7 @@ def item_row(store: Store, item_id: int) -> dict[str, Any] | None:
 
 def commit_row(store: Store, item_id: int) -> dict[str, Any] | None:
     """The ``commits`` payload of one commit item, JSON lists decoded."""
-    row = store.conn.execute("SELECT * FROM commits WHERE item_id = ?", (item_id,)).fetchone()
+    row = store._conn.execute("SELECT * FROM commits WHERE item_id = ?", (item_id,)).fetchone()
     if row is None:
         return None
     data = dict(row)
@@ -35,7 +35,7 @@ def commit_row(store: Store, item_id: int) -> dict[str, Any] | None:
 
 def latest_item_predictions(store: Store, item_id: int) -> list[dict[str, Any]]:
     """The newest prediction of each labeler on one item, ordered by labeler name."""
-    rows = store.conn.execute(
+    rows = store._conn.execute(
         "SELECT p.labeler, p.label, p.score, p.details FROM predictions AS p"
         " WHERE p.item_id = ? AND p.id = (SELECT MAX(q.id) FROM predictions AS q"
         "  WHERE q.item_id = p.item_id AND q.labeler = p.labeler)"
@@ -50,7 +50,7 @@ def latest_item_predictions(store: Store, item_id: int) -> list[dict[str, Any]]:
 
 def set_position(store: Store, set_id: int, item_id: int) -> int | None:
     """Where an item sits in a set, or None when it is not a member."""
-    row = store.conn.execute(
+    row = store._conn.execute(
         "SELECT position FROM set_items WHERE set_id = ? AND item_id = ?", (set_id, item_id)
     ).fetchone()
     return None if row is None else int(row[0])
@@ -59,7 +59,7 @@ def set_position(store: Store, set_id: int, item_id: int) -> int | None:
 def annotator_votes_in_set(store: Store, set_id: int, annotator: str) -> int:
     """How many of the set's items hold a live vote of this annotator."""
     return int(
-        store.conn.execute(
+        store._conn.execute(
             "SELECT COUNT(*) FROM live_votes AS lv JOIN set_items AS si"
             " ON si.item_id = lv.item_id AND si.set_id = ?"
             " WHERE lv.annotator = ? AND lv.role = 'annotator'",
@@ -78,7 +78,7 @@ def search_set(store: Store, set_id: int, text: str, limit: int = 50) -> list[di
     if not needle:
         return []
     like = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    rows = store.conn.execute(
+    rows = store._conn.execute(
         "SELECT si.position, i.id, i.kind, i.key, i.source, i.path, c.message"
         " FROM set_items AS si JOIN items AS i ON i.id = si.item_id"
         " LEFT JOIN commits AS c ON c.item_id = i.id"
@@ -104,7 +104,7 @@ def search_set(store: Store, set_id: int, text: str, limit: int = 50) -> list[di
 def resume_position(store: Store, set_id: int, annotator: str) -> int | None:
     """Position of the item this annotator voted on last in this set: where a returning
     annotator picks up, without walking past everything they already labeled."""
-    row = store.conn.execute(
+    row = store._conn.execute(
         "SELECT si.position FROM votes AS v JOIN set_items AS si"
         " ON si.set_id = v.set_id AND si.item_id = v.item_id"
         " WHERE v.annotator = ? AND v.role = 'annotator' AND v.set_id = ?"
@@ -117,7 +117,7 @@ def resume_position(store: Store, set_id: int, annotator: str) -> int | None:
 def change_mark(store: Store) -> tuple[int, int]:
     """(newest vote id, newest set membership row): it moves whenever a vote is cast or
     undone or a set gains items, so figures computed under the same mark still hold."""
-    row = store.conn.execute(
+    row = store._conn.execute(
         "SELECT (SELECT COALESCE(MAX(id), 0) FROM votes),"
         " (SELECT COALESCE(MAX(rowid), 0) FROM set_items)"
     ).fetchone()

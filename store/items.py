@@ -39,6 +39,16 @@ def known_item_id(conn: sqlite3.Connection, kind: str, key: str) -> int | None:
     return None if row is None else int(row[0])
 
 
+def count_items(store: Store, kind: str, source: str | None = None) -> int:
+    """How many items of ``kind`` are stored (from ``source`` only, when given)."""
+    if source is None:
+        return int(store._scalar("SELECT COUNT(*) FROM items WHERE kind = ?", (kind,)) or 0)
+    return int(
+        store._scalar("SELECT COUNT(*) FROM items WHERE kind = ? AND source = ?", (kind, source))
+        or 0
+    )
+
+
 def insert_item(
     conn: sqlite3.Connection,
     kind: str,
@@ -91,11 +101,11 @@ def find_by_key(store: Store, key: str, kind: str | None = None) -> list[ItemRef
     if kind is not None:
         sql += " AND kind = ?"
         params.append(kind)
-    return [ItemRef(*row) for row in store.conn.execute(sql + " ORDER BY kind", params)]
+    return [ItemRef(*row) for row in store._conn.execute(sql + " ORDER BY kind", params)]
 
 
 def find_by_id(store: Store, item_id: int) -> ItemRef | None:
-    row = store.conn.execute(
+    row = store._conn.execute(
         "SELECT id, kind, key, source, language FROM items WHERE id = ?", (item_id,)
     ).fetchone()
     return None if row is None else ItemRef(*row)
@@ -108,7 +118,7 @@ def keys_to_ids(store: Store, kind: str, keys: Sequence[str]) -> dict[str, int]:
     for start in range(0, len(unique), 500):
         chunk = unique[start : start + 500]
         marks = ",".join("?" * len(chunk))
-        for item_id, key in store.conn.execute(
+        for item_id, key in store._conn.execute(
             f"SELECT id, key FROM items WHERE kind = ? AND key IN ({marks})", [kind, *chunk]
         ):
             found[key] = item_id
@@ -122,7 +132,7 @@ def item_summaries(store: Store, item_ids: Sequence[int]) -> dict[int, dict[str,
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ",".join("?" * len(chunk))
-        for row in store.conn.execute(
+        for row in store._conn.execute(
             "SELECT i.id, i.kind, i.key, i.source, i.language, c.message FROM items AS i"
             f" LEFT JOIN commits AS c ON c.item_id = i.id WHERE i.id IN ({marks})",
             chunk,

@@ -107,7 +107,7 @@ def unchecked_kernels(store: Store) -> list[StoredKernel]:
     """Kernels the rejection filter accepted that have never been checked."""
     return [
         _stored(r)
-        for r in store.query(
+        for r in store._query(
             f"SELECT {_COLUMNS} FROM kernels k WHERE k.filter_status = 'accepted'"
             " AND k.checked_at IS NULL ORDER BY k.item_id"
         )
@@ -118,7 +118,7 @@ def kernels_in_set(store: Store, name: str) -> list[StoredKernel]:
     """The kernels of a named set, in the set's order (other kinds of item are ignored)."""
     return [
         _stored(r)
-        for r in store.query(
+        for r in store._query(
             f"SELECT {_COLUMNS} FROM sets s JOIN set_items si ON si.set_id = s.id"
             " JOIN kernels k ON k.item_id = si.item_id WHERE s.name = ? ORDER BY si.position",
             (name,),
@@ -127,7 +127,7 @@ def kernels_in_set(store: Store, name: str) -> list[StoredKernel]:
 
 
 def get_kernel(store: Store, item_id: int) -> StoredKernel | None:
-    row = store.conn.execute(
+    row = store._conn.execute(
         f"SELECT {_COLUMNS} FROM kernels k WHERE k.item_id = ?", (item_id,)
     ).fetchone()
     return None if row is None else _stored(row)
@@ -155,7 +155,7 @@ def save_checks(store: Store, checks: Sequence[KernelCheck]) -> None:
 
 def kernel_row(store: Store, item_id: int) -> dict[str, object] | None:
     """Every stored column of one kernel, JSON fields decoded (for display and tests)."""
-    row = store.conn.execute("SELECT * FROM kernels WHERE item_id = ?", (item_id,)).fetchone()
+    row = store._conn.execute("SELECT * FROM kernels WHERE item_id = ?", (item_id,)).fetchone()
     if row is None:
         return None
     data = dict(row)
@@ -168,7 +168,7 @@ def kernel_row(store: Store, item_id: int) -> dict[str, object] | None:
 def kernel_ids_by_name(store: Store, kernel_name: str) -> list[int]:
     return [
         int(r[0])
-        for r in store.query(
+        for r in store._query(
             "SELECT item_id FROM kernels WHERE kernel_name = ? ORDER BY item_id", (kernel_name,)
         )
     ]
@@ -178,7 +178,7 @@ def kernel_verdict_counts(store: Store) -> dict[str, int]:
     """Kernels by verdict; accepted kernels not yet checked count as ``unchecked``."""
     return {
         str(v): int(n)
-        for v, n in store.query(
+        for v, n in store._query(
             "SELECT COALESCE(verdict, 'unchecked'), COUNT(*) FROM kernels"
             " GROUP BY COALESCE(verdict, 'unchecked') ORDER BY 1"
         )

@@ -15,7 +15,7 @@ def item_sources(store: Store, item_ids: Iterable[int]) -> dict[int, str]:
     for start in range(0, len(wanted), 900):
         chunk = wanted[start : start + 900]
         marks = ",".join("?" * len(chunk))
-        for item_id, source in store.conn.execute(
+        for item_id, source in store._conn.execute(
             f"SELECT id, source FROM items WHERE id IN ({marks})", chunk
         ):
             found[int(item_id)] = source
@@ -27,4 +27,4 @@ def commit_item_ids(store: Store, unvoted_only: bool = False) -> list[int]:
     sql = "SELECT i.id FROM items AS i WHERE i.kind = 'commit'"
     if unvoted_only:
         sql += " AND NOT EXISTS (SELECT 1 FROM live_votes AS lv WHERE lv.item_id = i.id)"
-    return [int(r[0]) for r in store.conn.execute(sql + " ORDER BY i.id")]
+    return [int(r[0]) for r in store._conn.execute(sql + " ORDER BY i.id")]

@@ -72,22 +72,22 @@ def _versions(conn: sqlite3.Connection, family: str) -> list[int]:
 
 def get_model(store: Store, name: str) -> ModelRow | None:
     """The model registered as ``name`` (``family@N``), or None."""
-    row = store.conn.execute(f"SELECT {_COLUMNS} FROM models WHERE name = ?", (name,)).fetchone()
+    row = store._conn.execute(f"SELECT {_COLUMNS} FROM models WHERE name = ?", (name,)).fetchone()
     return None if row is None else _row(row)
 
 
 def latest_model(store: Store, family: str) -> ModelRow | None:
     """The highest version of a family (``student`` -> ``student@7``), or None."""
-    versions = _versions(store.conn, family)
+    versions = _versions(store._conn, family)
     return get_model(store, f"{family}@{versions[-1]}") if versions else None
 
 
 def list_models(store: Store, family: str | None = None) -> list[ModelRow]:
     """Registered models, oldest first, optionally of one family."""
     if family is None:
-        rows = store.conn.execute(f"SELECT {_COLUMNS} FROM models ORDER BY id").fetchall()
+        rows = store._conn.execute(f"SELECT {_COLUMNS} FROM models ORDER BY id").fetchall()
     else:
-        rows = store.conn.execute(
+        rows = store._conn.execute(
             f"SELECT {_COLUMNS} FROM models WHERE name LIKE ? ESCAPE '\\' ORDER BY id",
             (_like(family),),
         ).fetchall()
@@ -206,7 +206,7 @@ def promotions(store: Store, family: str | None = None) -> list[Promotion]:
         args = (family,)
     last: dict[str, str] = {}
     found = []
-    for row in store.conn.execute(sql + " ORDER BY id", args):
+    for row in store._conn.execute(sql + " ORDER BY id", args):
         found.append(Promotion(*row, replaced=last.get(row[0])))
         last[row[0]] = row[1]
     return found
@@ -214,5 +214,5 @@ def promotions(store: Store, family: str | None = None) -> list[Promotion]:
 
 def current_model(store: Store, family: str) -> ModelRow | None:
     """The family's last promoted version, or None when none has been promoted."""
-    row = store.conn.execute(_CURRENT, (family,)).fetchone()
+    row = store._conn.execute(_CURRENT, (family,)).fetchone()
     return None if row is None else get_model(store, row[0])

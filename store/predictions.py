@@ -38,7 +38,7 @@ def predicted_item_ids(
 ) -> set[int]:
     """Items that already hold a prediction from ``labeler`` (optionally among ``item_ids``)."""
     if item_ids is None:
-        rows = store.conn.execute(
+        rows = store._conn.execute(
             "SELECT DISTINCT item_id FROM predictions WHERE labeler = ?", (labeler,)
         )
         return {r[0] for r in rows}
@@ -47,7 +47,7 @@ def predicted_item_ids(
     for start in range(0, len(wanted), 900):
         chunk = wanted[start : start + 900]
         marks = ",".join("?" * len(chunk))
-        rows = store.conn.execute(
+        rows = store._conn.execute(
             f"SELECT DISTINCT item_id FROM predictions WHERE labeler = ? AND item_id IN ({marks})",
             (labeler, *chunk),
         )

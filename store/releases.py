@@ -133,7 +133,7 @@ def stream_items(store: Store, flt: ItemFilter) -> Iterator[dict[str, Any]]:
     naming that item's key.
     """
     sql, params = _select(flt, f"{_ITEM_COLUMNS}, {_PAYLOADS[flt.kind][0]}")
-    cursor = store.conn.cursor()
+    cursor = store._conn.cursor()
     cursor.row_factory = None
     last: str | None = None
     try:
@@ -160,14 +160,14 @@ def _key_after(store: Store, flt: ItemFilter, last: str | None) -> str | None:
     if last is not None:
         sql = sql.replace(" ORDER BY i.key", " AND i.key > ? ORDER BY i.key")
         params.append(last)
-    row = store.conn.execute(sql + " LIMIT 1", params).fetchone()
+    row = store._conn.execute(sql + " LIMIT 1", params).fetchone()
     return None if row is None else str(row[0])
 
 
 def stream_item_sources(store: Store, flt: ItemFilter) -> Iterator[dict[str, Any]]:
     """The same items as :func:`stream_items`, with only id, key, source and prediction."""
     sql, params = _select(flt, "i.id AS item_id, i.key, i.source")
-    cursor = store.conn.cursor()
+    cursor = store._conn.cursor()
     try:
         cursor.execute(sql, params)
         while rows := cursor.fetchmany(1024):
@@ -178,12 +178,12 @@ def stream_item_sources(store: Store, flt: ItemFilter) -> Iterator[dict[str, Any
 
 
 def kinds_with_items(store: Store) -> list[str]:
-    return [r[0] for r in store.query("SELECT DISTINCT kind FROM items ORDER BY kind")]
+    return [r[0] for r in store._query("SELECT DISTINCT kind FROM items ORDER BY kind")]
 
 
 def live_votes_of_kind(store: Store, kind: str) -> Iterator[tuple[int, str, str, str, str | None]]:
     """(item id, annotator, role, label, category) of every live vote on items of a kind."""
-    yield from store.conn.execute(
+    yield from store._conn.execute(
         "SELECT lv.item_id, lv.annotator, lv.role, lv.label, lv.category FROM live_votes AS lv"
         " JOIN items AS i ON i.id = lv.item_id WHERE i.kind = ?"
         " ORDER BY lv.item_id, lv.role, lv.annotator",
@@ -192,7 +192,7 @@ def live_votes_of_kind(store: Store, kind: str) -> Iterator[tuple[int, str, str,
 
 
 def latest_prediction(store: Store, item_id: int, labeler: str) -> tuple[str, float | None] | None:
-    row = store.conn.execute(
+    row = store._conn.execute(
         "SELECT label, score FROM predictions WHERE item_id = ? AND labeler = ?"
         " ORDER BY id DESC LIMIT 1",
         (item_id, labeler),
@@ -204,7 +204,7 @@ def duplicate_counts(store: Store, kind: str) -> dict[str, int]:
     """Duplicates linked to stored items of a kind, by what matched."""
     return {
         str(m): int(n)
-        for m, n in store.query(
+        for m, n in store._query(
             "SELECT matched_on, COUNT(*) FROM duplicates WHERE kind = ? GROUP BY matched_on"
             " ORDER BY matched_on",
             (kind,),
@@ -214,12 +214,12 @@ def duplicate_counts(store: Store, kind: str) -> dict[str, int]:
 
 def item_counts(store: Store, kind: str) -> dict[str, Any]:
     """Items of a kind in the whole store: total, by language and number of sources."""
-    total, sources = store.conn.execute(
+    total, sources = store._conn.execute(
         "SELECT COUNT(*), COUNT(DISTINCT source) FROM items WHERE kind = ?", (kind,)
     ).fetchone()
     by_language = {
         str(lang): int(n)
-        for lang, n in store.query(
+        for lang, n in store._query(
             "SELECT COALESCE(language, 'unknown'), COUNT(*) FROM items WHERE kind = ?"
             " GROUP BY 1 ORDER BY 1",
             (kind,),
@@ -231,7 +231,7 @@ def item_counts(store: Store, kind: str) -> dict[str, Any]:
 def kernel_filter_counts(store: Store) -> dict[str, int]:
     return {
         str(s): int(n)
-        for s, n in store.query(
+        for s, n in store._query(
             "SELECT filter_status, COUNT(*) FROM kernels GROUP BY filter_status ORDER BY 1"
         )
     }
@@ -265,7 +265,7 @@ def save_release(store: Store, row: ReleaseRow) -> None:
 
 
 def get_release(store: Store, version: str) -> ReleaseRow | None:
-    row = store.conn.execute(
+    row = store._conn.execute(
         "SELECT version, filters, counts, checksums, created_at FROM releases WHERE version = ?",
         (version,),
     ).fetchone()
@@ -276,7 +276,7 @@ def get_release(store: Store, version: str) -> ReleaseRow | None:
 
 def all_releases(store: Store) -> list[ReleaseRow]:
     found = []
-    for (version,) in store.query("SELECT version FROM releases ORDER BY created_at, version"):
+    for (version,) in store._query("SELECT version FROM releases ORDER BY created_at, version"):
         release = get_release(store, version)
         if release is not None:
             found.append(release)

@@ -80,17 +80,17 @@ def _set_row(row: Sequence[Any]) -> SetRow:
 
 
 def get_set(store: Store, name: str) -> SetRow | None:
-    row = store.conn.execute(f"SELECT {_SET_COLUMNS} FROM sets WHERE name = ?", (name,)).fetchone()
+    row = store._conn.execute(f"SELECT {_SET_COLUMNS} FROM sets WHERE name = ?", (name,)).fetchone()
     return None if row is None else _set_row(row)
 
 
 def get_set_by_id(store: Store, set_id: int) -> SetRow | None:
-    row = store.conn.execute(f"SELECT {_SET_COLUMNS} FROM sets WHERE id = ?", (set_id,)).fetchone()
+    row = store._conn.execute(f"SELECT {_SET_COLUMNS} FROM sets WHERE id = ?", (set_id,)).fetchone()
     return None if row is None else _set_row(row)
 
 
 def all_sets(store: Store) -> list[SetRow]:
-    return [_set_row(r) for r in store.query(f"SELECT {_SET_COLUMNS} FROM sets ORDER BY name")]
+    return [_set_row(r) for r in store._query(f"SELECT {_SET_COLUMNS} FROM sets ORDER BY name")]
 
 
 def create_set(store: Store, spec: NewSet, item_ids: Iterable[int] = ()) -> SetRow:
@@ -144,7 +144,7 @@ def add_set_items(store: Store, set_id: int, item_ids: Iterable[int]) -> int:
 def set_item_ids(store: Store, set_id: int) -> list[int]:
     return [
         r[0]
-        for r in store.conn.execute(
+        for r in store._conn.execute(
             "SELECT item_id FROM set_items WHERE set_id = ? ORDER BY position", (set_id,)
         )
     ]
@@ -152,7 +152,7 @@ def set_item_ids(store: Store, set_id: int) -> list[int]:
 
 def is_member(store: Store, set_id: int, item_id: int) -> bool:
     return (
-        store.conn.execute(
+        store._conn.execute(
             "SELECT 1 FROM set_items WHERE set_id = ? AND item_id = ?", (set_id, item_id)
         ).fetchone()
         is not None
@@ -160,13 +160,13 @@ def is_member(store: Store, set_id: int, item_id: int) -> bool:
 
 
 def set_size(store: Store, set_id: int) -> int:
-    return int(store.scalar("SELECT COUNT(*) FROM set_items WHERE set_id = ?", (set_id,)) or 0)
+    return int(store._scalar("SELECT COUNT(*) FROM set_items WHERE set_id = ?", (set_id,)) or 0)
 
 
 def sets_of_item(store: Store, item_id: int) -> list[SetRow]:
     return [
         _set_row(r)
-        for r in store.query(
+        for r in store._query(
             f"SELECT {_SET_COLUMNS} FROM sets WHERE id IN"
             " (SELECT set_id FROM set_items WHERE item_id = ?) ORDER BY name",
             (item_id,),
@@ -180,7 +180,7 @@ def sources_in_sets(store: Store, set_ids: Iterable[int]) -> set[str]:
     for set_id in set_ids:
         found.update(
             r[0]
-            for r in store.conn.execute(
+            for r in store._conn.execute(
                 "SELECT DISTINCT i.source FROM set_items AS si JOIN items AS i ON i.id = si.item_id"
                 " WHERE si.set_id = ?",
                 (set_id,),
@@ -211,7 +211,7 @@ def candidates(
     if languages:
         sql += f" AND i.language IN ({','.join('?' * len(languages))})"
         params.extend(languages)
-    rows = store.conn.execute(sql + " ORDER BY i.id", params).fetchall()
+    rows = store._conn.execute(sql + " ORDER BY i.id", params).fetchall()
     predicted = {labeler: latest_predictions(store, labeler) for labeler in labelers}
     return [
         Candidate(
@@ -234,7 +234,7 @@ def latest_predictions(store: Store, labeler: str) -> dict[int, tuple[str, float
     """Each item's most recent (label, score) from one labeler."""
     return {
         r[0]: (r[1], r[2])
-        for r in store.conn.execute(
+        for r in store._conn.execute(
             "SELECT item_id, label, score FROM predictions WHERE id IN"
             " (SELECT MAX(id) FROM predictions WHERE labeler = ? GROUP BY item_id)",
             (labeler,),
@@ -246,7 +246,7 @@ def labeler_versions(store: Store, name: str) -> list[str]:
     """Stored labeler names ``name@N``, newest version last."""
     found = [
         r[0]
-        for r in store.conn.execute(
+        for r in store._conn.execute(
             "SELECT DISTINCT labeler FROM predictions WHERE labeler LIKE ? ESCAPE '\\'",
             (name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "@%",),
         )
@@ -266,7 +266,7 @@ def queue_page(
     position: keyset pagination over the (set, position) index, never the whole set."""
     return [
         (r[0], r[1])
-        for r in store.conn.execute(
+        for r in store._conn.execute(
             "SELECT si.position, si.item_id FROM set_items AS si"
             " WHERE si.set_id = ? AND si.position > ? AND NOT EXISTS ("
             "  SELECT 1 FROM live_votes AS lv WHERE lv.item_id = si.item_id"
@@ -279,7 +279,7 @@ def queue_page(
 
 def set_progress(store: Store, set_id: int) -> dict[str, int]:
     """Items, items with at least one annotator vote, and live annotator votes in a set."""
-    row = store.conn.execute(
+    row = store._conn.execute(
         "SELECT COUNT(DISTINCT si.item_id), COUNT(DISTINCT lv.item_id), COUNT(lv.item_id)"
         " FROM set_items AS si"
         " LEFT JOIN live_votes AS lv ON lv.item_id = si.item_id AND lv.role = 'annotator'"

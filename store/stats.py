@@ -12,25 +12,25 @@ from store.migrations import SCHEMA_VERSION
 
 
 def _pairs(store: Store, sql: str) -> dict[str, int]:
-    return {str(row[0]): int(row[1]) for row in store.query(sql)}
+    return {str(row[0]): int(row[1]) for row in store._query(sql)}
 
 
 def corpus_stats(store: Store) -> dict[str, Any]:
     """Every count ``curator stats`` shows, as plain JSON-ready data."""
     by_labeler: dict[str, dict[str, int]] = {}
-    for labeler, label, count in store.query(
+    for labeler, label, count in store._query(
         "SELECT labeler, label, COUNT(*) FROM predictions GROUP BY labeler, label"
         " ORDER BY labeler, label"
     ):
         by_labeler.setdefault(labeler, {})[label] = count
     by_kind_language: dict[str, dict[str, int]] = {}
-    for kind, language, count in store.query(
+    for kind, language, count in store._query(
         "SELECT kind, COALESCE(language, 'unknown'), COUNT(*) FROM items"
         " GROUP BY kind, language ORDER BY kind, language"
     ):
         by_kind_language.setdefault(kind, {})[language] = count
     mining: dict[str, dict[str, Any]] = {}
-    for kind, source, counters in store.query(
+    for kind, source, counters in store._query(
         "SELECT kind, source, counters FROM checkpoints ORDER BY updated_at, source"
     ):
         # the latest scope (set of filters) mined for each source
@@ -38,7 +38,7 @@ def corpus_stats(store: Store) -> dict[str, Any]:
     return {
         "database": str(store.path),
         "schema_version": SCHEMA_VERSION,
-        "items": int(store.scalar("SELECT COUNT(*) FROM items") or 0),
+        "items": int(store._scalar("SELECT COUNT(*) FROM items") or 0),
         "by_kind": _pairs(store, "SELECT kind, COUNT(*) FROM items GROUP BY kind ORDER BY kind"),
         "by_language": by_kind_language,
         "by_source": _pairs(
@@ -49,8 +49,8 @@ def corpus_stats(store: Store) -> dict[str, Any]:
             store, "SELECT kind, COUNT(*) FROM duplicates GROUP BY kind ORDER BY kind"
         ),
         "predictions": by_labeler,
-        "votes": int(store.scalar("SELECT COUNT(*) FROM votes") or 0),
-        "sets": int(store.scalar("SELECT COUNT(*) FROM sets") or 0),
+        "votes": int(store._scalar("SELECT COUNT(*) FROM votes") or 0),
+        "sets": int(store._scalar("SELECT COUNT(*) FROM sets") or 0),
         "mining": mining,
         "ir": ir_counts(store),
         "kernels_by_verdict": kernel_verdict_counts(store),

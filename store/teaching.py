@@ -19,7 +19,7 @@ def commit_texts(store: Store, item_ids: Sequence[int], field: str) -> dict[int,
     for start in range(0, len(ids), 900):
         chunk = ids[start : start + 900]
         marks = ",".join("?" * len(chunk))
-        for item_id, text in store.conn.execute(
+        for item_id, text in store._conn.execute(
             f"SELECT item_id, {field} FROM commits WHERE item_id IN ({marks})", chunk
         ):
             found[int(item_id)] = text or ""
@@ -44,12 +44,12 @@ def unvoted_commit_ids(store: Store, limit: int | None, without_labeler: str | N
     if limit is not None:
         sql += " LIMIT ?"
         params.append(limit)
-    return [int(r[0]) for r in store.conn.execute(sql, params)]
+    return [int(r[0]) for r in store._conn.execute(sql, params)]
 
 
 def teacher_names(store: Store) -> list[str]:
     """Teachers with stored answers (``teacher:MODEL``), the most answers first."""
-    rows = store.conn.execute(
+    rows = store._conn.execute(
         "SELECT labeler, COUNT(*) AS n FROM predictions WHERE labeler LIKE 'teacher:%'"
         " GROUP BY labeler ORDER BY n DESC, labeler"
     ).fetchall()

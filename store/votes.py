@@ -150,7 +150,7 @@ def live_votes_for_items(
             params.append(role)
         found.extend(
             LiveVote(*row)
-            for row in store.conn.execute(sql + " ORDER BY item_id, annotator", params)
+            for row in store._conn.execute(sql + " ORDER BY item_id, annotator", params)
         )
     return found
 
@@ -168,13 +168,13 @@ def live_votes_in_set(store: Store, set_id: int, role: str | None = None) -> lis
         params.append(role)
     return [
         LiveVote(*row)
-        for row in store.conn.execute(sql + " ORDER BY si.position, lv.annotator", params)
+        for row in store._conn.execute(sql + " ORDER BY si.position, lv.annotator", params)
     ]
 
 
 def vote_history(store: Store, item_id: int) -> list[dict[str, object]]:
     """Every row ever written for an item, oldest first."""
-    cur = store.conn.execute(
+    cur = store._conn.execute(
         "SELECT id, annotator, role, label, category, note, undoes, origin, created_at"
         " FROM votes WHERE item_id = ? ORDER BY id",
         (item_id,),

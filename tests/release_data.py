@@ -12,6 +12,7 @@ from store.bulk import bulk_insert_commits
 from store.records import CommitRow, PredictionRow
 from store.sets import NewSet, create_set
 from store.votes import ADJUDICATOR, VoteRow, append_votes
+from tests import raw_sql
 
 LABELER = "keyword@1"
 LANGUAGES = ("python", "cpp", "java")
@@ -55,7 +56,7 @@ def annotated_store(store: Store, n: int = 60) -> None:
     with one tie settled by an adjudicator and one left in conflict; an audit of the
     labeler's positives judged by one person."""
     bulk_insert_commits(store, commit_rows(n))
-    ids = [r[0] for r in store.query("SELECT id FROM items ORDER BY id LIMIT 12")]
+    ids = [r[0] for r in raw_sql.query(store, "SELECT id FROM items ORDER BY id LIMIT 12")]
     gt = create_set(store, NewSet("gt", "commit", ["perf", "non-perf"], votes_per_item=2), ids)
     votes: list[VoteRow] = []
     for pos, item in enumerate(ids):
@@ -78,8 +79,8 @@ def annotated_store(store: Store, n: int = 60) -> None:
     audit = draw_audit(store, "audit-1", LABELER, size=6).set_row
     members = [
         r[0]
-        for r in store.query(
-            "SELECT item_id FROM set_items WHERE set_id = ? ORDER BY position", (audit.id,)
+        for r in raw_sql.query(
+            store, "SELECT item_id FROM set_items WHERE set_id = ? ORDER BY position", (audit.id,)
         )
     ]
     append_votes(

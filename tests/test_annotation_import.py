@@ -12,6 +12,7 @@ from annotation.importing import FileImportError, import_items_file, import_vote
 from store import Store
 from store.sets import get_set, set_item_ids
 from store.votes import live_votes_for_items
+from tests import raw_sql
 
 
 def _model_input(message: str, diff: str) -> str:
@@ -40,10 +41,10 @@ def test_items_go_into_a_new_set(tmp_path: Path, store: Store) -> None:
     assert (result.stored, result.known, result.added_to_set, result.set_created) == (1, 0, 1, True)
     found = get_set(store, "gt")
     assert found is not None and found.labels == ["yes", "no"]
-    item = store.query("SELECT key, source, provenance FROM items")[0]
+    item = raw_sql.query(store, "SELECT key, source, provenance FROM items")[0]
     assert item[0] == "7" and item[1] == "import:i.jsonl"
     assert json.loads(item[2])["stars"] == 3
-    assert store.scalar("SELECT model_input FROM commits") == "faster\n+x"
+    assert raw_sql.scalar(store, "SELECT model_input FROM commits") == "faster\n+x"
     again = import_items_file(store, path, "commit", _model_input, "gt")
     assert (again.stored, again.known, again.added_to_set) == (0, 1, 0)
 
@@ -66,7 +67,7 @@ def test_bad_item_lines_name_file_and_line_and_import_nothing(
     with pytest.raises(FileImportError) as info:
         import_items_file(store, path, "commit", _model_input, "gt")
     assert any(message in e for e in info.value.errors)
-    assert store.scalar("SELECT COUNT(*) FROM items") == 0
+    assert raw_sql.scalar(store, "SELECT COUNT(*) FROM items") == 0
     assert get_set(store, "gt") is None
 
 
@@ -101,7 +102,7 @@ def test_votes_from_csv_and_jsonl(tmp_path: Path, store: Store) -> None:
     assert note == "a note, with comma"
     again = import_votes_file(store, csv_path)
     assert (len(again.rows), again.unchanged) == (0, 2)
-    assert store.scalar("SELECT COUNT(*) FROM votes") == 3
+    assert raw_sql.scalar(store, "SELECT COUNT(*) FROM votes") == 3
 
 
 @pytest.mark.parametrize(
@@ -125,7 +126,7 @@ def test_bad_vote_files_name_the_line_and_import_nothing(
     with pytest.raises(FileImportError) as info:
         import_votes_file(store, path)
     assert any(message in e for e in info.value.errors), info.value.errors
-    assert store.scalar("SELECT COUNT(*) FROM votes") == 0
+    assert raw_sql.scalar(store, "SELECT COUNT(*) FROM votes") == 0
 
 
 def test_malformed_vote_jsonl_line(tmp_path: Path, store: Store) -> None:
@@ -135,7 +136,7 @@ def test_malformed_vote_jsonl_line(tmp_path: Path, store: Store) -> None:
     )
     with pytest.raises(FileImportError, match=r"v\.jsonl:2: malformed JSON"):
         import_votes_file(store, path)
-    assert store.scalar("SELECT COUNT(*) FROM votes") == 0
+    assert raw_sql.scalar(store, "SELECT COUNT(*) FROM votes") == 0
 
 
 def test_missing_file(tmp_path: Path, store: Store) -> None:

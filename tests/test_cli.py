@@ -16,6 +16,7 @@ import pytest
 from curator import __version__
 from engines.commits.gitlog import count_commits
 from store import open_store
+from tests import raw_sql
 from tests.gitrepo import GitRepo, py_module
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -36,7 +37,7 @@ def summary_counts(stdout: str) -> dict[str, int]:
 
 def query(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     with open_store(db, create=False) as s:
-        return [tuple(r) for r in s.query(sql, params)]
+        return [tuple(r) for r in raw_sql.query(s, sql, params)]
 
 
 def build_repo(repo: GitRepo) -> dict[str, list[str]]:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from engines.labelers.heuristics import HeuristicLabeler
-from engines.labelers.heuristics_store import label_and_store
+from engines.labelers.storing import label_and_store
 from store import open_store
 from store.sets import get_set, set_item_ids
 from tests.teacher_server import FakeLLM

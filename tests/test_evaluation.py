@@ -12,6 +12,7 @@ from annotation.set_reports import evaluate_on_set
 from annotation.sets import DrawSpec, create_sampled_set
 from store import Store
 from store.sets import set_item_ids
+from tests import raw_sql
 from tests.annotation_data import add_items, many, vote
 
 LABELS = ["perf", "non-perf"]
@@ -74,6 +75,7 @@ def test_evaluate_on_a_set_uses_final_labels(store: Store) -> None:
     predicted_perf = sum(
         1
         for item in items[:5]
-        if store.scalar("SELECT label FROM predictions WHERE item_id = ?", (item,)) == "perf"
+        if raw_sql.scalar(store, "SELECT label FROM predictions WHERE item_id = ?", (item,))
+        == "perf"
     )
     assert perf.recall == pytest.approx(predicted_perf / 5)

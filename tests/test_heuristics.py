@@ -18,8 +18,8 @@ from engines.labelers.heuristics import (
     load_model,
     majority_vote,
 )
-from engines.labelers.heuristics_fit import main as fit_main
-from engines.labelers.heuristics_store import label_and_store
+from engines.labelers.heuristics.fit import main as fit_main
+from engines.labelers.storing import label_and_store
 from store import Store
 from store.sets import latest_predictions
 from tests.annotation_data import Spec, add_items

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 from store import open_store
+from tests import raw_sql
 from tests.ir_samples import SAMPLES, compile_bitcode
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -44,7 +45,7 @@ def test_build_the_samples_then_show_table_one(cli, tmp_path: Path) -> None:  # 
     assert "IR inputs" in cli("stats").stdout
 
     with open_store(tmp_path / "cli.db", create=False) as store:
-        assert store.scalar("SELECT COUNT(*) FROM ir_modules") == 7
+        assert raw_sql.scalar(store, "SELECT COUNT(*) FROM ir_modules") == 7
 
 
 def test_a_second_run_reports_known_inputs(cli) -> None:  # type: ignore[no-untyped-def]
@@ -87,7 +88,7 @@ def test_flags_are_one_string(cli, tmp_path: Path) -> None:  # type: ignore[no-u
     result = cli("mine", "ir", "--build", str(tmp_path / "vecops"), "--flags", "-O2 -DNDEBUG")
     assert result.exit_code == 0, result.output
     with open_store(tmp_path / "cli.db", create=False) as store:
-        commands = {r[0] for r in store.query("SELECT compile_command FROM ir_modules")}
+        commands = {r[0] for r in raw_sql.query(store, "SELECT compile_command FROM ir_modules")}
     assert commands and all(c.startswith("clang -O2 -DNDEBUG -emit-llvm") for c in commands)
 
 

@@ -19,6 +19,7 @@ from engines.ir.structural_hash import structural_hash
 from store import Store, open_store
 from store.ir import IRModuleRow, ir_corpus_table, ir_counts, ir_module, save_ir_batch
 from store.stats import corpus_stats
+from tests import raw_sql
 from tests.gitrepo import GitRepo
 from tests.ir_samples import LICENSE_TEXTS, ROOT, SAMPLES, compile_bitcode
 
@@ -32,7 +33,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, IRR
 
 
 def _item(store: Store, path: str) -> int:
-    row = store.query("SELECT item_id FROM ir_inputs WHERE path = ?", (path,))
+    row = raw_sql.query(store, "SELECT item_id FROM ir_inputs WHERE path = ?", (path,))
     assert len(row) == 1, path
     return int(row[0][0])
 
@@ -43,10 +44,11 @@ def test_the_samples_store_eight_modules_and_link_three_duplicates(
     store, summary = built
     assert (summary.seen, summary.stored, summary.duplicates) == (11, 8, 3)
     assert not summary.rejected and not summary.failed
-    assert store.scalar("SELECT COUNT(*) FROM ir_modules") == 8
-    assert store.scalar("SELECT COUNT(*) FROM items WHERE kind = 'ir'") == 8
-    linked = store.query(
-        "SELECT key, matched_on, original_item_id FROM duplicates WHERE kind = 'ir' ORDER BY key"
+    assert raw_sql.scalar(store, "SELECT COUNT(*) FROM ir_modules") == 8
+    assert raw_sql.scalar(store, "SELECT COUNT(*) FROM items WHERE kind = 'ir'") == 8
+    linked = raw_sql.query(
+        store,
+        "SELECT key, matched_on, original_item_id FROM duplicates WHERE kind = 'ir' ORDER BY key",
     )
     assert len(linked) == 3 and {r[1] for r in linked} == {"structural_hash"}
 
@@ -57,8 +59,8 @@ def test_names_only_pairs_are_one_module(built: tuple[Store, IRRunSummary]) -> N
     assert _item(store, "src/shapes.cpp") == _item(store, "src/shapes_reformatted.cpp")
     # across projects, under another license: linked to the first one stored
     assert _item(store, "src/accumulate.c") == _item(store, "src/sum.c")
-    duplicate = store.query(
-        "SELECT status, license FROM ir_inputs WHERE path = 'src/accumulate.c'"
+    duplicate = raw_sql.query(
+        store, "SELECT status, license FROM ir_inputs WHERE path = 'src/accumulate.c'"
     )[0]
     assert tuple(duplicate) == ("duplicate", "Apache-2.0")
 
@@ -122,7 +124,7 @@ def test_table_one_sizes_before_and_after_dedup(built: tuple[Store, IRRunSummary
     assert table["by_license"]["GPL-3.0"]["after"]["modules"] == 2
     assert table["by_license"]["Apache-2.0"]["before"]["modules"] == 2
     assert table["by_license"]["Apache-2.0"]["after"]["modules"] == 1
-    sizes = store.query("SELECT SUM(text_bytes), SUM(bitcode_bytes) FROM ir_modules")[0]
+    sizes = raw_sql.query(store, "SELECT SUM(text_bytes), SUM(bitcode_bytes) FROM ir_modules")[0]
     assert (total["after"]["text_bytes"], total["after"]["bitcode_bytes"]) == tuple(sizes)
 
 
@@ -152,7 +154,7 @@ def test_permissive_only_filters_before_compiling(tmp_path: Path, store: Store) 
     summary = mine_ir(store, [], build=SAMPLES, options=IROptions(permissive_only=True))
     assert dict(summary.filtered) == {"license:GPL-3.0": 3}
     assert (summary.stored, summary.duplicates) == (5, 2)
-    assert store.scalar("SELECT COUNT(*) FROM ir_modules WHERE license = 'GPL-3.0'") == 0
+    assert raw_sql.scalar(store, "SELECT COUNT(*) FROM ir_modules WHERE license = 'GPL-3.0'") == 0
     assert ir_counts(store)["filtered_by_reason"] == {"license:GPL-3.0": 3}
     # filtered inputs are not done: a run without the filter takes them
     later = mine_ir(store, [], build=SAMPLES)
@@ -176,8 +178,8 @@ def test_a_truncated_bitcode_file_is_rejected_and_the_run_goes_on(
     (rejection,) = summary.rejections
     assert rejection.path == str(folder / "b_truncated.bc")
     assert reporter.problems == [f"{folder / 'b_truncated.bc'}: bitcode-error: {rejection.message}"]
-    rows = store.query(
-        "SELECT path, status, reason, message FROM ir_inputs WHERE status != 'stored'"
+    rows = raw_sql.query(
+        store, "SELECT path, status, reason, message FROM ir_inputs WHERE status != 'stored'"
     )
     assert [tuple(r)[:3] for r in rows] == [("b_truncated.bc", "rejected", "bitcode-error")]
     assert rows[0][3] == rejection.message
@@ -195,8 +197,8 @@ def test_compile_errors_are_rejected_and_the_build_goes_on(tmp_path: Path, store
     summary = mine_ir(store, [], build=tmp_path)
     assert (summary.seen, summary.stored, dict(summary.rejected)) == (2, 1, {"compile-error": 1})
     assert "broken.c:1" in summary.rejections[0].message
-    row = store.query(
-        "SELECT license, language, compile_command FROM ir_inputs WHERE status = 'rejected'"
+    row = raw_sql.query(
+        store, "SELECT license, language, compile_command FROM ir_inputs WHERE status = 'rejected'"
     )
     assert row[0][0] == "BSD-3-Clause" and row[0][1] == "c"
     assert row[0][2].endswith("broken.c")
@@ -214,11 +216,11 @@ def test_git_provenance_of_a_project_repository(tmp_path: Path, store: Store) ->
     repo.git("remote", "add", "origin", "https://user:secret@example.org/team/proj.git")
     summary = mine_ir(store, [], build=repo.path)
     assert summary.stored == 1
-    prov = json.loads(str(store.scalar("SELECT provenance FROM items WHERE kind = 'ir'")))
+    prov = json.loads(str(raw_sql.scalar(store, "SELECT provenance FROM items WHERE kind = 'ir'")))
     assert prov["git_commit"] == sha
     assert prov["url"] == "https://example.org/team/proj.git"
     assert prov["license"] == "ISC" and prov["path"] == "lib/code.cc"
-    assert store.scalar("SELECT language FROM items WHERE kind = 'ir'") == "cpp"
+    assert raw_sql.scalar(store, "SELECT language FROM items WHERE kind = 'ir'") == "cpp"
 
 
 def test_flags_reach_the_compiler(tmp_path: Path, store: Store) -> None:
@@ -227,7 +229,8 @@ def test_flags_reach_the_compiler(tmp_path: Path, store: Store) -> None:
     two = mine_ir(store, [], build=tmp_path, options=IROptions(flags=("-O0", "-DVALUE=2")))
     assert (one.stored, two.stored) == (1, 1)  # another command: a new input, a new module
     commands = [
-        r[0] for r in store.query("SELECT compile_command FROM ir_modules ORDER BY item_id")
+        r[0]
+        for r in raw_sql.query(store, "SELECT compile_command FROM ir_modules ORDER BY item_id")
     ]
     assert "-DVALUE=1" in commands[0] and "-DVALUE=2" in commands[1]
 
@@ -236,7 +239,7 @@ def test_a_missing_compiler_stops_before_anything_is_stored(tmp_path: Path, stor
     (tmp_path / "a.c").write_text("int a;\n")
     with pytest.raises(CompilerNotFound):
         mine_ir(store, [], build=tmp_path, options=IROptions(cc="no-such-cc-here"))
-    assert store.scalar("SELECT COUNT(*) FROM ir_inputs") == 0
+    assert raw_sql.scalar(store, "SELECT COUNT(*) FROM ir_inputs") == 0
 
 
 def test_missing_paths_are_reported_and_fail_the_run(tmp_path: Path, store: Store) -> None:
@@ -265,16 +268,17 @@ class _StopAfter(SilentReporter):
 def test_an_interrupted_run_resumes_where_it_stopped(store: Store) -> None:
     with pytest.raises(KeyboardInterrupt):
         mine_ir(store, [SAMPLES], build=SAMPLES, reporter=_StopAfter(3), batch_rows=1)
-    saved = int(store.scalar("SELECT COUNT(*) FROM ir_inputs") or 0)
+    saved = int(raw_sql.scalar(store, "SELECT COUNT(*) FROM ir_inputs") or 0)
     assert 3 <= saved < 11  # the third input saved is a stored module (shapes.cpp)
     resumed = mine_ir(store, [SAMPLES], build=SAMPLES)
     assert resumed.known == saved and resumed.seen == 11
     counts = ir_counts(store)
     assert (counts["stored"], counts["duplicates"], counts["rejected"]) == (8, 3, 0)
     # every stored module is still recorded as stored by its own input (none written twice)
-    orphans = store.scalar(
+    orphans = raw_sql.scalar(
+        store,
         "SELECT COUNT(*) FROM ir_modules m WHERE NOT EXISTS (SELECT 1 FROM ir_inputs i"
-        " WHERE i.item_id = m.item_id AND i.status = 'stored')"
+        " WHERE i.item_id = m.item_id AND i.status = 'stored')",
     )
     assert orphans == 0
 
@@ -286,8 +290,8 @@ def test_saving_the_same_input_twice_changes_nothing(store: Store) -> None:
     second = save_ir_batch(store, [row])
     assert [r.status for r in first] == ["stored"]
     assert [(r.status, r.item_id) for r in second] == [("known", first[0].item_id)]
-    assert store.query("SELECT status FROM ir_inputs")[0][0] == "stored"
-    assert store.scalar("SELECT COUNT(*) FROM duplicates") == 0
+    assert raw_sql.query(store, "SELECT status FROM ir_inputs")[0][0] == "stored"
+    assert raw_sql.scalar(store, "SELECT COUNT(*) FROM duplicates") == 0
 
 
 def _module_rows(store: Store) -> list[IRModuleRow]:

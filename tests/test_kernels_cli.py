@@ -8,6 +8,7 @@ from pathlib import Path
 
 from store import open_store
 from store.kernels import kernel_ids_by_name, kernel_row
+from tests import raw_sql
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_data" / "kernels"
@@ -22,7 +23,7 @@ def test_mine_then_check_the_samples(cli, tmp_path: Path) -> None:  # type: igno
     assert mined.exit_code == 0, mined.output
     assert "compile-error 1, too-few-instructions 1" in mined.output
     with open_store(db_path()) as store:
-        assert store.scalar("SELECT COUNT(*) FROM items WHERE kind = 'kernel'") == 14
+        assert raw_sql.scalar(store, "SELECT COUNT(*) FROM items WHERE kind = 'kernel'") == 14
         (shim_id,) = kernel_ids_by_name(store, "scale_tile")
         shim = kernel_row(store, shim_id)
         assert (
@@ -85,7 +86,7 @@ def test_mine_then_check_the_samples(cli, tmp_path: Path) -> None:  # type: igno
 def test_check_a_set_of_kernels(cli) -> None:  # type: ignore[no-untyped-def]
     assert cli("mine", "kernels", str(SAMPLES / "saxpy.cl")).exit_code == 0
     with open_store(db_path()) as store, store.transaction() as conn:
-        item = store.scalar("SELECT id FROM items WHERE kind = 'kernel'")
+        item = raw_sql.scalar(store, "SELECT id FROM items WHERE kind = 'kernel'")
         conn.execute("INSERT INTO sets (name, kind, created_at) VALUES ('k-dev', 'kernel', 'now')")
         conn.execute("INSERT INTO set_items (set_id, item_id, position) VALUES (1, ?, 0)", (item,))
     result = cli("check", "kernels", "k-dev", "--json")
@@ -117,13 +118,13 @@ def test_duplicates_across_sources_are_linked(cli, tmp_path: Path) -> None:  # t
     result = cli("mine", "kernels", str(first), str(second))
     assert result.exit_code == 0, result.output
     with open_store(db_path()) as store:
-        assert store.scalar("SELECT COUNT(*) FROM kernels") == 1
-        dup = store.query("SELECT kind, key, matched_on FROM duplicates")
+        assert raw_sql.scalar(store, "SELECT COUNT(*) FROM kernels") == 1
+        dup = raw_sql.query(store, "SELECT kind, key, matched_on FROM duplicates")
         assert [tuple(r) for r in dup] == [("kernel", f"{second}::b.cl::inc", "normalized_hash")]
     rerun = cli("mine", "kernels", str(first))
     assert rerun.exit_code == 0
     with open_store(db_path()) as store:
-        assert store.scalar("SELECT COUNT(*) FROM kernels") == 1
+        assert raw_sql.scalar(store, "SELECT COUNT(*) FROM kernels") == 1
 
 
 def test_bad_inputs_are_reported_and_the_run_goes_on(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -8,6 +8,7 @@ from pathlib import Path
 from engines.commits.options import MineOptions
 from engines.commits.pipeline import SilentReporter, mine_commits
 from store import Store
+from tests import raw_sql
 from tests.gitrepo import GitRepo, py_module
 
 
@@ -44,7 +45,7 @@ def test_bad_sources_are_reported_and_the_next_source_is_mined(
     assert reasons[4] is not None and reasons[4].startswith("cannot clone:")
     assert all("\n" not in r for r in reasons[:5] if r)
     assert summaries[5].failed is None and summaries[5].stored == 1
-    assert store.scalar("SELECT key FROM items") == good
+    assert raw_sql.scalar(store, "SELECT key FROM items") == good
     assert not list((tmp_path / "clones").glob(".clone-*"))  # no half-written clone left
 
 
@@ -57,8 +58,8 @@ def test_file_url_is_cloned_and_fetched_again(tmp_path: Path, repo: GitRepo, sto
     second = repo.commit("two", {"m.py": py_module("y += 1", "y += 4")})
     (s2,) = mine_commits(store, [url], MineOptions(), clone_dir=tmp_path / "clones")
     assert (s2.seen, s2.stored) == (1, 1)  # resumed after "one", fetched "two"
-    assert {r[0] for r in store.query("SELECT sha FROM commits")} == {first, second}
-    assert store.scalar("SELECT DISTINCT repo FROM commits") == url
+    assert {r[0] for r in raw_sql.query(store, "SELECT sha FROM commits")} == {first, second}
+    assert raw_sql.scalar(store, "SELECT DISTINCT repo FROM commits") == url
 
 
 def test_unknown_branch_is_one_error(repo: GitRepo, store: Store) -> None:
@@ -80,7 +81,7 @@ def test_corrupt_object_costs_only_its_commits(repo: GitRepo, store: Store) -> N
     (summary,) = mine_commits(store, [str(repo.path)], MineOptions(), reporter=reporter)
     assert summary.failed is None
     assert summary.filtered["error"] == 1
-    assert {r[0] for r in store.query("SELECT sha FROM commits")} == {ok1, ok2}
+    assert {r[0] for r in raw_sql.query(store, "SELECT sha FROM commits")} == {ok1, ok2}
     (line,) = [p for p in reporter.problems if bad[:12] in p]
     assert "cannot read commit" in line and "\n" not in line
 
@@ -93,7 +94,7 @@ def test_non_utf8_message_is_stored_with_replacements_and_a_warning(
     reporter = SilentReporter()
     (summary,) = mine_commits(store, [str(repo.path)], MineOptions(), reporter=reporter)
     assert summary.stored == 1
-    message = store.scalar("SELECT message FROM commits WHERE sha = ?", (sha,))
+    message = raw_sql.scalar(store, "SELECT message FROM commits WHERE sha = ?", (sha,))
     assert isinstance(message, str)
     assert message.startswith("Avoid copying ") and "buffers" in message
     assert any(sha[:12] in p and "not valid UTF-8" in p for p in reporter.problems)
@@ -119,7 +120,7 @@ def test_fifty_megabyte_diff_is_skipped_and_the_run_goes_on(repo: GitRepo, store
     reporter = SilentReporter()
     (summary,) = mine_commits(store, [str(repo.path)], MineOptions(), reporter=reporter)
     assert summary.filtered["diff-too-large"] == 2
-    assert {r[0] for r in store.query("SELECT sha FROM commits")} == {after}
+    assert {r[0] for r in raw_sql.query(store, "SELECT sha FROM commits")} == {after}
     assert any(big[:12] in p and "MB, over the limit" in p for p in reporter.problems)
     assert any(tall[:12] in p and "changed lines, over the limit" in p for p in reporter.problems)
 
@@ -130,4 +131,4 @@ def test_odd_file_names_survive_the_numstat(repo: GitRepo, store: Store) -> None
     sha = repo.commit("tweak", {name: py_module("y += 1", "y += 7")})
     (summary,) = mine_commits(store, [str(repo.path)], MineOptions())
     assert summary.stored == 1
-    assert store.scalar("SELECT file FROM commits WHERE sha = ?", (sha,)) == name
+    assert raw_sql.scalar(store, "SELECT file FROM commits WHERE sha = ?", (sha,)) == name

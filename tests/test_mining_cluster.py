@@ -29,6 +29,7 @@ from engines.labelers.keyword import KeywordLabeler
 from engines.labelers.registry import LabelerSpec, build_labeler
 from engines.reporting import SilentClusterReporter
 from store import open_store
+from tests import raw_sql
 from tests.benchmarks.synthetic_repo import build_repository
 from tests.gitrepo import GitRepo, py_module
 from tests.test_mining_resume import build_history
@@ -177,11 +178,12 @@ def test_labelers_travel_to_the_workers_and_are_built_once_per_worker(
             chunk=20,
             clone_dir=tmp_path / "cache",
         )
-        stored = store.query(
+        stored = raw_sql.query(
+            store,
             "SELECT c.message, p.label FROM predictions p JOIN commits c ON c.item_id = p.item_id"
-            " WHERE p.labeler = 'tfidf-lr@7'"
+            " WHERE p.labeler = 'tfidf-lr@7'",
         )
-        items = store.scalar("SELECT COUNT(*) FROM items")
+        items = raw_sql.scalar(store, "SELECT COUNT(*) FROM items")
     assert len(stored) == items > 20
     local = build_labeler(spec)
     assert [row[1] for row in stored] == [p.label for p in local.predict([r[0] for r in stored])]

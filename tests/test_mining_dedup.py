@@ -8,6 +8,7 @@ from engines.commits.hashing import diff_hash, function_md5
 from engines.commits.options import MineOptions
 from engines.commits.pipeline import mine_commits
 from store import Store
+from tests import raw_sql
 from tests.gitrepo import GitRepo, py_module
 
 
@@ -19,8 +20,8 @@ def test_same_change_in_two_repositories_is_stored_once(tmp_path: Path, store: S
     copy = second.commit("copied fix", {"m.py": py_module("y += 1", "y <<= 1")})
     one, two = mine_commits(store, [str(first.path), str(second.path)], MineOptions())
     assert (one.stored, two.stored, two.duplicates) == (1, 0, 1)
-    (dup,) = store.query("SELECT * FROM duplicates")
-    original_id = store.scalar("SELECT id FROM items WHERE key = ?", (original,))
+    (dup,) = raw_sql.query(store, "SELECT * FROM duplicates")
+    original_id = raw_sql.scalar(store, "SELECT id FROM items WHERE key = ?", (original,))
     assert (dup["key"], dup["original_item_id"], dup["matched_on"]) == (
         copy,
         original_id,
@@ -36,7 +37,7 @@ def test_same_diff_in_another_file_is_a_diff_duplicate(repo: GitRepo, store: Sto
     repo.commit("edit b", {"b.py": "def b():\n" + body.replace("w = 4", "w = 5")})
     (summary,) = mine_commits(store, [str(repo.path)], MineOptions())
     assert summary.stored == 1 and summary.duplicates == 1
-    assert store.scalar("SELECT matched_on FROM duplicates") == "diff_hash"
+    assert raw_sql.scalar(store, "SELECT matched_on FROM duplicates") == "diff_hash"
 
 
 def test_rerun_stores_nothing_twice(repo: GitRepo, store: Store) -> None:
@@ -47,8 +48,8 @@ def test_rerun_stores_nothing_twice(repo: GitRepo, store: Store) -> None:
     # a different scope walks the history again; known commits are recognised by sha
     (again,) = mine_commits(store, [str(repo.path)], MineOptions(token_budget=64))
     assert again.stored == 0 and again.known == 3
-    assert store.scalar("SELECT COUNT(*) FROM commits") == 3
-    assert store.scalar("SELECT COUNT(*) FROM duplicates") == 0
+    assert raw_sql.scalar(store, "SELECT COUNT(*) FROM commits") == 3
+    assert raw_sql.scalar(store, "SELECT COUNT(*) FROM duplicates") == 0
 
 
 def test_hashes_ignore_names_and_positions_but_not_content() -> None:

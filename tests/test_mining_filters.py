@@ -7,11 +7,12 @@ from collections import Counter
 from engines.commits.options import MineOptions
 from engines.commits.pipeline import mine_commits
 from store import Store
+from tests import raw_sql
 from tests.gitrepo import GitRepo, py_module
 
 
 def stored_shas(store: Store) -> set[str]:
-    return {r[0] for r in store.query("SELECT sha FROM commits")}
+    return {r[0] for r in raw_sql.query(store, "SELECT sha FROM commits")}
 
 
 def mine(store: Store, repo: GitRepo, **kw: object):  # type: ignore[no-untyped-def]
@@ -27,7 +28,7 @@ def test_single_file_single_function_commit_is_stored_with_all_fields(
     sha = repo.commit("Use a set for membership tests", {"lib.py": py_module("y += 1", "y *= 2")})
     summary = mine(store, repo)
     assert summary.stored == 1
-    row = store.query("SELECT * FROM commits")[0]
+    row = raw_sql.query(store, "SELECT * FROM commits")[0]
     assert row["sha"] == sha
     assert row["repo"] == str(repo.path.resolve())
     assert row["file"] == "lib.py"
@@ -39,7 +40,7 @@ def test_single_file_single_function_commit_is_stored_with_all_fields(
     assert row["code_after"] == "def f1(x):\n    y = x\n    y *= 2\n    return y"
     assert (row["added"], row["deleted"]) == (1, 1)
     assert row["model_input"].startswith("Use a set for membership tests\n\ndiff --git a/lib.py")
-    item = store.query("SELECT * FROM items")[0]
+    item = raw_sql.query(store, "SELECT * FROM items")[0]
     assert (item["kind"], item["key"], item["language"]) == ("commit", sha, "python")
 
 
@@ -56,7 +57,7 @@ def test_max_files_counts_every_modified_file(repo: GitRepo, store: Store) -> No
     mine(store, repo, max_files=2, max_functions=2)
     assert stored_shas(store) == {init, two, with_doc}
     # the README is not source code: the stored diff covers only the source file
-    row = store.query("SELECT files FROM commits WHERE sha = ?", (with_doc,))[0]
+    row = raw_sql.query(store, "SELECT files FROM commits WHERE sha = ?", (with_doc,))[0]
     assert row["files"] == '["a.py"]'
 
 
@@ -94,7 +95,7 @@ def test_language_filter_by_extension(repo: GitRepo, store: Store) -> None:
     assert summary.stored == 0 and summary.filtered["language"] == 5
     summary = mine(store, repo, languages=frozenset({"java", "cpp"}))
     assert stored_shas(store) == {init_java, java, init_cpp, cpp}
-    langs = {r[0]: r[1] for r in store.query("SELECT key, language FROM items")}
+    langs = {r[0]: r[1] for r in raw_sql.query(store, "SELECT key, language FROM items")}
     assert langs == {init_java: "java", java: "java", init_cpp: "cpp", cpp: "cpp"}
 
 

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from tests import raw_sql
 from tests.gitrepo import GitRepo
 
 TABLES = {
@@ -128,5 +129,5 @@ def test_rewritten_history_walks_again_without_duplicates(tmp_path: Path) -> Non
         (summary,) = mine_commits(store, [str(repo.path)], MineOptions(), reporter=reporter)
         assert any("no longer on main" in p for p in reporter.problems)
         assert (summary.stored, summary.known) == (1, 1)  # "kept" is recognised, not redone
-        shas = {r[0] for r in store.query("SELECT sha FROM commits")}
+        shas = {r[0] for r in raw_sql.query(store, "SELECT sha FROM commits")}
         assert new in shas and kept in shas

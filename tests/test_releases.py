@@ -21,6 +21,7 @@ from store.bulk import bulk_insert_commits
 from store.releases import get_release
 from store.sets import get_set
 from store.votes import VoteRow, append_votes
+from tests import raw_sql
 from tests.release_data import LABELER, annotated_store, commit_rows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,7 +65,7 @@ def test_export_holds_every_commit_with_its_label_and_validates(cli, db, tmp_pat
         gt = get_set(store, "gt")
         assert gt is not None
         settled = final_labels(store, gt)
-        key_of = dict(store.query("SELECT id, key FROM items"))
+        key_of = dict(raw_sql.query(store, "SELECT id, key FROM items"))
     labeled = {r["key"]: r for r in rows if r["label_source"] == "adjudicated"}
     # every item settled in the ground-truth set carries that label (the audit adds more)
     assert {key_of[i]: label for i, label in settled.items()}.items() <= {
@@ -130,8 +131,8 @@ def test_adjudicated_predicted_and_audited_filters(cli, db, tmp_path) -> None:  
     assert got.exit_code == 0, got.output
     pred = records(tmp_path / "rel" / "pred" / "commit.jsonl")
     with open_store(db) as store:
-        expected = store.scalar(
-            "SELECT COUNT(*) FROM predictions WHERE labeler = ? AND score >= 0.8", (LABELER,)
+        expected = raw_sql.scalar(
+            store, "SELECT COUNT(*) FROM predictions WHERE labeler = ? AND score >= 0.8", (LABELER,)
         )
     assert len(pred) == expected
     assert all(
@@ -258,7 +259,7 @@ def test_a_bad_record_aborts_and_keeps_the_old_release(cli, db, tmp_path) -> Non
     assert files_of(tmp_path / "rel" / "v1") == before
     assert sorted(p.name for p in (tmp_path / "rel").iterdir()) == ["v1"]
     with open_store(db) as store:
-        assert store.scalar("SELECT COUNT(*) FROM items") == 60
+        assert raw_sql.scalar(store, "SELECT COUNT(*) FROM items") == 60
 
 
 def test_a_killed_export_leaves_the_old_release_whole(tmp_path: Path) -> None:
@@ -311,30 +312,33 @@ def test_export_import_export_gives_the_same_files(cli, db, tmp_path) -> None:  
     again = cli("import", "release", str(tmp_path / "first" / "all"), "--db", str(other))
     assert again.exit_code == 0 and "0 votes, 0 predictions" in again.stdout
     with open_store(other) as store:
-        assert store.scalar("SELECT COUNT(*) FROM items") == 60
-        assert store.scalar("SELECT COUNT(*) FROM releases") == 3
+        assert raw_sql.scalar(store, "SELECT COUNT(*) FROM items") == 60
+        assert raw_sql.scalar(store, "SELECT COUNT(*) FROM releases") == 3
         imported = get_set(store, "release-all-commit")
         assert imported is not None and imported.labels == ["perf", "non-perf"]
-        skips = store.scalar("SELECT COUNT(*) FROM votes WHERE label = 'skip'")
+        skips = raw_sql.scalar(store, "SELECT COUNT(*) FROM votes WHERE label = 'skip'")
         assert skips == 1
 
 
 def test_importing_an_old_release_keeps_votes_changed_since(cli, db, tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert cli("export", "old", "--labels", "adjudicated", "--out", str(tmp_path)).exit_code == 0
     with open_store(db) as store:
-        item = store.scalar(
+        item = raw_sql.scalar(
+            store,
             "SELECT item_id FROM live_votes WHERE annotator = 'alice' AND label = 'perf'"
-            " ORDER BY item_id LIMIT 1"
+            " ORDER BY item_id LIMIT 1",
         )
         append_votes(store, [VoteRow(int(item), "alice", "non-perf", note="changed my mind")])
-        votes_before = store.scalar("SELECT COUNT(*) FROM votes")
+        votes_before = raw_sql.scalar(store, "SELECT COUNT(*) FROM votes")
     result = cli("import", "release", str(tmp_path / "old"))
     assert result.exit_code == 0 and "0 votes, 0 predictions" in result.stdout
     with open_store(db) as store:
-        assert store.scalar("SELECT COUNT(*) FROM votes") == votes_before
+        assert raw_sql.scalar(store, "SELECT COUNT(*) FROM votes") == votes_before
         assert (
-            store.scalar(
-                "SELECT label FROM live_votes WHERE item_id = ? AND annotator = 'alice'", (item,)
+            raw_sql.scalar(
+                store,
+                "SELECT label FROM live_votes WHERE item_id = ? AND annotator = 'alice'",
+                (item,),
             )
             == "non-perf"
         )

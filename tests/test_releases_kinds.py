@@ -20,6 +20,7 @@ from store.ir import ir_module
 from store.kernels import kernel_ids_by_name
 from store.sets import NewSet, create_set
 from store.votes import VoteRow, append_votes
+from tests import raw_sql
 from tests.ir_samples import SAMPLES as IR_SAMPLES
 from tests.ir_samples import hash_of
 
@@ -81,7 +82,7 @@ def test_kernel_and_ir_records_carry_sources_verdicts_hashes(mined: Path, tmp_pa
     with open_store(mined) as store:
         for module in modules.values():
             bitcode = base64.b64decode(module["bitcode_base64"])
-            stored = ir_module(store, store.scalar(
+            stored = ir_module(store, raw_sql.scalar(store,
                 "SELECT id FROM items WHERE kind = 'ir' AND key = ?", (module["key"],)
             ))  # fmt: skip
             assert stored is not None and bytes(stored["bitcode"]) == bitcode
@@ -102,7 +103,7 @@ def test_kernels_and_ir_round_trip_through_another_store(mined: Path, tmp_path: 
         for version in ("v1", "v2"):
             result = import_release(store, tmp_path / "a" / version)
             assert list(result.outcomes.values()) == [{"stored": 2}]
-        assert store.scalar("SELECT COUNT(*) FROM ir_inputs WHERE status = 'stored'") == 2
+        assert raw_sql.scalar(store, "SELECT COUNT(*) FROM ir_inputs WHERE status = 'stored'") == 2
     run(other, "export", "v1", *kernel_args, "--out", str(tmp_path / "b"))
     run(other, "export", "v2", "--kind", "ir", "--gzip", "--out", str(tmp_path / "b"))
     for name in ("v1/kernel.jsonl", "v2/ir.jsonl.gz", "v2/schema/ir.schema.json"):
@@ -136,5 +137,5 @@ def test_a_record_the_store_refuses_is_named_and_nothing_is_imported(
     shown = " ".join(result.stderr.split())
     assert f"{release}/ir.jsonl:2: cannot be stored" in shown and "nothing was stored" in shown
     with open_store(other) as store:
-        assert store.scalar("SELECT COUNT(*) FROM items") == 0
-        assert store.scalar("SELECT COUNT(*) FROM releases") == 0
+        assert raw_sql.scalar(store, "SELECT COUNT(*) FROM items") == 0
+        assert raw_sql.scalar(store, "SELECT COUNT(*) FROM releases") == 0

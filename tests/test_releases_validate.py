@@ -12,6 +12,7 @@ import pytest
 
 from curator.releases.export import ExportOptions, export_release
 from store import open_store
+from tests import raw_sql
 from tests.release_data import annotated_store
 
 
@@ -148,5 +149,5 @@ def test_import_refuses_a_damaged_release_and_stores_nothing(
     assert f"{release}/commit.jsonl:4: field 'kind': 'commit' was expected" in result.stderr
     assert "not imported, nothing was stored" in result.stderr
     with open_store(other) as store:
-        assert store.scalar("SELECT COUNT(*) FROM items") == 0
-        assert store.scalar("SELECT COUNT(*) FROM releases") == 0
+        assert raw_sql.scalar(store, "SELECT COUNT(*) FROM items") == 0
+        assert raw_sql.scalar(store, "SELECT COUNT(*) FROM releases") == 0

@@ -10,6 +10,7 @@ from engines.commits.options import MineOptions
 from engines.commits.pipeline import mine_commits
 from engines.labelers.keyword import KeywordLabeler
 from store import Store
+from tests import raw_sql
 
 
 def test_recipe_has_the_promised_shape(sample_repo: tuple[Path, list[dict]]) -> None:
@@ -44,11 +45,11 @@ def test_mining_stores_exactly_the_single_file_single_function_commits(
     (summary,) = mine_commits(store, [str(path)], MineOptions(), [KeywordLabeler()])
     expected = {c["sha"] for c in commits if c["expect"] == "stored"}
     assert summary.stored == len(expected)
-    assert {r[0] for r in store.query("SELECT sha FROM commits")} == expected
+    assert {r[0] for r in raw_sql.query(store, "SELECT sha FROM commits")} == expected
     # every stored commit is pre-labeled by the keyword baseline, with its matches
-    assert store.scalar("SELECT COUNT(*) FROM predictions WHERE labeler = 'keyword@1'") == len(
-        expected
-    )
+    assert raw_sql.scalar(
+        store, "SELECT COUNT(*) FROM predictions WHERE labeler = 'keyword@1'"
+    ) == len(expected)
 
 
 def test_keyword_traps_fool_the_keyword_baseline(
@@ -58,8 +59,8 @@ def test_keyword_traps_fool_the_keyword_baseline(
     mine_commits(store, [str(path)], MineOptions(), [KeywordLabeler()])
     predicted = {
         row[0]: row[1]
-        for row in store.query(
-            "SELECT i.key, p.label FROM predictions p JOIN items i ON i.id = p.item_id"
+        for row in raw_sql.query(
+            store, "SELECT i.key, p.label FROM predictions p JOIN items i ON i.id = p.item_id"
         )
     }
     for c in commits:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -25,6 +26,8 @@ from store.commits import (
 from store.connection import BUSY_TIMEOUT_MS, StoreError, utc_now
 from store.migrations import MIGRATIONS, migrate
 from store.records import Checkpoint, CommitRow, PredictionRow, SaveResult
+from store.schema import describe_tables
+from tests import raw_sql
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,7 +58,7 @@ def make_row(n: int, source: str = "repo-a", **changes: object) -> CommitRow:
 
 
 def count(store: Store, table: str) -> int:
-    return int(store.scalar(f"SELECT COUNT(*) FROM {table}") or 0)
+    return int(raw_sql.scalar(store, f"SELECT COUNT(*) FROM {table}") or 0)
 
 
 def counts(store: Store) -> dict[str, int]:
@@ -75,9 +78,9 @@ def insert_item(conn: sqlite3.Connection, key: str) -> int:
 
 
 def test_new_store_uses_wal_foreign_keys_and_a_busy_timeout(store: Store) -> None:
-    assert store.scalar("PRAGMA journal_mode") == "wal"
-    assert store.scalar("PRAGMA foreign_keys") == 1
-    assert store.scalar("PRAGMA busy_timeout") == BUSY_TIMEOUT_MS
+    assert raw_sql.scalar(store, "PRAGMA journal_mode") == "wal"
+    assert raw_sql.scalar(store, "PRAGMA foreign_keys") == 1
+    assert raw_sql.scalar(store, "PRAGMA busy_timeout") == BUSY_TIMEOUT_MS
     assert BUSY_TIMEOUT_MS >= 1000
     # WAL is a property of the file: a plain connection sees it too
     plain = sqlite3.connect(store.path)
@@ -88,7 +91,7 @@ def test_new_store_uses_wal_foreign_keys_and_a_busy_timeout(store: Store) -> Non
 
 
 def test_schema_version_has_one_row_per_migration(store: Store) -> None:
-    rows = store.query("SELECT version, name FROM schema_version ORDER BY version")
+    rows = raw_sql.query(store, "SELECT version, name FROM schema_version ORDER BY version")
     assert [(r["version"], r["name"]) for r in rows] == [(v, n) for v, n, _ in MIGRATIONS]
     assert SCHEMA_VERSION == MIGRATIONS[-1][0] == max(r["version"] for r in rows)
     assert [v for v, _, _ in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
@@ -97,18 +100,20 @@ def test_schema_version_has_one_row_per_migration(store: Store) -> None:
 def test_opening_again_does_not_rerun_migrations(tmp_path: Path) -> None:
     path = tmp_path / "twice.db"
     with open_store(path) as first:
-        before = [tuple(r) for r in first.query("SELECT * FROM schema_version")]
-        insert_item(first.conn, "kept")
+        before = [tuple(r) for r in raw_sql.query(first, "SELECT * FROM schema_version")]
+        insert_item(raw_sql.connection(first), "kept")
     with open_store(path) as second:
-        assert [tuple(r) for r in second.query("SELECT * FROM schema_version")] == before
-        assert second.scalar("SELECT key FROM items") == "kept"
-        assert migrate(second.conn) == SCHEMA_VERSION  # already current: nothing to do
+        assert [tuple(r) for r in raw_sql.query(second, "SELECT * FROM schema_version")] == before
+        assert raw_sql.scalar(second, "SELECT key FROM items") == "kept"
+        assert (
+            migrate(raw_sql.connection(second)) == SCHEMA_VERSION
+        )  # already current: nothing to do
 
 
 def test_a_newer_schema_is_refused_with_a_clear_message(tmp_path: Path) -> None:
     path = tmp_path / "future.db"
     with open_store(path) as s:
-        s.conn.execute(
+        raw_sql.connection(s).execute(
             "INSERT INTO schema_version (version, name, applied_at) VALUES (?, 'future', ?)",
             (SCHEMA_VERSION + 1, utc_now()),
         )
@@ -187,7 +192,7 @@ def test_transaction_rolls_back_everything_on_error(store: Store) -> None:
         insert_item(conn, "two")
         raise RuntimeError("boom")
     assert count(store, "items") == 0
-    assert not store.conn.in_transaction
+    assert not raw_sql.connection(store).in_transaction
 
 
 def test_transaction_rolls_back_on_a_failing_statement(store: Store) -> None:
@@ -206,8 +211,8 @@ def test_nested_transactions_join_the_outer_one(store: Store, tmp_path: Path) ->
         # the inner block did not commit: another connection sees nothing yet
         with open_store(store.path) as other:
             assert count(other, "items") == 0
-        assert store.conn.in_transaction
-    assert {r[0] for r in store.query("SELECT key FROM items")} == {"outer", "inner"}
+        assert raw_sql.connection(store).in_transaction
+    assert {r[0] for r in raw_sql.query(store, "SELECT key FROM items")} == {"outer", "inner"}
 
 
 def test_an_error_in_a_nested_transaction_undoes_the_outer_work(store: Store) -> None:
@@ -217,6 +222,66 @@ def test_an_error_in_a_nested_transaction_undoes_the_outer_work(store: Store) ->
             insert_item(inner, "inner")
             raise KeyError("inner failure")
     assert count(store, "items") == 0
+
+
+def test_a_failing_savepoint_undoes_only_its_own_writes(store: Store) -> None:
+    with store.transaction() as conn:
+        insert_item(conn, "kept")
+        with pytest.raises(sqlite3.IntegrityError), store.savepoint("step"):
+            insert_item(conn, "undone")
+            insert_item(conn, "kept")  # UNIQUE (kind, key)
+        with store.savepoint("step"):
+            insert_item(conn, "also kept")
+    assert {r[0] for r in raw_sql.query(store, "SELECT key FROM items")} == {"kept", "also kept"}
+
+
+def test_a_trial_savepoint_is_undone_even_when_it_succeeds(store: Store) -> None:
+    with store.transaction() as conn:
+        with store.savepoint("probe", undo=True):
+            insert_item(conn, "tried")
+            assert count(store, "items") == 1
+        assert count(store, "items") == 0
+        assert raw_sql.connection(store).in_transaction  # the outer transaction goes on
+
+
+def test_a_savepoint_needs_a_transaction_and_a_plain_name(store: Store) -> None:
+    with pytest.raises(RuntimeError, match=r"inside store\.transaction"), store.savepoint():
+        pass
+    with (
+        store.transaction(),
+        pytest.raises(ValueError, match="savepoint name"),
+        store.savepoint("x; DROP TABLE items"),
+    ):
+        pass
+    assert count(store, "items") == 0 and not raw_sql.connection(store).in_transaction
+
+
+def test_schema_version_is_the_newest_migration(store: Store) -> None:
+    assert store.schema_version() == SCHEMA_VERSION
+
+
+# --------------------------------------------------------------------------- schema
+
+
+def test_every_table_the_migrations_create_is_in_the_architecture_doc(store: Store) -> None:
+    tables = set(describe_tables(store)) - {"schema_version"}
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    documented = {
+        name
+        for line in doc.splitlines()
+        if line.startswith("| `")
+        for name in re.findall(r"`(\w+)`", line.split("|")[1])
+    }
+    assert tables == documented
+
+
+def test_item_payloads_reference_items_so_deleting_an_item_cascades(store: Store) -> None:
+    tables = describe_tables(store, count_rows=False)
+    for payload in ("commits", "kernels", "ir_modules", "predictions", "votes", "set_items"):
+        assert ("item_id", "items") in tables[payload].references, payload
+    assert [c.name for c in tables["items"].columns if c.primary_key] == ["id"]
+    assert "item_id" in tables["live_votes"].column_names
+    assert tables["items"].rows == 0
 
 
 # --------------------------------------------------------------------------- batches
@@ -239,7 +304,7 @@ def test_save_commit_batch_stores_rows_predictions_and_checkpoint(store: Store) 
     }
     saved = load_checkpoint(store, "commit", "repo-a", "scope")
     assert saved == Checkpoint("commit", "repo-a", "scope", rows[-1].sha, {"seen": 3})
-    stored = {r["key"]: r["id"] for r in store.query("SELECT key, id FROM items")}
+    stored = {r["key"]: r["id"] for r in raw_sql.query(store, "SELECT key, id FROM items")}
     assert {stored[row.sha] for row in rows} == {r.item_id for r in results}
 
 
@@ -259,7 +324,7 @@ def test_save_commit_batch_dedups_within_and_across_sources(store: Store) -> Non
         SaveResult("duplicate", original, "sha"),
     ]
     assert count(store, "items") == 1
-    dups = store.query("SELECT key, source, matched_on, original_item_id FROM duplicates")
+    dups = raw_sql.query(store, "SELECT key, source, matched_on, original_item_id FROM duplicates")
     assert sorted(tuple(d) for d in dups) == sorted(
         [
             (same_function.sha, "repo-a", "function_md5", original),
@@ -291,7 +356,7 @@ def test_a_failing_row_mid_batch_leaves_nothing_from_that_batch(store: Store) ->
     assert built == []  # the batch failed before its checkpoint was even built
     saved = load_checkpoint(store, "commit", "repo-a", "scope")
     assert saved is not None and saved.last_key == first_batch[-1].sha
-    assert not store.conn.in_transaction
+    assert not raw_sql.connection(store).in_transaction
     # the store is still usable afterwards
     save_commit_batch(store, [make_row(10), make_row(12)])
     assert count(store, "items") == before["items"] + 2
@@ -323,14 +388,15 @@ def test_save_checkpoint_moves_forward_in_place(store: Store) -> None:
 def test_predictions_are_appended_never_overwritten(store: Store) -> None:
     (result,) = save_commit_batch(store, [make_row(1)])
     item = result.item_id
-    first = store.query("SELECT * FROM predictions WHERE item_id = ?", (item,))
+    first = raw_sql.query(store, "SELECT * FROM predictions WHERE item_id = ?", (item,))
     insert_predictions(store, item, [PredictionRow("keyword@1", "non-perf", 0.2)])
     insert_predictions(
         store,
         item,
         [PredictionRow("teacher@1", "perf", 0.7, {"why": "loop"}), PredictionRow("x", "y", None)],
     )
-    rows = store.query(
+    rows = raw_sql.query(
+        store,
         "SELECT id, labeler, label, score, details FROM predictions WHERE item_id = ? ORDER BY id",
         (item,),
     )
@@ -341,7 +407,7 @@ def test_predictions_are_appended_never_overwritten(store: Store) -> None:
         ("x", "y"),
     ]
     # the first prediction is exactly as it was, timestamp included
-    now = store.query("SELECT * FROM predictions WHERE id = ?", (first[0]["id"],))
+    now = raw_sql.query(store, "SELECT * FROM predictions WHERE id = ?", (first[0]["id"],))
     assert [tuple(r) for r in now] == [tuple(r) for r in first]
     assert rows[2]["details"] == '{"why": "loop"}'
     assert rows[3]["score"] is None
@@ -355,14 +421,17 @@ def test_deleting_an_item_cascades(store: Store) -> None:
     assert counts(store)["duplicates"] == 1
     with store.transaction() as conn:
         conn.execute("DELETE FROM items WHERE id = ?", (original,))
-    assert store.scalar("SELECT COUNT(*) FROM commits WHERE item_id = ?", (original,)) == 0
-    assert store.scalar("SELECT COUNT(*) FROM predictions WHERE item_id = ?", (original,)) == 0
+    assert raw_sql.scalar(store, "SELECT COUNT(*) FROM commits WHERE item_id = ?", (original,)) == 0
+    assert (
+        raw_sql.scalar(store, "SELECT COUNT(*) FROM predictions WHERE item_id = ?", (original,))
+        == 0
+    )
     assert count(store, "duplicates") == 0  # linked to the deleted original
     # the unrelated commit keeps its rows
     assert {t: count(store, t) for t in ("items", "commits", "predictions")} == dict.fromkeys(
         ("items", "commits", "predictions"), 1
     )
-    assert store.scalar("SELECT key FROM items") == other.sha
+    assert raw_sql.scalar(store, "SELECT key FROM items") == other.sha
 
 
 def test_foreign_keys_are_enforced(store: Store) -> None:
@@ -430,13 +499,15 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
         assert proc.returncode == 0, stderr.decode(errors="replace")
     with open_store(db) as s:
         assert count(s, "items") == count(s, "commits") == len(tags) * batches * size
-        per_source = {r[0]: r[1] for r in s.query("SELECT source, COUNT(*) FROM items GROUP BY 1")}
+        per_source = {
+            r[0]: r[1] for r in raw_sql.query(s, "SELECT source, COUNT(*) FROM items GROUP BY 1")
+        }
         assert per_source == dict.fromkeys(tags, batches * size)
         for tag in tags:
             saved = load_checkpoint(s, "commit", tag, "s")
             assert saved is not None and saved.last_key == str(batches - 1)
             assert saved.counters == {"n": size}
-        assert s.scalar("SELECT COUNT(*) FROM schema_version") == len(MIGRATIONS)
+        assert raw_sql.scalar(s, "SELECT COUNT(*) FROM schema_version") == len(MIGRATIONS)
 
 
 def test_opening_a_new_database_waits_for_another_writer(tmp_path: Path) -> None:
@@ -454,7 +525,7 @@ def test_opening_a_new_database_waits_for_another_writer(tmp_path: Path) -> None
         release.start()
         try:
             with open_store(path) as s:
-                assert s.scalar("PRAGMA journal_mode") == "wal"
+                assert raw_sql.scalar(s, "PRAGMA journal_mode") == "wal"
         finally:
             release.join()
     finally:

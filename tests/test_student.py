@@ -10,16 +10,17 @@ from pathlib import Path
 import pytest
 
 from engines.labelers.registry import LabelerError, load_labeler
-from engines.labelers.student_data import (
+from engines.labelers.student.data import (
     binary_f1,
     hard_example,
     length_sorted_batches,
     overlapping_sources,
     shuffled_length_batches,
 )
-from engines.labelers.student_train import soft_cross_entropy
+from engines.labelers.student.train import soft_cross_entropy
 from store import Store
 from store.models import get_model, latest_model, list_models, register_model, update_metrics
+from tests import raw_sql
 from tests.conftest import ROOT
 
 
@@ -96,7 +97,7 @@ def test_register_model_numbers_versions_and_moves_the_directory(store: Store, t
 
 def test_a_failed_registration_leaves_the_staged_directory_and_no_row(store: Store, tmp_path: Path):
     staged = _staged(tmp_path, "s")
-    store.conn.execute(
+    raw_sql.connection(store).execute(
         "CREATE TRIGGER no_models BEFORE INSERT ON models BEGIN SELECT RAISE(ABORT, 'refused'); END"
     )
     with pytest.raises(Exception, match="refused"):
@@ -119,7 +120,7 @@ def test_registry_loads_rule_labelers_and_explains_what_it_cannot(store: Store) 
         load_labeler(store, "teacher:gpt-oss:20b")
     with pytest.raises(LabelerError, match="NAME@VERSION"):
         load_labeler(store, "student")
-    heuristics = ROOT / "engines" / "labelers" / "heuristics.py"
+    heuristics = ROOT / "engines" / "labelers" / "heuristics" / "__init__.py"
     if heuristics.is_file():
         assert load_labeler(store, "heuristics@latest").name.startswith("heuristics@")
 

@@ -11,14 +11,14 @@ import pytest
 
 pytest.importorskip("openvino", reason="the optional OpenVINO runtime (installed by make demo)")
 
-from engines.labelers.student_data import padded
-from engines.labelers.student_infer import (
+from engines.labelers.student.data import padded
+from engines.labelers.student.infer import (
     META_FILE,
     StudentLabeler,
     default_base,
     load_encoder,
 )
-from engines.labelers.student_openvino import CACHE_DIR, MODEL_FILE
+from engines.labelers.student.openvino import CACHE_DIR, MODEL_FILE
 from tests.conftest import ROOT
 
 TEXTS = [

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from engines.labelers.teacher import Teacher, TeacherConfig, TeacherError
-from engines.labelers.teacher_run import teach
+from engines.labelers.teacher.run import teach
 from store import open_store
 from store.items import ImportedItem, insert_imported_items
 from store.votes import VoteRow, append_votes
+from tests import raw_sql
 from tests.annotation_data import Spec, add_items
 from tests.teacher_server import FakeLLM
 
@@ -41,7 +42,8 @@ def _import(cli, tmp_path: Path, messages: dict[str, str], set_name: str = "pool
 
 def _predictions(tmp_path: Path, labeler: str) -> dict[str, tuple[str, float, dict]]:
     with open_store(tmp_path / "cli.db") as store:
-        rows = store.query(
+        rows = raw_sql.query(
+            store,
             "SELECT i.key, p.label, p.score, p.details FROM predictions AS p"
             " JOIN items AS i ON i.id = p.item_id WHERE p.labeler = ?",
             (labeler,),
@@ -165,7 +167,7 @@ def test_category_task_stores_a_separate_labeler(cli, tmp_path: Path, llm: FakeL
 def test_unlabeled_limit_skips_voted_and_answered_items(cli, tmp_path: Path, llm: FakeLLM) -> None:  # type: ignore[no-untyped-def]
     _import(cli, tmp_path, {f"k{i}": f"commit {i}" for i in range(5)})
     with open_store(tmp_path / "cli.db") as store:
-        voted = store.scalar("SELECT id FROM items WHERE key = 'k0'")
+        voted = raw_sql.scalar(store, "SELECT id FROM items WHERE key = 'k0'")
         append_votes(store, [VoteRow(int(voted), "ann", "perf")])  # type: ignore[arg-type]
     _, first = _teach(cli, llm, "--unlabeled", "--limit", "2", "--model", "m")
     _, second = _teach(cli, llm, "--unlabeled", "--limit", "2", "--model", "m")

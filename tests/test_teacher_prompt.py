@@ -6,7 +6,7 @@ import pytest
 
 from engines.labelers.base import NON_PERF, PERF
 from engines.labelers.teacher import Teacher, TeacherConfig, cut_text
-from engines.labelers.teacher_prompt import (
+from engines.labelers.teacher.prompt import (
     ReplyError,
     label_messages,
     parse_category_reply,

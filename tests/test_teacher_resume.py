@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from store import open_store
+from tests import raw_sql
 from tests.conftest import ROOT
 from tests.teacher_server import FakeLLM
 
@@ -19,9 +20,10 @@ ITEMS = 60
 
 def _stored(db: Path) -> set[str]:
     with open_store(db) as store:
-        rows = store.query(
+        rows = raw_sql.query(
+            store,
             "SELECT i.key FROM predictions AS p JOIN items AS i ON i.id = p.item_id"
-            " WHERE p.labeler = 'teacher:m'"
+            " WHERE p.labeler = 'teacher:m'",
         )
     return {r[0] for r in rows}
 

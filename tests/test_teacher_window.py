@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from engines.labelers.teacher_window import load_window
+from engines.labelers.teacher.window import load_window
 from store import open_store
+from tests import raw_sql
 from tests.teacher_server import FakeLLM
 
 
@@ -54,7 +55,9 @@ def test_teach_window_of_a_model_directory(cli, tmp_path: Path, minilm: str) -> 
     assert "Speed up the parser by" in sent and "interned" not in sent
     with open_store(tmp_path / "cli.db") as store:
         details = json.loads(
-            str(store.scalar("SELECT details FROM predictions WHERE labeler = 'teacher:m'"))
+            str(
+                raw_sql.scalar(store, "SELECT details FROM predictions WHERE labeler = 'teacher:m'")
+            )
         )
     assert details["window"].endswith("(8 tokens)")
 

@@ -241,7 +241,7 @@ def test_layers_trains_a_smaller_student_that_loads_and_predicts(split, tmp_path
 
 
 def test_keep_layers_spreads_the_kept_layers_from_first_to_last() -> None:
-    from engines.labelers.student_infer import default_base, keep_layers, load_encoder
+    from engines.labelers.student.infer import default_base, keep_layers, load_encoder
 
     _, model = load_encoder(default_base())
     first = model.base_model.encoder.layer[0]

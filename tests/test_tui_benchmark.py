@@ -8,6 +8,7 @@ from pathlib import Path
 
 from store import open_store
 from store.sets import get_set
+from tests import raw_sql
 from tests.benchmarks import bench_tui
 
 
@@ -16,7 +17,10 @@ def test_benchmark_store_and_queue_agree_with_the_naive_baseline(tmp_path: Path)
     with open_store(db) as s:
         set_row = get_set(s, "big")
         assert set_row is not None
-        assert s.scalar("SELECT COUNT(*) FROM set_items WHERE set_id = ?", (set_row.id,)) == 2_000
+        assert (
+            raw_sql.scalar(s, "SELECT COUNT(*) FROM set_items WHERE set_id = ?", (set_row.id,))
+            == 2_000
+        )
         first_open = bench_tui.naive_next(s, set_row.id, bench_tui.ANNOTATOR)
         assert first_open is not None
     figures = bench_tui.service_figures(db, votes=10, opens=3)
@@ -25,7 +29,8 @@ def test_benchmark_store_and_queue_agree_with_the_naive_baseline(tmp_path: Path)
         # the service voted on exactly the 10 items after the 200 labeled ones, in order
         voted = [
             r[0]
-            for r in s.query(
+            for r in raw_sql.query(
+                s,
                 "SELECT item_id FROM live_votes WHERE annotator = ? AND label = 'perf'"
                 " ORDER BY item_id",
                 (bench_tui.ANNOTATOR,),

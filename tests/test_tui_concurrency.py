@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from store import open_store
+from tests import raw_sql
 from tests.tui_store import ROOT, curator
 
 
@@ -33,7 +34,8 @@ def test_two_annotators_in_two_processes_lose_no_votes(tmp_path: Path) -> None:
         for who in ("ann", "ben"):
             stored = [
                 r[0]
-                for r in s.query(
+                for r in raw_sql.query(
+                    s,
                     "SELECT item_id FROM live_votes WHERE annotator = ? AND label = 'perf'"
                     " ORDER BY item_id",
                     (who,),
@@ -41,4 +43,4 @@ def test_two_annotators_in_two_processes_lose_no_votes(tmp_path: Path) -> None:
             ]
             assert len(voted[who]) == n
             assert stored == sorted(voted[who])
-        assert s.scalar("SELECT COUNT(*) FROM votes WHERE origin = 'tui'") == 2 * n
+        assert raw_sql.scalar(s, "SELECT COUNT(*) FROM votes WHERE origin = 'tui'") == 2 * n

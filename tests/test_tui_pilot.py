@@ -24,6 +24,7 @@ from curator.tui.widgets.item_panel import ItemPanel
 from store import open_store
 from store.kernels import get_kernel
 from store.sets import get_set
+from tests import raw_sql
 from tests.tui_helpers import screen_text, text_of, until
 from tests.tui_store import ROOT, build, copy_of
 from tests.tui_store import curator as curator_cli
@@ -50,7 +51,8 @@ def live_votes(db: Path, annotator: str) -> list[tuple[int, str, str | None, str
     with open_store(db) as s:
         return [
             (r[0], r[1], r[2], r[3])
-            for r in s.query(
+            for r in raw_sql.query(
+                s,
                 "SELECT item_id, label, category, note FROM live_votes WHERE annotator = ?"
                 " ORDER BY item_id",
                 (annotator,),
@@ -118,7 +120,9 @@ async def test_label_vote_moves_on_and_undo_takes_it_back(db: Path) -> None:
             pilot, lambda: "2 labeled" in text_of(screen.query_one("#status", Static)), "count"
         )
     with open_store(db) as s:
-        origins = {r[0] for r in s.query("SELECT origin FROM votes WHERE annotator = 'dave'")}
+        origins = {
+            r[0] for r in raw_sql.query(s, "SELECT origin FROM votes WHERE annotator = 'dave'")
+        }
     assert origins == {"tui", "undo"}
 
 
@@ -157,10 +161,11 @@ async def test_label_resumes_at_the_first_unlabeled_item(db: Path) -> None:
 
 async def test_search_jumps_to_an_item(db: Path) -> None:
     with open_store(db) as s:
-        target, message = s.query(
+        target, message = raw_sql.query(
+            s,
             "SELECT i.id, c.message FROM items i JOIN commits c ON c.item_id = i.id"
             " JOIN set_items si ON si.item_id = i.id JOIN sets st ON st.id = si.set_id"
-            " WHERE st.name = 'gt-sample' ORDER BY si.position DESC LIMIT 1"
+            " WHERE st.name = 'gt-sample' ORDER BY si.position DESC LIMIT 1",
         )[0]
     app = CuratorApp(db, "dave", open_set="gt-sample")
     async with app.run_test() as pilot:
@@ -207,7 +212,9 @@ async def test_review_settles_a_conflict_with_one_key(db: Path) -> None:
             pilot, lambda: len(app.screen.conflicts) == len(before) - 1, "one fewer conflict"
         )
     with open_store(db) as s:
-        rows = s.query("SELECT item_id, label, role FROM live_votes WHERE annotator = 'erin'")
+        rows = raw_sql.query(
+            s, "SELECT item_id, label, role FROM live_votes WHERE annotator = 'erin'"
+        )
     assert [(r[0], r[1], r[2]) for r in rows] == [(before[0], "perf", "adjudicator")]
 
 
@@ -215,7 +222,8 @@ async def test_audit_screen_updates_as_votes_come_in(db: Path) -> None:
     with open_store(db) as s:
         set_row = get_set(s, "audit-sample")
         assert set_row is not None
-        first = s.query(
+        first = raw_sql.query(
+            s,
             "SELECT si.item_id FROM set_items si WHERE si.set_id = ? AND NOT EXISTS"
             " (SELECT 1 FROM live_votes lv WHERE lv.item_id = si.item_id)"
             " ORDER BY si.position LIMIT 1",
@@ -265,7 +273,7 @@ async def test_agreement_screen_shows_the_store_figures(db: Path) -> None:
 
 async def test_kernel_detail_shows_both_sources_and_the_verdict(db: Path) -> None:
     with open_store(db) as s:
-        kernel_id = s.query("SELECT item_id FROM kernels ORDER BY item_id LIMIT 1")[0][0]
+        kernel_id = raw_sql.query(s, "SELECT item_id FROM kernels ORDER BY item_id LIMIT 1")[0][0]
     app = CuratorApp(db, "dave")
     async with app.run_test(size=(140, 40)) as pilot:
         await open_detail(pilot, app, kernel_id)
@@ -297,7 +305,9 @@ def worker_children() -> list[str]:
 
 async def test_dynamic_check_runs_from_the_kernel_view_and_stores_the_verdict(db: Path) -> None:
     with open_store(db) as s:
-        kernel_id = s.query("SELECT item_id FROM kernels WHERE kernel_name = 'saxpy'")[0][0]
+        kernel_id = raw_sql.query(s, "SELECT item_id FROM kernels WHERE kernel_name = 'saxpy'")[0][
+            0
+        ]
         assert get_kernel(s, kernel_id).verdict is None  # type: ignore[union-attr]
     app = CuratorApp(db, "dave")
     async with app.run_test(size=(140, 40)) as pilot:
@@ -323,7 +333,7 @@ async def test_esc_or_quitting_stops_a_running_check_and_keeps_the_verdict(
 ) -> None:
     curator_cli(db, "mine", "kernels", str(ROOT / "sample_data/kernels/timeout.cl"))
     with open_store(db) as s:
-        kernel_id = s.query("SELECT item_id FROM kernels WHERE kernel_name = 'spin'")[0][0]
+        kernel_id = raw_sql.query(s, "SELECT item_id FROM kernels WHERE kernel_name = 'spin'")[0][0]
     app = CuratorApp(db, "dave")
     async with app.run_test(size=(140, 40)) as pilot:
         await open_detail(pilot, app, kernel_id)
@@ -353,7 +363,7 @@ async def test_esc_or_quitting_stops_a_running_check_and_keeps_the_verdict(
 
 async def test_ir_detail_shows_counts_and_opcode_histogram(db: Path) -> None:
     with open_store(db) as s:
-        ir_id, opcodes = s.query("SELECT item_id, opcodes FROM ir_modules LIMIT 1")[0]
+        ir_id, opcodes = raw_sql.query(s, "SELECT item_id, opcodes FROM ir_modules LIMIT 1")[0]
     app = CuratorApp(db, "dave")
     async with app.run_test(size=(140, 40)) as pilot:
         await open_detail(pilot, app, ir_id)
@@ -495,7 +505,9 @@ def test_set_figures_are_reused_until_the_votes_change(db: Path) -> None:
         set_row = service.set_row("gt-sample")
         first = service.overview(set_row)
         assert service.overview(set_row) is first
-        item = service.quick(lambda s: s.query("SELECT item_id FROM set_items LIMIT 1")[0][0])
+        item = service.quick(
+            lambda s: raw_sql.query(s, "SELECT item_id FROM set_items LIMIT 1")[0][0]
+        )
         service.vote(set_row, item, "perf")
         again = service.overview(set_row)
         assert again is not first
@@ -511,7 +523,9 @@ def test_going_to_an_item_of_a_blind_set_keeps_it_blind(db: Path) -> None:
     try:
         gt = service.set_row("gt-sample")
         item = service.quick(
-            lambda s: s.query("SELECT item_id FROM set_items WHERE set_id = ? LIMIT 1", (gt.id,))
+            lambda s: raw_sql.query(
+                s, "SELECT item_id FROM set_items WHERE set_id = ? LIMIT 1", (gt.id,)
+            )
         )[0][0]
         hidden = service.item(None, item)  # as `g` on the home screen opens it
         assert hidden is not None and hidden.blind

@@ -24,6 +24,7 @@ from curator.tui.screens.review import ReviewScreen
 from curator.tui.screens.train import TrainScreen
 from store import open_store
 from store.sets import get_set
+from tests import raw_sql
 from tests.tui_store import build, copy_of
 
 SIZES = [(80, 24), (120, 40)]
@@ -90,7 +91,7 @@ def set_named(db: Path, name: str):  # type: ignore[no-untyped-def]
 
 def first_id(db: Path, sql: str) -> int:
     with open_store(db) as s:
-        return int(s.query(sql)[0][0])
+        return int(raw_sql.query(s, sql)[0][0])
 
 
 def status_has(app: CuratorApp, word: str) -> bool:

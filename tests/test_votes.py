@@ -13,6 +13,7 @@ from store import Store, open_store
 from store.items import find_by_id
 from store.sets import queue_page
 from store.votes import live_votes_for_items, vote_history
+from tests import raw_sql
 from tests.annotation_data import Spec, add_items, many
 
 
@@ -127,8 +128,8 @@ def test_two_processes_voting_at_once_lose_nothing(tmp_path: Path) -> None:
         p.join(120)
         assert p.exitcode == 0
     with open_store(db) as store:
-        assert store.scalar("SELECT COUNT(*) FROM votes") == 300
-        assert store.scalar("SELECT COUNT(*) FROM live_votes") == 300
+        assert raw_sql.scalar(store, "SELECT COUNT(*) FROM votes") == 300
+        assert raw_sql.scalar(store, "SELECT COUNT(*) FROM live_votes") == 300
 
 
 def test_blind_sets_hide_other_votes_until_adjudicated(store: Store) -> None:

@@ -55,7 +55,7 @@ def _when(stamp: str) -> str:
 def _short_base(base: str) -> str:
     """``packaged MiniLM`` for the default encoder, a local base by its folder name
     (``tfidf`` stays as it is)."""
-    from engines.labelers.student_infer import default_base
+    from engines.labelers.student.infer import default_base
 
     if base == default_base():
         return "packaged MiniLM"

@@ -18,8 +18,8 @@ from curator.presentation.progress import SourceReporter, source_progress
 from curator.safe_text import one_line
 from engines.labelers.registry import LabelerError, resolve_model
 from engines.labelers.teacher import APIS, TASKS, Teacher, TeacherConfig
-from engines.labelers.teacher_run import CONFIDENT, TeachSummary, teach
-from engines.labelers.teacher_window import load_window
+from engines.labelers.teacher.run import CONFIDENT, TeachSummary, teach
+from engines.labelers.teacher.window import load_window
 from store import Store
 from store.sets import set_item_ids
 from store.teaching import unvoted_commit_ids

@@ -39,7 +39,6 @@ from curator.releases.schema import record_schema, schema_file
 from curator.releases.splits import SplitSpec, assign_sources, parse_split, part_names
 from curator.releases.tally import ReleaseFacts
 from store import Store
-from store.migrations import current_version
 from store.releases import (
     ItemFilter,
     ReleaseRow,
@@ -225,7 +224,7 @@ def export_release(
                 version=options.version,
                 created_at=created_at,
                 tool_version=__version__,
-                schema_version=current_version(store.conn),
+                schema_version=store.schema_version(),
                 filters=filters,
                 counts=facts.counts(),
                 files=files,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,7 @@ from annotation.labels import DEFAULT_LABELS, SKIP
 from curator.releases.files import open_lines
 from curator.releases.manifest import data_files
 from curator.releases.validate import validate_release
-from store import Store
+from store import DatabaseError, Store
 from store.ir import IRModuleRow, save_ir_batch
 from store.kernel_records import KernelCheck, KernelRow
 from store.kernels import save_checks, save_kernel_batch
@@ -184,19 +183,16 @@ def _save_batch(
     release stays stored: the caller's transaction is rolled back)."""
     try:
         return save(store, batch)
-    except (sqlite3.Error, ValueError) as exc:
+    except (DatabaseError, ValueError) as exc:
         # find the record: each one alone, inside a savepoint that is always undone
         for offset, record in enumerate(batch):
-            store.conn.execute("SAVEPOINT probe")
-            try:
-                save(store, [record])
-            except (sqlite3.Error, ValueError) as bad:
-                raise ReleaseImportError(
-                    [f"{path}:{first + offset}: cannot be stored ({bad})"]
-                ) from bad
-            finally:
-                store.conn.execute("ROLLBACK TO probe")
-                store.conn.execute("RELEASE probe")
+            with store.savepoint("probe", undo=True):
+                try:
+                    save(store, [record])
+                except (DatabaseError, ValueError) as bad:
+                    raise ReleaseImportError(
+                        [f"{path}:{first + offset}: cannot be stored ({bad})"]
+                    ) from bad
         raise ReleaseImportError([f"{path}:{first}-{first + len(batch) - 1}: {exc}"]) from exc
 
 

@@ -41,7 +41,7 @@ def _keyword(version: str, **_: Any) -> Labeler:
 def _heuristics(version: str, **options: Any) -> Labeler:
     # The heuristic labeling functions are an optional module; this is its hook.
     if importlib.util.find_spec("engines.labelers.heuristics") is None:
-        raise LabelerError("heuristics: engines/labelers/heuristics.py is not installed")
+        raise LabelerError("heuristics: engines/labelers/heuristics/ is not installed")
     module = importlib.import_module("engines.labelers.heuristics")
     cls = getattr(module, "HeuristicLabeler", None) or getattr(module, "HeuristicsLabeler", None)
     if cls is None:
@@ -149,7 +149,7 @@ def build_labeler(spec: LabelerSpec, **options: Any) -> Labeler:
     if not spec.path or not Path(spec.path).is_dir():
         raise LabelerError(f"{spec.name}: its directory {spec.path!r} is missing")
     if spec.family == "student":
-        from engines.labelers.student_infer import StudentLabeler
+        from engines.labelers.student.infer import StudentLabeler
 
         return StudentLabeler(
             spec.path,

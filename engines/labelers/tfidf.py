@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.labelers.base import Prediction
-from engines.labelers.student_data import LABELS
+from engines.labelers.student.data import LABELS
 
 KINDS = ("lr", "svm")
 MODEL_FILE = "model.pkl"

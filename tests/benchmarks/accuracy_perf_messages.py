@@ -37,7 +37,7 @@ from engines.labelers.student import (  # noqa: E402
     hard_example,
     train_student,
 )
-from engines.labelers.student_openvino import openvino_available  # noqa: E402
+from engines.labelers.student.openvino import openvino_available  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "perf-commit-messages"
 

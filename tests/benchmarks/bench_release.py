@@ -39,6 +39,7 @@ from curator.releases.export import ExportOptions, export_release  # noqa: E402
 from curator.releases.validate import validate_release  # noqa: E402
 from store import Store, open_store  # noqa: E402
 from store.bulk import bulk_insert_commits  # noqa: E402
+from tests import raw_sql  # noqa: E402
 from tests.release_data import commit_rows  # noqa: E402
 
 
@@ -51,9 +52,13 @@ def build(db: Path, records: int) -> float:
 
 
 def naive_export(store: Store, out: Path) -> int:
-    rows = store.conn.execute(
-        "SELECT * FROM items AS i JOIN commits AS c ON c.item_id = i.id WHERE i.kind = 'commit'"
-    ).fetchall()
+    rows = (
+        raw_sql.connection(store)
+        .execute(
+            "SELECT * FROM items AS i JOIN commits AS c ON c.item_id = i.id WHERE i.kind = 'commit'"
+        )
+        .fetchall()
+    )
     with out.open("w", encoding="utf-8") as fh:
         for row in rows:
             fh.write(json.dumps(dict(row)) + "\n")

@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from engines.labelers.student_infer import (  # noqa: E402
+from engines.labelers.student.infer import (  # noqa: E402
     META_FILE,
     StudentLabeler,
     default_base,
@@ -47,7 +47,7 @@ from engines.labelers.student_infer import (  # noqa: E402
     tokenize,
     use_all_cores,
 )
-from engines.labelers.student_openvino import openvino_available  # noqa: E402
+from engines.labelers.student.openvino import openvino_available  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "perf-commit-messages"
 _VOCABULARY = (

@@ -34,6 +34,7 @@ from store import Store, open_store  # noqa: E402
 from store.items import ImportedItem, insert_imported_items  # noqa: E402
 from store.sets import NewSet, create_set  # noqa: E402
 from store.votes import VoteRow, append_votes  # noqa: E402
+from tests import raw_sql  # noqa: E402
 
 ANNOTATOR = "bench"
 CHUNK = 50_000
@@ -90,13 +91,13 @@ def naive_next(store: Store, set_id: int, annotator: str) -> int | None:
     """The baseline: every member and every vote of the annotator read into memory."""
     members = [
         r[0]
-        for r in store.conn.execute(
+        for r in raw_sql.connection(store).execute(
             "SELECT item_id FROM set_items WHERE set_id = ? ORDER BY position", (set_id,)
         )
     ]
     voted = {
         r[0]
-        for r in store.conn.execute(
+        for r in raw_sql.connection(store).execute(
             "SELECT item_id FROM live_votes WHERE annotator = ? AND role = 'annotator'",
             (annotator,),
         )

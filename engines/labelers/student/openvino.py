@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from engines.labelers.student_data import length_sorted_batches, padded
+from engines.labelers.student.data import length_sorted_batches, padded
 
 CACHE_DIR = "openvino"
 MODEL_FILE = "model.xml"

@@ -1,6 +1,6 @@
 """Refit the heuristic label model on unlabeled commit messages and write it atomically.
 
-Usage: ``python -m engines.labelers.heuristics_fit OUT.json FILE.jsonl...`` where each
+Usage: ``python -m engines.labelers.heuristics.fit OUT.json FILE.jsonl...`` where each
 line of a file holds a message under ``commit_message`` or ``message``; labels, if
 present, are ignored. Bump ``--version`` whenever the functions or the data change, so
 stored ``heuristics@N`` predictions stay traceable to the model that made them.
@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from engines.files import write_text_atomically
-from engines.labelers.heuristics import fit_label_model
+from engines.labelers.heuristics.label_model import fit_label_model
 
 
 def read_messages(path: Path) -> list[str]:

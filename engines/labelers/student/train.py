@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engines.labelers.student_data import Example, binary_f1, pad_id_of, shuffled_length_batches
-from engines.labelers.student_infer import (
+from engines.labelers.student.data import Example, binary_f1, pad_id_of, shuffled_length_batches
+from engines.labelers.student.infer import (
     DEFAULT_MAX_LENGTH,
     META_FILE,
     default_base,

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from engines.labelers.teacher import Failure, Teacher
+from engines.labelers.teacher.client import Failure, Teacher
 from engines.reporting import SilentReporter, SourceReporter
 from store import Store
 from store.predictions import add_predictions, predicted_item_ids

@@ -2,7 +2,7 @@
 longest text, run under ``torch.inference_mode`` on every CPU thread (or a GPU), with
 optional dynamic int8 quantization of the linear layers or bfloat16 weights (fast on
 CPUs with AMX or AVX-512 BF16, and on GPUs), or on OpenVINO's CPU runtime
-(:mod:`engines.labelers.student_openvino`, the fastest CPU path)."""
+(:mod:`engines.labelers.student.openvino`, the fastest CPU path)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engines.labelers.base import Prediction
-from engines.labelers.student_data import LABELS, length_sorted_batches, pad_id_of, padded
+from engines.labelers.student.data import LABELS, length_sorted_batches, pad_id_of, padded
 
 if TYPE_CHECKING:
-    from engines.labelers.student_openvino import OpenVinoClassifier
+    from engines.labelers.student.openvino import OpenVinoClassifier
 
 META_FILE = "curator_student.json"
 """What Curator records beside the weights: max length, input field, base, training."""
@@ -199,7 +199,7 @@ class StudentLabeler:
         self.bf16 = bf16
         self.openvino: OpenVinoClassifier | None = None
         if openvino:
-            from engines.labelers.student_openvino import OpenVinoClassifier, openvino_available
+            from engines.labelers.student.openvino import OpenVinoClassifier, openvino_available
 
             if not openvino_available():
                 raise ValueError(
