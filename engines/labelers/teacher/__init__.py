@@ -12,7 +12,6 @@ This package is the front door (it re-exports the client); the work lives in its
 from __future__ import annotations
 
 from engines.labelers.teacher.client import (
-    API_KEY_ENV,
     APIS,
     RAW_LIMIT,
     TASKS,
@@ -27,7 +26,6 @@ from engines.labelers.teacher.client import (
 
 __all__ = [
     "APIS",
-    "API_KEY_ENV",
     "RAW_LIMIT",
     "TASKS",
     "Failure",
