@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
 
-from curator.tui import render
+from curator.tui import STYLES, render
 from curator.tui.screens.help import HelpScreen
 from curator.tui.screens.home import HomeScreen
 from curator.tui.service import CurationService
@@ -19,16 +19,7 @@ class CuratorApp(App[None]):
 
     TITLE = "Curator"
     ENABLE_COMMAND_PALETTE = False
-    CSS = """
-    Screen { layout: vertical; }
-    .status { height: 1; padding: 0 1; background: $boost; color: $text; }
-    .hint { height: auto; padding: 0 1; color: $text-muted; }
-    .meta { height: auto; max-height: 3; padding: 0 1; }
-    .pane-title { height: 1; padding: 0 1; color: $text-muted; text-style: bold; }
-    .box { padding: 0 1; }
-    ProgressBar { padding: 0 1; height: 1; }
-    DataTable { height: 1fr; }
-    """
+    CSS_PATH: ClassVar[list[str | PurePath]] = [STYLES / "app.tcss", STYLES / "item_panel.tcss"]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Keys", key_display="?"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),

@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, ProgressBar, Static
 
 import curator.tui.kernel_actions  # noqa: F401  (registers the kernel engine's actions)
-from curator.tui import render
+from curator.tui import STYLES, render
 from curator.tui.actions import ActionContext, ItemAction, actions_for
 from curator.tui.item_view import ItemView
 from curator.tui.widgets.item_panel import ItemPanel
@@ -62,13 +62,7 @@ def histogram(counts: dict[str, int], width: int = 14, top: int = 12) -> Table:
 
 class ItemDetailScreen(Screen[None]):
     help_title = "item detail"
-    DEFAULT_CSS = """
-    ItemDetailScreen #detail-body { height: 1fr; }
-    ItemDetailScreen #side { width: 44; border-left: vkey $primary-background; }
-    ItemDetailScreen.narrow #side { display: none; }
-    ItemDetailScreen.narrow.side-open #side { display: block; width: 100%; }
-    ItemDetailScreen.narrow.side-open ItemPanel { display: none; }
-    """
+    CSS_PATH = STYLES / "detail.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f", "show_all", "Show all"),
         Binding("i", "toggle_side", "Facts & votes"),

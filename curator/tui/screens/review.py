@@ -11,7 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
 from annotation.adjudication import Decision
-from curator.tui import render
+from curator.tui import STYLES, render
 from curator.tui.item_view import ItemView
 from curator.tui.screens.base import LabelKeysScreen
 from curator.tui.screens.detail import ItemDetailScreen
@@ -21,10 +21,7 @@ from store.sets import SetRow
 
 class ReviewScreen(LabelKeysScreen):
     help_title = "review conflicts"
-    DEFAULT_CSS = """
-    ReviewScreen #conflicts { height: 9; }
-    ReviewScreen ItemPanel { height: 1fr; border-top: hkey $primary-background; }
-    """
+    CSS_PATH = STYLES / "review.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("u", "undo", "Undo"),
         Binding("enter,d", "detail", "Detail"),

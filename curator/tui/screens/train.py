@@ -34,7 +34,7 @@ from curator.training import (
     score_model,
     train_total,
 )
-from curator.tui import render
+from curator.tui import STYLES, render
 from curator.tui.screens.prompts import ChoicePrompt, TextPrompt
 from curator.tui.train_form import NONE, SETTINGS, FormError, Setting, TrainForm, initial_form
 from engines.labelers.student import TrainProgress
@@ -98,10 +98,7 @@ class TrainScreen(Screen[None]):
         "leave": "cancel a running training (nothing is registered), else go back",
     }
 
-    DEFAULT_CSS = """
-    TrainScreen #settings { height: auto; max-height: 16; overflow-x: hidden; }
-    TrainScreen #results { height: 1fr; }
-    """
+    CSS_PATH = STYLES / "train.tcss"
 
     def __init__(self) -> None:
         super().__init__()
