@@ -9,6 +9,8 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from curator.tui import STYLES, render
+from curator.tui.actions import COPY_KEY, ActionRegistry
+from curator.tui.kernel_actions import CHECK_KERNEL
 from curator.tui.screens.help import HelpScreen
 from curator.tui.screens.home import HomeScreen
 from curator.tui.service import CurationService
@@ -36,7 +38,9 @@ class CuratorApp(App[None]):
         super().__init__()
         if theme:
             self.theme = theme
-        self.service = CurationService(db_path, annotator)
+        self.service: CurationService = CurationService(db_path, annotator)
+        # The item detail screen's actions, registered here (engines contribute some).
+        self.item_actions = ActionRegistry([COPY_KEY, CHECK_KERNEL])
         self.annotator = annotator
         self.open_set = open_set
         self.sub_title = f"{annotator} · {Path(db_path).name}"
