@@ -256,6 +256,7 @@ async def test_agreement_screen_shows_the_store_figures(db: Path) -> None:
             lambda: "annotators" in text_of(app.screen.query_one("#status", Static)),
             "report",
         )
+        await pilot.pause()  # the boxes were filled with the status: let the layout follow
         rendered = screen_text(app)
         assert f"{report.fleiss.kappa:.3f}" in rendered
         assert f"{report.krippendorff_alpha:.3f}" in rendered
