@@ -264,6 +264,7 @@ async def test_agreement_screen_shows_the_store_figures(db: Path) -> None:
             lambda: "annotators" in text_of(app.screen.query_one("#status", Static)),
             "report",
         )
+        await pilot.pause()  # the boxes were filled with the status: let the layout follow
         rendered = screen_text(app)
         assert f"{report.fleiss.kappa:.3f}" in rendered
         assert f"{report.krippendorff_alpha:.3f}" in rendered
@@ -505,9 +506,8 @@ def test_set_figures_are_reused_until_the_votes_change(db: Path) -> None:
         set_row = service.set_row("gt-sample")
         first = service.overview(set_row)
         assert service.overview(set_row) is first
-        item = service.quick(
-            lambda s: raw_sql.query(s, "SELECT item_id FROM set_items LIMIT 1")[0][0]
-        )
+        with open_store(db) as s:
+            item = raw_sql.query(s, "SELECT item_id FROM set_items LIMIT 1")[0][0]
         service.vote(set_row, item, "perf")
         again = service.overview(set_row)
         assert again is not first
@@ -522,11 +522,10 @@ def test_going_to_an_item_of_a_blind_set_keeps_it_blind(db: Path) -> None:
     service = CurationService(db, "dave")
     try:
         gt = service.set_row("gt-sample")
-        item = service.quick(
-            lambda s: raw_sql.query(
+        with open_store(db) as s:
+            item = raw_sql.query(
                 s, "SELECT item_id FROM set_items WHERE set_id = ? LIMIT 1", (gt.id,)
-            )
-        )[0][0]
+            )[0][0]
         hidden = service.item(None, item)  # as `g` on the home screen opens it
         assert hidden is not None and hidden.blind
         assert hidden.predictions == [] and hidden.votes == []

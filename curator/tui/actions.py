@@ -1,14 +1,16 @@
 """The item detail screen's action bar: commands that engines contribute per item kind.
 
 An action runs in a thread worker with a progress callback and a cancel flag, and
-returns a one-line result for the status bar. Register one with :func:`register`;
-the detail screen lists the actions for the kind on screen and binds their keys.
+returns a one-line result for the status bar. The app builds one
+:class:`ActionRegistry` and registers its actions where it is built
+(``curator/tui/app.py``); the detail screen lists the actions for the kind on screen and
+binds their keys.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from curator.tui.service import CurationService
@@ -34,18 +36,24 @@ class ItemAction:
     changes_item: bool = False
 
 
-_ACTIONS: list[ItemAction] = []
+class ActionRegistry:
+    """The actions of one app, in the order they were registered."""
 
+    def __init__(self, actions: Iterable[ItemAction] = ()) -> None:
+        self._actions: list[ItemAction] = []
+        for action in actions:
+            self.register(action)
 
-def register(action: ItemAction) -> ItemAction:
-    """Add an action; a later registration with the same key and kind replaces it."""
-    _ACTIONS[:] = [a for a in _ACTIONS if not (a.key == action.key and a.kinds & action.kinds)]
-    _ACTIONS.append(action)
-    return action
+    def register(self, action: ItemAction) -> ItemAction:
+        """Add an action; a later registration with the same key and kind replaces it."""
+        self._actions = [
+            a for a in self._actions if not (a.key == action.key and a.kinds & action.kinds)
+        ]
+        self._actions.append(action)
+        return action
 
-
-def actions_for(kind: str) -> list[ItemAction]:
-    return [a for a in _ACTIONS if kind in a.kinds]
+    def for_kind(self, kind: str) -> list[ItemAction]:
+        return [a for a in self._actions if kind in a.kinds]
 
 
 def _copy_key(ctx: ActionContext) -> str:
@@ -56,11 +64,9 @@ def _copy_key(ctx: ActionContext) -> str:
     return f"copied {view.key} to the clipboard"
 
 
-register(
-    ItemAction(
-        key="y",
-        label="copy key",
-        kinds=frozenset({"commit", "kernel", "ir"}),
-        run=_copy_key,
-    )
+COPY_KEY = ItemAction(
+    key="y",
+    label="copy key",
+    kinds=frozenset({"commit", "kernel", "ir"}),
+    run=_copy_key,
 )

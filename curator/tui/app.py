@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
 
-from curator.tui import render
+from curator.tui import STYLES, render
+from curator.tui.actions import COPY_KEY, ActionRegistry
+from curator.tui.kernel_actions import CHECK_KERNEL
 from curator.tui.screens.help import HelpScreen
 from curator.tui.screens.home import HomeScreen
 from curator.tui.service import CurationService
@@ -19,16 +21,7 @@ class CuratorApp(App[None]):
 
     TITLE = "Curator"
     ENABLE_COMMAND_PALETTE = False
-    CSS = """
-    Screen { layout: vertical; }
-    .status { height: 1; padding: 0 1; background: $boost; color: $text; }
-    .hint { height: auto; padding: 0 1; color: $text-muted; }
-    .meta { height: auto; max-height: 3; padding: 0 1; }
-    .pane-title { height: 1; padding: 0 1; color: $text-muted; text-style: bold; }
-    .box { padding: 0 1; }
-    ProgressBar { padding: 0 1; height: 1; }
-    DataTable { height: 1fr; }
-    """
+    CSS_PATH: ClassVar[list[str | PurePath]] = [STYLES / "app.tcss", STYLES / "item_panel.tcss"]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Keys", key_display="?"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
@@ -45,7 +38,9 @@ class CuratorApp(App[None]):
         super().__init__()
         if theme:
             self.theme = theme
-        self.service = CurationService(db_path, annotator)
+        self.service: CurationService = CurationService(db_path, annotator)
+        # The item detail screen's actions, registered here (engines contribute some).
+        self.item_actions = ActionRegistry([COPY_KEY, CHECK_KERNEL])
         self.annotator = annotator
         self.open_set = open_set
         self.sub_title = f"{annotator} · {Path(db_path).name}"

@@ -7,9 +7,10 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from annotation.agreement import AgreementReport, landis_koch
+from annotation.agreement import AgreementReport
 from curator.tui import render
 from curator.tui.screens.base import ReportScreen
+from curator.tui.service import agreement_reading
 
 REFRESH_SECONDS = 3.0
 
@@ -64,7 +65,7 @@ def overall(report: AgreementReport) -> Table:
         ("α on categories", report.category_alpha, ""),
     ]
     for name, value, note in rows:
-        reading = landis_koch(value) if name != "observed agreement" else ""
+        reading = agreement_reading(value) if name != "observed agreement" else ""
         table.add_row(name, render.number(value), " ".join(x for x in (reading, note) if x))
     return table
 
@@ -76,7 +77,7 @@ class AgreementScreen(ReportScreen):
     title_word = "Agreement"
 
     def fetch(self) -> AgreementReport:
-        return self.app.service.agreement(self.set_row)
+        return self.curation.agreement(self.set_row)
 
     def present(self, r: AgreementReport) -> None:
         self.query_one("#status", Static).update(

@@ -40,7 +40,7 @@ class AuditScreen(ReportScreen):
     hint = f"refreshes every {REFRESH_SECONDS:.0f} s · l label · r review conflicts"
 
     def fetch(self) -> AuditReport:
-        return self.app.service.audit(self.set_row)
+        return self.curation.audit(self.set_row)
 
     def present(self, r: AuditReport) -> None:
         judged = r.overall.judged

@@ -1,10 +1,10 @@
-"""What several screens share: voting by label keys over an item panel, and reports
-that refresh themselves in a worker."""
+"""What several screens share: the typed way to the app and its service, voting by
+label keys over an item panel, and reports that refresh themselves in a worker."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rich.text import Text
 from textual import events, work
@@ -16,12 +16,28 @@ from textual.widgets import Footer, Header, ProgressBar, Static
 
 from curator.tui import render
 from curator.tui.keys import LabelKey, describe, key_for, label_keys
-from curator.tui.service import labels_of
+from curator.tui.service import CurationService, labels_of
 from curator.tui.widgets.item_panel import ItemPanel
 from store.sets import SetRow
 
+if TYPE_CHECKING:
+    from curator.tui.app import CuratorApp
 
-class LabelKeysScreen(Screen[None]):
+
+class CuratorScreen(Screen[None]):
+    """A screen of the Curator app: :attr:`curator_app` is the app, typed, and
+    :attr:`curation` its service, the only way a screen reaches the data."""
+
+    @property
+    def curator_app(self) -> CuratorApp:
+        return cast("CuratorApp", self.app)
+
+    @property
+    def curation(self) -> CurationService:
+        return self.curator_app.service
+
+
+class LabelKeysScreen(CuratorScreen):
     """A screen over one set where each label key (``1``, ``p``, ``s``...) acts on the
     item shown: subclasses say what a label key does in :meth:`on_label`."""
 
@@ -69,7 +85,7 @@ class LabelKeysScreen(Screen[None]):
         self.app.pop_screen()
 
 
-class ReportScreen(Screen[None]):
+class ReportScreen(CuratorScreen):
     """A set's figures in a column of boxes, fetched in a worker and refreshed every
     ``refresh_seconds`` so they follow votes cast anywhere."""
 

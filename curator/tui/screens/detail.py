@@ -3,7 +3,8 @@
 Kernels show their original and normalized source side by side (stacked on narrow
 terminals) with features and verdict; IR modules show their text, counts, opcode
 histogram and provenance. The action bar lists what engines contributed for the kind
-(``curator.tui.actions``); an action runs in a worker with a progress bar.
+(the app's ``ActionRegistry``, ``curator.tui.actions``); an action runs in a worker
+with a progress bar.
 """
 
 from __future__ import annotations
@@ -17,13 +18,12 @@ from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Header, ProgressBar, Static
 
-import curator.tui.kernel_actions  # noqa: F401  (registers the kernel engine's actions)
-from curator.tui import render
-from curator.tui.actions import ActionContext, ItemAction, actions_for
+from curator.tui import STYLES, render
+from curator.tui.actions import ActionContext, ItemAction
 from curator.tui.item_view import ItemView
+from curator.tui.screens.base import CuratorScreen
 from curator.tui.widgets.item_panel import ItemPanel
 from store.sets import SetRow
 
@@ -60,15 +60,9 @@ def histogram(counts: dict[str, int], width: int = 14, top: int = 12) -> Table:
     return table
 
 
-class ItemDetailScreen(Screen[None]):
+class ItemDetailScreen(CuratorScreen):
     help_title = "item detail"
-    DEFAULT_CSS = """
-    ItemDetailScreen #detail-body { height: 1fr; }
-    ItemDetailScreen #side { width: 44; border-left: vkey $primary-background; }
-    ItemDetailScreen.narrow #side { display: none; }
-    ItemDetailScreen.narrow.side-open #side { display: block; width: 100%; }
-    ItemDetailScreen.narrow.side-open ItemPanel { display: none; }
-    """
+    CSS_PATH = STYLES / "detail.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f", "show_all", "Show all"),
         Binding("i", "toggle_side", "Facts & votes"),
@@ -83,9 +77,12 @@ class ItemDetailScreen(Screen[None]):
         self.view: ItemView | None = None
         self.running: ActionContext | None = None
 
+    def _actions(self, kind: str) -> list[ItemAction]:
+        return self.curator_app.item_actions.for_kind(kind)
+
     def help_rows(self) -> list[tuple[str, str]]:
         kind = self.view.kind if self.view else ""
-        return [(a.key, a.label) for a in actions_for(kind)]
+        return [(a.key, a.label) for a in self._actions(kind)]
 
     def compose(self) -> ComposeResult:
         wide = self.app.size.width >= WIDE
@@ -112,7 +109,7 @@ class ItemDetailScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="detail")
     def load(self) -> None:
-        view = self.app.service.item(self.set_row, self.item_id, self.reveal)
+        view = self.curation.item(self.set_row, self.item_id, self.reveal)
         self.app.call_from_thread(self._show, view)
 
     def _show(self, view: ItemView | None) -> None:
@@ -144,7 +141,9 @@ class ItemDetailScreen(Screen[None]):
             preds.update(Text("no machine predictions", style="dim"))
         votes = self.query_one("#votes", Static)
         votes.update(
-            Text.assemble(("votes\n", "bold"), render.votes_line(view.votes, self.app.annotator))
+            Text.assemble(
+                ("votes\n", "bold"), render.votes_line(view.votes, self.curation.annotator)
+            )
             if view.votes
             else Text("no votes", style="dim")
         )
@@ -153,7 +152,7 @@ class ItemDetailScreen(Screen[None]):
     def _show_actions(self) -> None:
         out = Text()
         kind = self.view.kind if self.view else ""
-        for i, a in enumerate(actions_for(kind)):
+        for i, a in enumerate(self._actions(kind)):
             if i:
                 out.append("  ")
             out.append(a.key, "bold")
@@ -165,7 +164,10 @@ class ItemDetailScreen(Screen[None]):
     def on_key(self, event: events.Key) -> None:
         if self.view is None:
             return
-        action = next((a for a in actions_for(self.view.kind) if a.key == event.character), None)
+        action = next(
+            (a for a in self._actions(self.view.kind) if a.key == event.character),
+            None,
+        )
         if action is None:
             return
         event.stop()
@@ -186,7 +188,7 @@ class ItemDetailScreen(Screen[None]):
         def copy(text: str) -> None:
             self.app.call_from_thread(self.app.copy_to_clipboard, text)
 
-        self.running = ActionContext(self.app.service, self.item_id, progress, copy)
+        self.running = ActionContext(self.curation, self.item_id, progress, copy)
         self._show_actions()
         self._run(action, self.running)
 
@@ -205,7 +207,7 @@ class ItemDetailScreen(Screen[None]):
     def _finished(self, action: ItemAction, result: str) -> None:
         self.running = None
         self.query_one(ProgressBar).display = False
-        self.app.say(render.one_line(result, 200).plain)
+        self.curator_app.say(render.one_line(result, 200).plain)
         self._show_actions()
         if action.changes_item:
             self.load()
@@ -223,7 +225,7 @@ class ItemDetailScreen(Screen[None]):
     def action_leave(self) -> None:
         if self.running is not None:
             self.running.cancelled.set()
-            self.app.say("cancelling…")
+            self.curator_app.say("cancelling…")
             return
         panel = self.query_one(ItemPanel)
         if panel.showing_all:

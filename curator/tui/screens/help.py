@@ -12,6 +12,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+from curator.tui import STYLES
+
 _NAMES = {
     "question_mark": "?",
     "slash": "/",
@@ -28,13 +30,7 @@ def key_name(key: str) -> str:
 class HelpScreen(ModalScreen[None]):
     """Lists the keys of the screen it was opened over; any key closes it."""
 
-    DEFAULT_CSS = """
-    HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll {
-        width: 72; max-width: 100%; height: auto; max-height: 90%;
-        border: round $accent; background: $surface; padding: 0 1;
-    }
-    """
+    CSS_PATH = STYLES / "modals.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,question_mark,q", "close", "Close")]
 
     def __init__(self, under: Screen) -> None:

@@ -8,12 +8,12 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
 from curator.tui.render import bar, number, one_line
 from curator.tui.screens.agreement import AgreementScreen
 from curator.tui.screens.audit import AuditScreen
+from curator.tui.screens.base import CuratorScreen
 from curator.tui.screens.detail import ItemDetailScreen
 from curator.tui.screens.label import LabelScreen
 from curator.tui.screens.prompts import TextPrompt
@@ -25,7 +25,7 @@ from store.sets import SetRow
 COLUMNS = ("set", "kind", "items", "settled", "to do", "conflicts", "κ", "α")
 
 
-class HomeScreen(Screen[None]):
+class HomeScreen(CuratorScreen):
     help_title = "home"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter,l", "label", "Label"),
@@ -86,7 +86,7 @@ class HomeScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="home")
     def load(self) -> None:
-        service = self.app.service
+        service = self.curation
         sets = service.sets()
         self.app.call_from_thread(self._show_sets, sets)
         for i, s in enumerate(sets, start=1):
@@ -121,7 +121,7 @@ class HomeScreen(Screen[None]):
             wanted, self.open_set = self.open_set, None
             match = next((s for s in sets if s.name == wanted), None)
             if match is None:
-                self.app.say(f"no set named {wanted!r}", error=True)
+                self.curator_app.say(f"no set named {wanted!r}", error=True)
             else:
                 self._open_label(match)
 
@@ -145,7 +145,7 @@ class HomeScreen(Screen[None]):
         if done == total:
             progress.display = False
             self.query_one("#status", Static).update(
-                Text(f"{total} sets · annotator {self.app.annotator}")
+                Text(f"{total} sets · annotator {self.curation.annotator}")
             )
 
     def _selected(self) -> SetRow | None:
@@ -181,7 +181,7 @@ class HomeScreen(Screen[None]):
         if s is None:
             return
         if s.purpose != "audit":
-            self.app.say(f"{s.name} is not an audit set (curator audit draw makes one)")
+            self.curator_app.say(f"{s.name} is not an audit set (curator audit draw makes one)")
             return
         self.app.push_screen(AuditScreen(s))
 
@@ -195,9 +195,9 @@ class HomeScreen(Screen[None]):
     @work(thread=True, group="goto")
     def open_item(self, ref: str) -> None:
         try:
-            item_id = self.app.service.resolve(ref)
+            item_id = self.curation.resolve(ref)
         except LookupError as exc:
-            self.app.call_from_thread(self.app.say, str(exc), error=True)
+            self.app.call_from_thread(self.curator_app.say, str(exc), error=True)
             return
         self.app.call_from_thread(self._push_detail, item_id)
 

@@ -80,14 +80,14 @@ class LabelScreen(LabelKeysScreen):
 
     @work(thread=True, group="label")
     def open_queue(self) -> None:
-        service = self.app.service
+        service = self.curation
         self.cursor, entry = service.open_queue(self.set_row)
         self._load_entry(entry)
         self.count_votes()
 
     def _load_entry(self, entry: QueueEntry | None) -> None:
         """Fetch an entry's view (worker thread) and put it on screen."""
-        view = self.app.service.item(self.set_row, entry.item_id) if entry else None
+        view = self.curation.item(self.set_row, entry.item_id) if entry else None
         self.app.call_from_thread(self._show, entry, view)
 
     def count_votes(self) -> None:
@@ -97,7 +97,7 @@ class LabelScreen(LabelKeysScreen):
 
     @work(thread=True, exclusive=True, group="state")
     def _count(self, changes: int) -> None:
-        state = self.app.service.queue_state(self.set_row)
+        state = self.curation.queue_state(self.set_row)
         self.app.call_from_thread(self._set_state, state, changes)
 
     def _set_state(self, state: QueueState, changes: int) -> None:
@@ -155,7 +155,7 @@ class LabelScreen(LabelKeysScreen):
     def _show_votes(self) -> None:
         out = Text()
         if self.view is not None and self.view.votes:
-            out.append_text(render.votes_line(self.view.votes, self.app.annotator))
+            out.append_text(render.votes_line(self.view.votes, self.curation.annotator))
         else:
             out.append("not voted yet", "dim")
         if self.category:
@@ -189,7 +189,7 @@ class LabelScreen(LabelKeysScreen):
             self.app.bell()
             return
         self.busy = True
-        mine = [v for v in self.view.votes if v.annotator == self.app.annotator]
+        mine = [v for v in self.view.votes if v.annotator == self.curation.annotator]
         first = not any(v.role == "annotator" for v in mine)
         self._cast(self.view.item_id, label, self.category, self.note, first)
 
@@ -197,7 +197,7 @@ class LabelScreen(LabelKeysScreen):
     def _cast(
         self, item_id: int, label: str, category: str | None, note: str | None, first: bool
     ) -> None:
-        service = self.app.service
+        service = self.curation
         try:
             service.vote(self.set_row, item_id, label, category, note)
         except (ValueError, LookupError) as exc:
@@ -212,7 +212,7 @@ class LabelScreen(LabelKeysScreen):
     def _failed(self, message: str) -> None:
         self.busy = False
         self.count_votes()
-        self.app.say(message, error=True)
+        self.curator_app.say(message, error=True)
 
     def action_undo(self) -> None:
         if self.busy or self.cursor is None:
@@ -223,7 +223,7 @@ class LabelScreen(LabelKeysScreen):
 
     @work(thread=True, group="label")
     def _undo(self) -> None:
-        service = self.app.service
+        service = self.curation
         result = service.undo(self.set_row)
         if result is None:
             self.app.call_from_thread(self._failed, "nothing to undo in this set")
@@ -233,7 +233,8 @@ class LabelScreen(LabelKeysScreen):
         self.app.call_from_thread(self._add_mine, -1 if lost_vote else 0)
         restored = result.restored_label or "no vote"
         self.app.call_from_thread(
-            self.app.say, f"undid {result.undone_label} on #{result.item_id} (now: {restored})"
+            self.curator_app.say,
+            f"undid {result.undone_label} on #{result.item_id} (now: {restored})",
         )
         assert self.cursor is not None
         if entry is not None:
@@ -258,7 +259,7 @@ class LabelScreen(LabelKeysScreen):
     def action_category(self) -> None:
         choices = categories_of(self.set_row)
         if not choices:
-            self.app.say("this set has no categories")
+            self.curator_app.say("this set has no categories")
             return
         if self.view is None:
             return
@@ -292,7 +293,7 @@ class LabelScreen(LabelKeysScreen):
 
     @work(thread=True, exclusive=True, group="search")
     def _search(self, text: str) -> None:
-        service = self.app.service
+        service = self.curation
         if text.startswith("#") and text[1:].isdigit():
             entry = service.position_of(self.set_row, int(text[1:]))
             hits = (
@@ -306,7 +307,7 @@ class LabelScreen(LabelKeysScreen):
 
     def _pick_hit(self, text: str, hits: list[dict[str, object]]) -> None:
         if not hits:
-            self.app.say(f"nothing in {self.set_row.name} matches {text!r}")
+            self.curator_app.say(f"nothing in {self.set_row.name} matches {text!r}")
             return
         by_choice = {
             f"#{h['item_id']}  {render.one_line(str(h['title']), 60)}": QueueEntry(

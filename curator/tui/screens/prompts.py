@@ -12,20 +12,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-MODAL_CSS = """
-{name} {{ align: center middle; }}
-{name} > Vertical {{
-    width: 70; max-width: 100%; height: auto; max-height: 90%;
-    border: round $accent; background: $surface; padding: 0 1;
-}}
-{name} OptionList {{ height: auto; max-height: 16; }}
-"""
+from curator.tui import STYLES
 
 
 class TextPrompt(ModalScreen[str | None]):
     """Asks for one line of text; enter answers, esc cancels."""
 
-    DEFAULT_CSS = MODAL_CSS.format(name="TextPrompt")
+    CSS_PATH = STYLES / "modals.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, title: str, value: str = "", placeholder: str = "") -> None:
@@ -51,7 +44,7 @@ class TextPrompt(ModalScreen[str | None]):
 class ChoicePrompt(ModalScreen[str | None]):
     """Picks one of many choices; typing filters the list, enter picks."""
 
-    DEFAULT_CSS = MODAL_CSS.format(name="ChoicePrompt")
+    CSS_PATH = STYLES / "modals.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel"),
         Binding("down", "move(1)", "Next", show=False),

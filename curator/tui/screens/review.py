@@ -11,7 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
 from annotation.adjudication import Decision
-from curator.tui import render
+from curator.tui import STYLES, render
 from curator.tui.item_view import ItemView
 from curator.tui.screens.base import LabelKeysScreen
 from curator.tui.screens.detail import ItemDetailScreen
@@ -21,10 +21,7 @@ from store.sets import SetRow
 
 class ReviewScreen(LabelKeysScreen):
     help_title = "review conflicts"
-    DEFAULT_CSS = """
-    ReviewScreen #conflicts { height: 9; }
-    ReviewScreen ItemPanel { height: 1fr; border-top: hkey $primary-background; }
-    """
+    CSS_PATH = STYLES / "review.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("u", "undo", "Undo"),
         Binding("enter,d", "detail", "Detail"),
@@ -68,7 +65,7 @@ class ReviewScreen(LabelKeysScreen):
 
     @work(thread=True, exclusive=True, group="review")
     def load(self) -> None:
-        conflicts = self.app.service.conflicts(self.set_row)
+        conflicts = self.curation.conflicts(self.set_row)
         self.app.call_from_thread(self._show_conflicts, conflicts)
 
     def _show_conflicts(self, conflicts: list[Decision]) -> None:
@@ -98,7 +95,7 @@ class ReviewScreen(LabelKeysScreen):
                 Text(
                     f"{self.set_row.name} · {len(conflicts)}"
                     f" {'conflict' if len(conflicts) == 1 else 'conflicts'} ·"
-                    f" you settle them as adjudicator {self.app.annotator}"
+                    f" you settle them as adjudicator {self.curation.annotator}"
                 )
             )
             table.move_cursor(row=min(row, len(conflicts) - 1))
@@ -132,7 +129,7 @@ class ReviewScreen(LabelKeysScreen):
 
     @work(thread=True, exclusive=True, group="review-item")
     def _fetch(self, item_id: int) -> None:
-        view = self.app.service.item(None, item_id, reveal=True)
+        view = self.curation.item(None, item_id, reveal=True)
         self.app.call_from_thread(self._show_item, view)
 
     def _show_item(self, view: ItemView | None) -> None:
@@ -141,7 +138,7 @@ class ReviewScreen(LabelKeysScreen):
             return
         self.query_one(ItemPanel).show(view, highlight=False)
         out = Text.assemble((f"#{view.item_id} ", "bold"), render.one_line(view.title, 60), "\n")
-        out.append_text(render.votes_line(view.votes, self.app.annotator))
+        out.append_text(render.votes_line(view.votes, self.curation.annotator))
         self.query_one("#votes", Static).update(out)
 
     def on_label(self, label: str) -> None:
@@ -154,18 +151,18 @@ class ReviewScreen(LabelKeysScreen):
 
     @work(thread=True, group="review")
     def _settle(self, item_id: int, label: str) -> None:
-        service = self.app.service
+        service = self.curation
         try:
             service.vote(self.set_row, item_id, label, adjudicate=True)
         except (ValueError, LookupError) as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
-        self.app.call_from_thread(self.app.say, f"#{item_id} settled as {label}")
+        self.app.call_from_thread(self.curator_app.say, f"#{item_id} settled as {label}")
         self.app.call_from_thread(self._show_conflicts, service.conflicts(self.set_row))
 
     def _failed(self, message: str) -> None:
         self.busy = False
-        self.app.say(message, error=True)
+        self.curator_app.say(message, error=True)
 
     def action_undo(self) -> None:
         if self.busy:
@@ -176,12 +173,14 @@ class ReviewScreen(LabelKeysScreen):
 
     @work(thread=True, group="review")
     def _undo(self) -> None:
-        service = self.app.service
+        service = self.curation
         result = service.undo(self.set_row, adjudicate=True)
         if result is None:
             self.app.call_from_thread(self._failed, "no adjudication of yours to undo here")
             return
-        self.app.call_from_thread(self.app.say, f"undid your adjudication of #{result.item_id}")
+        self.app.call_from_thread(
+            self.curator_app.say, f"undid your adjudication of #{result.item_id}"
+        )
         self.app.call_from_thread(self._show_conflicts, service.conflicts(self.set_row))
 
     def action_detail(self) -> None:

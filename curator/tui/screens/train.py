@@ -1,8 +1,9 @@
 """Train: retrain the student (or a TF-IDF baseline) from the keyboard, watch it learn,
 compare it with the version it would replace, and promote it.
 
-Training runs in a thread worker on its own database connection (the store is read
-before and written after training, never during), reporting epoch, step, loss and dev
+Training runs in a thread worker through the service, which gives it a database
+connection of its own (the store is read before and written after training, never
+during), reporting epoch, step, loss and dev
 F1 to a progress bar; esc sets the cancel flag and the run stops after the current step
 with nothing registered. When a model is registered the worker scores the previous
 version (the family's current one, else the newest older one) on the same eval set, so
@@ -12,7 +13,6 @@ the two can be compared side by side before ``p`` promotes the new one.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.table import Table
@@ -21,38 +21,17 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
-from curator.training import (
-    KINDS,
-    TrainingRefused,
-    TrainOutcome,
-    perf_f1,
-    previous_model,
-    run_training,
-    score_model,
-    train_total,
-)
-from curator.tui import render
+from curator.training import KINDS, TrainingRefused, perf_f1, train_total
+from curator.tui import STYLES, render
+from curator.tui.screens.base import CuratorScreen
 from curator.tui.screens.prompts import ChoicePrompt, TextPrompt
+from curator.tui.service import Comparison
 from curator.tui.train_form import NONE, SETTINGS, FormError, Setting, TrainForm, initial_form
 from engines.labelers.student import TrainProgress
-from store import open_store
-from store.models import ModelRow, current_model, list_models, promote_model
+from store.models import ModelRow
 from store.sets import SetRow
-from store.teaching import teacher_names
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """The new model and the one it would replace, scored on the same set."""
-
-    new: ModelRow
-    new_scores: dict[str, Any] | None
-    previous: ModelRow | None
-    previous_scores: dict[str, Any] | None
-    note: str = ""
 
 
 def scores_row(name: str, scores: dict[str, Any] | None) -> tuple[str, ...]:
@@ -80,7 +59,7 @@ def comparison_table(c: Comparison) -> Table:
     return table
 
 
-class TrainScreen(Screen[None]):
+class TrainScreen(CuratorScreen):
     help_title = "train"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "edit", "Change", show=False),
@@ -98,10 +77,7 @@ class TrainScreen(Screen[None]):
         "leave": "cancel a running training (nothing is registered), else go back",
     }
 
-    DEFAULT_CSS = """
-    TrainScreen #settings { height: auto; max-height: 16; overflow-x: hidden; }
-    TrainScreen #results { height: 1fr; }
-    """
+    CSS_PATH = STYLES / "train.tcss"
 
     def __init__(self) -> None:
         super().__init__()
@@ -139,8 +115,8 @@ class TrainScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="train-load")
     def load_choices(self) -> None:
-        service = self.app.service
-        teachers = service.slow(teacher_names)
+        service = self.curation
+        teachers = service.teachers()
         sets = [s for s in service.sets() if s.kind == "commit"]
         self.app.call_from_thread(self._choices_loaded, teachers, sets)
         self.load_models()
@@ -159,11 +135,8 @@ class TrainScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="train-models")
     def load_models(self) -> None:
         family = self.form.kind
-
-        def fetch(store: Any) -> tuple[list[ModelRow], ModelRow | None]:
-            return list_models(store, family), current_model(store, family)
-
-        models, current = self.app.service.slow(fetch)
+        service = self.curation
+        models, current = service.models(family), service.current_model(family)
         self.app.call_from_thread(self._show_models, family, models, current)
 
     def _show_models(self, family: str, models: list[ModelRow], current: ModelRow | None) -> None:
@@ -212,7 +185,7 @@ class TrainScreen(Screen[None]):
         setting = self._selected()
         if setting is None or self.cancel is not None:
             if self.cancel is not None:
-                self.app.say("training is running: esc cancels it first")
+                self.curator_app.say("training is running: esc cancels it first")
             return
         set_names = [s.name for s in self.sets]
         if setting.kind == "toggle":
@@ -231,7 +204,7 @@ class TrainScreen(Screen[None]):
             )
         elif setting.kind == "sets":
             if not set_names:
-                self.app.say("no commit sets yet: import or create one first")
+                self.curator_app.say("no commit sets yet: import or create one first")
                 return
             marked = {f"{'[x]' if n in self.form.votes else '[ ]'} {n}": n for n in set_names}
             self.app.push_screen(
@@ -270,7 +243,7 @@ class TrainScreen(Screen[None]):
             else:
                 self.form.set_base(text)
         except FormError as exc:
-            self.app.say(f"{setting.label}: {exc}", error=True)
+            self.curator_app.say(f"{setting.label}: {exc}", error=True)
             return
         self._show_form()
 
@@ -298,38 +271,21 @@ class TrainScreen(Screen[None]):
         def progress(report: TrainProgress) -> None:
             call(self._progress, report)
 
-        # A connection of its own: minutes of training must not hold the app's lanes.
-        with open_store(self.app.service.db_path) as store:
-            try:
-                outcome = run_training(store, request, progress, cancel)
-            except TrainingRefused as exc:
-                call(self._stopped, str(exc), True)
-                return
-            except Exception as exc:  # reported on screen, never fatal to the app
-                call(self._stopped, f"training failed: {type(exc).__name__}: {exc}", True)
-                return
-            if outcome.model is None:
-                call(self._stopped, "training cancelled: nothing was registered", False)
-                return
-            call(self._phase, f"registered {outcome.model.name}; scoring the previous version…")
-            comparison = self._compare(store, outcome, request.eval_set or request.dev_set)
-        call(self._trained, comparison)
+        def registered(model: ModelRow) -> None:
+            call(self._phase, f"registered {model.name}; scoring the previous version…")
 
-    def _compare(self, store: Any, outcome: TrainOutcome, on: str | None) -> Comparison:
-        new = outcome.model
-        assert new is not None
-        part = "eval" if outcome.metrics.get("eval") else "dev"
-        new_scores = outcome.metrics.get(part)
-        previous = previous_model(store, new)
-        if previous is None:
-            return Comparison(new, new_scores, None, None, f"the first {new.family}")
-        if on is None:
-            return Comparison(new, None, previous, None, "choose an eval set to compare on")
         try:
-            previous_scores = score_model(store, previous, on)
-        except (TrainingRefused, ValueError, OSError) as exc:
-            return Comparison(new, new_scores, previous, None, f"{previous.name}: {exc}")
-        return Comparison(new, new_scores, previous, previous_scores)
+            comparison = self.curation.train(request, progress, cancel, registered)
+        except TrainingRefused as exc:
+            call(self._stopped, str(exc), True)
+            return
+        except Exception as exc:  # reported on screen, never fatal to the app
+            call(self._stopped, f"training failed: {type(exc).__name__}: {exc}", True)
+            return
+        if comparison is None:
+            call(self._stopped, "training cancelled: nothing was registered", False)
+            return
+        call(self._trained, comparison)
 
     def _progress(self, r: TrainProgress) -> None:
         self.query_one(ProgressBar).update(total=r.steps, progress=r.step)
@@ -354,7 +310,7 @@ class TrainScreen(Screen[None]):
         self.query_one(ProgressBar).display = False
         self.query_one("#run", Static).update(render.one_line(message, 300))
         self._set_status("Train · enter changes a setting, s starts")
-        self.app.say(message, error=error)
+        self.curator_app.say(message, error=error)
 
     def _trained(self, c: Comparison) -> None:
         self.cancel = None
@@ -374,7 +330,7 @@ class TrainScreen(Screen[None]):
             grid.add_row(part)
         self.query_one("#compare", Static).update(grid)
         self._set_status(f"trained {c.new.name} · p promotes it to {c.new.family}@current")
-        self.app.say(f"registered {c.new.name}")
+        self.curator_app.say(f"registered {c.new.name}")
         self.load_models()
 
     # Promotion and leaving ----------------------------------------------------------
@@ -391,12 +347,12 @@ class TrainScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="train-models")
     def _pick_to_promote(self) -> None:
         family = self.form.kind
-        names = [m.name for m in self.app.service.slow(lambda s: list_models(s, family))]
+        names = [m.name for m in self.curation.models(family)]
         self.app.call_from_thread(self._ask_promote, family, names[::-1])
 
     def _ask_promote(self, family: str, names: list[str]) -> None:
         if not names:
-            self.app.say(f"no {family} registered yet: train one with s")
+            self.curator_app.say(f"no {family} registered yet: train one with s")
             return
 
         def picked(name: str | None) -> None:
@@ -407,17 +363,15 @@ class TrainScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="train-promote")
     def _promote(self, name: str) -> None:
-        who = self.app.annotator
-        note = "promoted on the Train screen"
         family = name.rsplit("@", 1)[0]
-        done = self.app.service.quick(lambda store: promote_model(store, name, who, note))
+        done = self.curation.promote(name, note="promoted on the Train screen")
         if done is None:
             said = f"{name} is already {family}@current"
         else:
             said = f"{name} is now {family}@current" + (
                 f" (was {done.replaced})" if done.replaced else ""
             )
-        self.app.call_from_thread(self.app.say, said)
+        self.app.call_from_thread(self.curator_app.say, said)
         self.load_models()
 
     def action_refresh(self) -> None:

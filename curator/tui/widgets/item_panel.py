@@ -17,17 +17,8 @@ from curator.tui.item_view import ItemView
 
 
 class ItemPanel(Vertical):
-    DEFAULT_CSS = """
-    ItemPanel { height: 1fr; }
-    ItemPanel #item-scroll { height: 1fr; }
-    ItemPanel #item-message { padding: 0 1; margin-bottom: 1; }
-    ItemPanel .code { padding: 0 1; width: auto; }
-    ItemPanel #panes { height: auto; }
-    ItemPanel #panes > Vertical { height: auto; width: 1fr; }
-    ItemPanel #item-full { height: 1fr; display: none; }
-    ItemPanel.full #item-full { display: block; }
-    ItemPanel.full #item-scroll { display: none; }
-    """
+    """One item's message and code panes; its stylesheet is the app's
+    ``styles/item_panel.tcss`` (a widget has no ``CSS_PATH`` of its own)."""
 
     def __init__(self, side_by_side: bool = False, id: str | None = None) -> None:
         super().__init__(id=id)

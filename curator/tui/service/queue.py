@@ -1,23 +1,12 @@
-"""The one place the app's screens reach the store and the annotation layer through.
-
-Screens call these methods from Textual thread workers, never on the event loop. Two
-connections ("lanes") keep a slow figure (agreement over a big set) from holding up a
-key press: the quick lane serves the item on screen and votes, the slow lane serves
-counts and reports. Each lane is used by one thread at a time.
-"""
+"""Sets, the labeling queue, items, votes and search: what the home and label screens
+ask of the service."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
 
-from annotation.adjudication import Decision, decisions_for_set, summary
-from annotation.agreement import AgreementReport
-from annotation.audit import AuditReport, audit_report
+from annotation.adjudication import decisions_for_set, summary
 from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
 from annotation.queue import QueueEntry, visible_votes
 from annotation.set_reports import agreement_for_set
@@ -25,13 +14,12 @@ from annotation.sets import require_set
 from annotation.votes import VoteError, cast_vote, prepare_vote, resolve_item, undo
 from curator.tui.item_view import ItemView, build_item_view
 from curator.tui.queue_cursor import QueueCursor
-from store import Store, open_store
+from curator.tui.service.lanes import ServiceBase
+from store import Store
 from store.item_views import annotator_votes_in_set, change_mark, search_set, set_position
 from store.items import find_by_id
 from store.sets import SetRow, all_sets, set_progress, set_size, sets_of_item
 from store.votes import UndoResult, live_votes_for_items
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -61,55 +49,20 @@ class QueueState:
     mine: int
 
 
-class _Lane:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.lock = threading.Lock()
-        self._store: Store | None = None
-
-    @contextmanager
-    def store(self) -> Iterator[Store]:
-        with self.lock:
-            if self._store is None:
-                self._store = open_store(self.path)
-            yield self._store
-
-    def close(self) -> None:
-        with self.lock:
-            if self._store is not None:
-                self._store.close()
-                self._store = None
-
-
-class CurationService:
-    """Sets, queues, votes and reports for one annotator on one database."""
+class QueueService(ServiceBase):
+    """Sets, queues, items and votes for one annotator."""
 
     def __init__(self, db_path: Path, annotator: str) -> None:
-        self.db_path = Path(db_path)
-        self.annotator = annotator
-        self._quick = _Lane(self.db_path)
-        self._slow = _Lane(self.db_path)
+        super().__init__(db_path, annotator)
         self._overviews: dict[int, tuple[tuple[int, int], SetOverview]] = {}
-
-    def close(self) -> None:
-        self._quick.close()
-        self._slow.close()
-
-    def quick(self, fn: Callable[[Store], T]) -> T:
-        with self._quick.store() as store:
-            return fn(store)
-
-    def slow(self, fn: Callable[[Store], T]) -> T:
-        with self._slow.store() as store:
-            return fn(store)
 
     # Sets -----------------------------------------------------------------------------
 
     def sets(self) -> list[SetRow]:
-        return self.quick(all_sets)
+        return self._quick(all_sets)
 
     def set_row(self, name: str) -> SetRow:
-        return self.quick(lambda s: require_set(s, name))
+        return self._quick(lambda s: require_set(s, name))
 
     def overview(self, set_row: SetRow) -> SetOverview:
         """Progress, the annotator's own pending count and live agreement of one set;
@@ -143,17 +96,17 @@ class CurationService:
                 alpha=report.krippendorff_alpha,
             )
 
-        return self.slow(work)
+        return self._slow(work)
 
     # Labeling -------------------------------------------------------------------------
 
     def open_queue(self, set_row: SetRow) -> tuple[QueueCursor, QueueEntry | None]:
         cursor = QueueCursor(set_row, self.annotator)
-        entry = self.quick(cursor.start)
+        entry = self._quick(cursor.start)
         return cursor, entry
 
     def advance(self, cursor: QueueCursor) -> QueueEntry | None:
-        return self.quick(cursor.advance)
+        return self._quick(cursor.advance)
 
     def queue_state(self, set_row: SetRow) -> QueueState:
         def work(store: Store) -> QueueState:
@@ -162,13 +115,14 @@ class CurationService:
                 mine=annotator_votes_in_set(store, set_row.id, self.annotator),
             )
 
-        return self.slow(work)
+        return self._slow(work)
 
     def item(self, set_row: SetRow | None, item_id: int, reveal: bool = False) -> ItemView | None:
-        """The item as this annotator may see it. In a blind set (the one given, or with
-        no set given, any blind set holding the item) machine predictions are left out and
-        other people's votes too until adjudication settles the item; ``reveal`` (the
-        adjudicator's review) shows everything."""
+        """The item (commit, kernel or IR module, with its kind's detail) as this
+        annotator may see it. In a blind set (the one given, or with no set given, any
+        blind set holding the item) machine predictions are left out and other people's
+        votes too until adjudication settles the item; ``reveal`` (the adjudicator's
+        review) shows everything."""
 
         def work(store: Store) -> ItemView | None:
             blind: SetRow | None = None
@@ -186,7 +140,7 @@ class CurationService:
                 votes = live_votes_for_items(store, [item_id])
             return replace(view, votes=votes, blind=blind is not None)
 
-        return self.quick(work)
+        return self._quick(work)
 
     def vote(
         self,
@@ -214,13 +168,13 @@ class CurationService:
             )
             return cast_vote(store, row)
 
-        return self.quick(work)
+        return self._quick(work)
 
     def undo(self, set_row: SetRow, adjudicate: bool = False) -> UndoResult | None:
-        return self.quick(lambda s: undo(s, self.annotator, adjudicate, set_row))
+        return self._quick(lambda s: undo(s, self.annotator, adjudicate, set_row))
 
     def position_of(self, set_row: SetRow, item_id: int) -> QueueEntry | None:
-        position = self.quick(lambda s: set_position(s, set_row.id, item_id))
+        position = self._quick(lambda s: set_position(s, set_row.id, item_id))
         return None if position is None else QueueEntry(position, item_id)
 
     def resolve(self, ref: str) -> int:
@@ -232,23 +186,10 @@ class CurationService:
             except VoteError as exc:
                 raise LookupError(str(exc)) from None
 
-        return self.quick(work)
+        return self._quick(work)
 
     def search(self, set_row: SetRow, text: str, limit: int = 50) -> list[dict[str, object]]:
-        return self.slow(lambda s: search_set(s, set_row.id, text, limit))
-
-    # Review, audit, agreement ------------------------------------------------------------
-
-    def conflicts(self, set_row: SetRow) -> list[Decision]:
-        return self.slow(
-            lambda s: [d for d in decisions_for_set(s, set_row) if d.status == "conflict"]
-        )
-
-    def audit(self, set_row: SetRow) -> AuditReport:
-        return self.slow(lambda s: audit_report(s, set_row.name))
-
-    def agreement(self, set_row: SetRow) -> AgreementReport:
-        return self.slow(lambda s: agreement_for_set(s, set_row))
+        return self._slow(lambda s: search_set(s, set_row.id, text, limit))
 
 
 def labels_of(set_row: SetRow) -> list[str]:

@@ -1,0 +1,42 @@
+"""The one place the app's screens reach the store, the annotation layer and the
+engines through: :class:`CurationService`, named and typed methods only.
+
+Screens call these methods from Textual thread workers, never on the event loop. The
+service holds two connections ("lanes", :mod:`.lanes`): the quick lane serves the item
+on screen and votes, the slow lane serves counts and reports; training opens a
+connection of its own. Each concern lives in its own module:
+
+- :mod:`.queue`: sets, the queue, items, votes, search
+- :mod:`.reports`: conflicts, audit, agreement
+- :mod:`.training`: teachers, training runs, models, promotions
+- :mod:`.kernels`: stored kernels and their dynamic check
+"""
+
+from __future__ import annotations
+
+from curator.tui.service.kernels import KernelService
+from curator.tui.service.queue import (
+    QueueService,
+    QueueState,
+    SetOverview,
+    categories_of,
+    labels_of,
+)
+from curator.tui.service.reports import ReportService, agreement_reading
+from curator.tui.service.training import Comparison, TrainingService
+
+
+class CurationService(QueueService, ReportService, TrainingService, KernelService):
+    """Sets, queues, votes, reports, training and kernel checks for one annotator on one
+    database."""
+
+
+__all__ = [
+    "Comparison",
+    "CurationService",
+    "QueueState",
+    "SetOverview",
+    "agreement_reading",
+    "categories_of",
+    "labels_of",
+]

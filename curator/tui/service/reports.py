@@ -1,0 +1,31 @@
+"""A set's reports: conflicts to settle, the audit's precision and agreement, each read
+on the slow lane."""
+
+from __future__ import annotations
+
+from annotation.adjudication import Decision, decisions_for_set
+from annotation.agreement import AgreementReport, landis_koch
+from annotation.audit import AuditReport, audit_report
+from annotation.set_reports import agreement_for_set
+from curator.tui.service.lanes import ServiceBase
+from store.sets import SetRow
+
+
+class ReportService(ServiceBase):
+    """Conflicts, audit and agreement of one set."""
+
+    def conflicts(self, set_row: SetRow) -> list[Decision]:
+        return self._slow(
+            lambda s: [d for d in decisions_for_set(s, set_row) if d.status == "conflict"]
+        )
+
+    def audit(self, set_row: SetRow) -> AuditReport:
+        return self._slow(lambda s: audit_report(s, set_row.name))
+
+    def agreement(self, set_row: SetRow) -> AgreementReport:
+        return self._slow(lambda s: agreement_for_set(s, set_row))
+
+
+def agreement_reading(value: float | None) -> str:
+    """Landis and Koch's words for a kappa or alpha ("substantial"...)."""
+    return landis_koch(value)

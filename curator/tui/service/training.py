@@ -1,0 +1,97 @@
+"""Training, registered models and promotions: what the Train screen asks of the
+service.
+
+A training run takes minutes, so it runs on a connection of its own, opened for the
+run and closed after it, and never holds the app's lanes; the store is read before and
+written after training, never during.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from curator.training import (
+    TrainingRefused,
+    TrainOutcome,
+    TrainRequest,
+    previous_model,
+    run_training,
+    score_model,
+)
+from curator.tui.service.lanes import ServiceBase
+from engines.labelers.student import TrainProgress
+from store import Store, open_store
+from store.models import ModelRow, Promotion, current_model, list_models, promote_model
+from store.teaching import teacher_names
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The new model and the one it would replace, scored on the same set."""
+
+    new: ModelRow
+    new_scores: dict[str, Any] | None
+    previous: ModelRow | None
+    previous_scores: dict[str, Any] | None
+    note: str = ""
+
+
+class TrainingService(ServiceBase):
+    """Teachers to learn from, training runs, models and promotions."""
+
+    def teachers(self) -> list[str]:
+        """Teachers with stored answers, the one with the most first."""
+        return self._slow(teacher_names)
+
+    def models(self, family: str) -> list[ModelRow]:
+        """A family's registered versions, oldest first."""
+        return self._slow(lambda s: list_models(s, family))
+
+    def current_model(self, family: str) -> ModelRow | None:
+        """The family's promoted version (``family@current``), if any."""
+        return self._slow(lambda s: current_model(s, family))
+
+    def promote(self, name: str, note: str | None = None) -> Promotion | None:
+        """Make ``name`` its family's current version, promoted by this annotator; None
+        when it already is; KeyError when no such model is registered."""
+        return self._quick(lambda s: promote_model(s, name, self.annotator, note))
+
+    def train(
+        self,
+        request: TrainRequest,
+        progress: Callable[[TrainProgress], None],
+        cancel: threading.Event,
+        registered: Callable[[ModelRow], None] | None = None,
+    ) -> Comparison | None:
+        """Train, register and compare with the previous version; call from a worker.
+
+        None when ``cancel`` stopped the run (nothing registered). ``registered`` hears
+        of the new model before the previous version is scored. Raises
+        :class:`TrainingRefused` when the request cannot be trained."""
+        with open_store(self.db_path) as store:
+            outcome = run_training(store, request, progress, cancel)
+            if outcome.model is None:
+                return None
+            if registered is not None:
+                registered(outcome.model)
+            return _compare(store, outcome, request.eval_set or request.dev_set)
+
+
+def _compare(store: Store, outcome: TrainOutcome, on: str | None) -> Comparison:
+    new = outcome.model
+    assert new is not None
+    part = "eval" if outcome.metrics.get("eval") else "dev"
+    new_scores = outcome.metrics.get(part)
+    previous = previous_model(store, new)
+    if previous is None:
+        return Comparison(new, new_scores, None, None, f"the first {new.family}")
+    if on is None:
+        return Comparison(new, None, previous, None, "choose an eval set to compare on")
+    try:
+        previous_scores = score_model(store, previous, on)
+    except (TrainingRefused, ValueError, OSError) as exc:
+        return Comparison(new, new_scores, previous, None, f"{previous.name}: {exc}")
+    return Comparison(new, new_scores, previous, previous_scores)
