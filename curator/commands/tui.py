@@ -27,7 +27,15 @@ def run_app(db: Path | None, annotator: str | None, set_name: str | None = None)
         path = store.path
         if set_name is not None:
             load_set(store, set_name)
-    CuratorApp(path, who, open_set=set_name, theme=settings().theme).run()
+    s = settings()
+    CuratorApp(
+        path,
+        who,
+        open_set=set_name,
+        theme=s.theme,
+        kernel_memory_mb=s.kernel_memory_mb,
+        opencl_device=s.opencl_device,
+    ).run()
 
 
 def label_command(

@@ -34,11 +34,15 @@ class CuratorApp(App[None]):
         annotator: str,
         open_set: str | None = None,
         theme: str | None = None,
+        kernel_memory_mb: int | None = None,
+        opencl_device: str | None = None,
     ) -> None:
         super().__init__()
         if theme:
             self.theme = theme
-        self.service: CurationService = CurationService(db_path, annotator)
+        self.service: CurationService = CurationService(
+            db_path, annotator, kernel_memory_mb, opencl_device
+        )
         # The item detail screen's actions, registered here (engines contribute some).
         self.item_actions = ActionRegistry([COPY_KEY, CHECK_KERNEL])
         self.annotator = annotator

@@ -48,7 +48,11 @@ class KernelService(ServiceBase):
                 f"({kernel.verdict}): nothing to run"
             )
         progress(0.0, f"checking {kernel.kernel_name}: starting the OpenCL worker")
-        worker = KernelWorker()
+        worker = (
+            KernelWorker(device=self.opencl_device)
+            if self.kernel_memory_mb is None
+            else KernelWorker(memory_mb=self.kernel_memory_mb, device=self.opencl_device)
+        )
         finished = threading.Event()
 
         def watch() -> None:

@@ -43,9 +43,19 @@ class _Lane:
 class ServiceBase:
     """One annotator on one database, with the two lanes."""
 
-    def __init__(self, db_path: Path, annotator: str) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        annotator: str,
+        kernel_memory_mb: int | None = None,
+        opencl_device: str | None = None,
+    ) -> None:
         self.db_path = Path(db_path)
         self.annotator = annotator
+        # The kernel check's worker child: memory cap (None: the checker's default)
+        # and OpenCL device, from the settings the app was started with.
+        self.kernel_memory_mb = kernel_memory_mb
+        self.opencl_device = opencl_device
         self._quick_lane = _Lane(self.db_path)
         self._slow_lane = _Lane(self.db_path)
 
