@@ -261,6 +261,7 @@ def import_items_file(
     set_name: str | None = None,
     labels: list[str] | None = None,
     prelabel: Prelabel | None = None,
+    votes_per_item: int = 2,
 ) -> ItemImport:
     """Import one file's items (and put them in a set, created if needed) in one
     transaction; nothing is written when any line is bad. ``prelabel`` gives machine
@@ -301,6 +302,7 @@ def import_items_file(
                         categories=taxonomy_slugs() if kind == "commit" else [],
                         params={"imported": [path.name]},
                         purpose="ground-truth",
+                        votes_per_item=votes_per_item,
                     ),
                 )
                 created = True

@@ -167,8 +167,23 @@ def test_vote_takes_the_annotator_from_curator_toml(place: dict[str, Path]) -> N
 class FakeApp:
     runs: list[dict[str, Any]] = []  # noqa: RUF012
 
-    def __init__(self, path: Path, who: str, open_set: str | None = None, theme: Any = None):
-        self.seen = {"path": path, "who": who, "open_set": open_set, "theme": theme}
+    def __init__(
+        self,
+        path: Path,
+        who: str,
+        open_set: str | None = None,
+        theme: Any = None,
+        kernel_memory_mb: int | None = None,
+        opencl_device: str | None = None,
+    ):
+        self.seen = {
+            "path": path,
+            "who": who,
+            "open_set": open_set,
+            "theme": theme,
+            "kernel_memory_mb": kernel_memory_mb,
+            "opencl_device": opencl_device,
+        }
 
     def run(self) -> None:
         FakeApp.runs.append(self.seen)
@@ -192,6 +207,7 @@ def test_the_app_falls_back_to_the_login_name(
     monkeypatch.setattr("getpass.getuser", lambda: "login-lee")
     seen = open_app(monkeypatch)
     assert seen["who"] == "login-lee" and seen["theme"] is None
+    assert seen["kernel_memory_mb"] == 4096 and seen["opencl_device"] is None
     assert Path(seen["path"]).resolve() == place["work"] / "curator.db"
 
 
@@ -199,12 +215,17 @@ def test_the_app_takes_annotator_and_theme_from_settings(
     place: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("getpass.getuser", lambda: "login-lee")
-    place["user"].write_text('annotator = "uma"\ntheme = "nord"\n', encoding="utf-8")
+    place["user"].write_text(
+        'annotator = "uma"\ntheme = "nord"\n[kernels]\nmemory_mb = 512\ndevice = "pthread"\n',
+        encoding="utf-8",
+    )
     assert open_app(monkeypatch) == {
         "path": open_app(monkeypatch)["path"],
         "who": "uma",
         "open_set": None,
         "theme": "nord",
+        "kernel_memory_mb": 512,
+        "opencl_device": "pthread",
     }
     monkeypatch.setenv("CURATOR_ANNOTATOR", "eve")
     assert open_app(monkeypatch)["who"] == "eve"

@@ -58,6 +58,14 @@ def items(
         bool,
         typer.Option("--prelabel/--no-prelabel", help="Run the keyword labeler on new commits."),
     ] = True,
+    votes_per_item: Annotated[
+        int,
+        typer.Option(
+            "--votes-per-item",
+            min=1,
+            help="Votes an item of a set created here needs to settle (1: imported labels).",
+        ),
+    ] = 2,
     db: DbOption = None,
 ) -> None:
     """Import items that did not come from mining; each file is all or nothing."""
@@ -77,6 +85,7 @@ def items(
                     set_name,
                     allowed,
                     _keyword_prelabel if kind == "commit" and prelabel else None,
+                    votes_per_item,
                 )
             except FileImportError as exc:
                 _report(exc.errors)
