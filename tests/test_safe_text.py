@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 from rich.text import Text
 
-from curator.safe_text import labelled, one_line, plain, strip_controls
+from curator.presentation.text import labelled, one_line, plain, strip_controls
 
 ESC = "\x1b"
 

@@ -16,7 +16,9 @@ from annotation.adjudication import (
 from curator.cli_context import open_db
 from curator.commands.options import DbOption, RuleOption
 from curator.console import out
-from curator.presentation.cli_output import load_set, number, print_json, table
+from curator.presentation.cli_output import load_set, print_json
+from curator.presentation.format import number
+from curator.presentation.tables import table
 from store.items import item_summaries
 
 

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.text import Text
 
-from annotation.agreement import AgreementReport, landis_koch
+from annotation.agreement import AgreementReport
 from annotation.set_reports import agreement_for_set
 from curator.cli_context import open_db
 from curator.commands.options import DbOption
 from curator.console import out
-from curator.presentation.cli_output import load_set, number, print_json, table
-from curator.safe_text import one_line
+from curator.presentation import tables
+from curator.presentation.cli_output import load_set, print_json
+from curator.presentation.text import one_line
 
 
 def agree(
@@ -25,71 +26,16 @@ def agree(
     with open_db(db) as store:
         s = load_set(store, set_name)
         report = agreement_for_set(store, s)
-    data = report.as_json()
     if as_json:
-        print_json({"set": s.name, **data})
+        print_json({"set": s.name, **report.as_json()})
         return
-    _print_report(s.name, report, data)
+    _print_report(s.name, report)
 
 
-def _print_report(set_name: str, report: AgreementReport, data: dict[str, Any]) -> None:
-    out.print(
-        Text.assemble(
-            "set ",
-            one_line(set_name),
-            f": {report.items} items, {report.items_coded} coded,"
-            f" {report.items_multi_coded} coded by two or more, {len(report.raters)} annotators,"
-            f" {report.votes} votes (skips left out)",
-        )
-    )
-    out.print(
-        table(
-            "Agreement",
-            ("figure", "value", "reading", "items"),
-            [
-                ("observed agreement", number(report.observed_agreement), "", report.fleiss.items),
-                (
-                    "Fleiss' kappa",
-                    number(report.fleiss.kappa),
-                    landis_koch(report.fleiss.kappa),
-                    report.fleiss.items,
-                ),
-                (
-                    "Krippendorff's alpha (nominal)",
-                    number(report.krippendorff_alpha),
-                    landis_koch(report.krippendorff_alpha),
-                    report.items_coded,
-                ),
-                (
-                    "category alpha (top level)",
-                    number(report.category_alpha),
-                    landis_koch(report.category_alpha),
-                    "",
-                ),
-            ],
-        )
-    )
+def _print_report(set_name: str, report: AgreementReport) -> None:
+    out.print(Text.assemble("set ", one_line(set_name), ": ", tables.agreement_counts(report)))
+    out.print(tables.agreement_table(report))
     if report.pairs:
-        out.print(
-            table(
-                "Cohen's kappa per pair",
-                ("annotator", "annotator", "items", "observed", "kappa", "reading"),
-                [
-                    (p.rater_a, p.rater_b, p.items, number(p.observed), number(p.kappa), p.reading)
-                    for p in report.pairs
-                ],
-            )
-        )
-    per_label = data["per_label"]
-    assert isinstance(per_label, dict)
-    if per_label:
-        out.print(
-            table(
-                "Per label",
-                ("label", "votes", "Fleiss kappa", "specific agreement"),
-                [
-                    (label, v["votes"], number(v["fleiss_kappa"]), number(v["specific_agreement"]))
-                    for label, v in per_label.items()
-                ],
-            )
-        )
+        out.print(tables.pairs_table(report))
+    if report.fleiss.per_label or report.label_counts:
+        out.print(tables.per_label_table(report))

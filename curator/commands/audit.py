@@ -13,8 +13,10 @@ from annotation.sets import SetError
 from curator.cli_context import open_db
 from curator.commands.options import DbOption, KindOption, RuleOption, split_fields
 from curator.console import out
-from curator.presentation.cli_output import EXIT_USAGE, fail, number, percent, print_json, table
-from curator.safe_text import one_line
+from curator.presentation.cli_output import EXIT_USAGE, fail, print_json
+from curator.presentation.format import number, percent
+from curator.presentation.tables import table
+from curator.presentation.text import one_line
 
 app = typer.Typer(help="Audit the precision of a labeler's positives.", no_args_is_help=True)
 

@@ -15,7 +15,7 @@ from curator.cli_context import kernel_worker, open_db
 from curator.commands.options import DbOption
 from curator.console import err, out
 from curator.presentation.progress import source_progress
-from curator.safe_text import labelled, one_line
+from curator.presentation.text import labelled, one_line
 from engines.kernels.pipeline import CheckSettings, check_kernels
 from store.kernel_records import KernelCheck, StoredKernel
 from store.kernels import kernels_in_set, unchecked_kernels

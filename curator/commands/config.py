@@ -9,7 +9,8 @@ import typer
 from curator.cli_context import login_name, settings
 from curator.commands.options import JsonOption
 from curator.console import out
-from curator.presentation.cli_output import print_json, table
+from curator.presentation.cli_output import print_json
+from curator.presentation.tables import table
 from curator.settings import PROJECT_CONFIG, user_config_path
 
 app = typer.Typer(help="Show the settings in force.", no_args_is_help=True)

@@ -13,7 +13,8 @@ from curator.cli_context import open_db
 from curator.commands.options import DbOption, RuleOption
 from curator.console import out
 from curator.presentation import eval_table
-from curator.presentation.cli_output import fail, load_set, print_json, table
+from curator.presentation.cli_output import fail, load_set, print_json
+from curator.presentation.tables import table
 from engines.files import write_text_atomically
 
 

@@ -15,7 +15,7 @@ from curator.commands.options import DbOption, KindOption, check_kind
 from curator.commands.releases import import_release_command
 from curator.console import err, out
 from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, load_optional_set
-from curator.safe_text import labelled, one_line
+from curator.presentation.text import labelled, one_line
 from engines.commits.representation import model_input
 from engines.labelers.keyword import KeywordLabeler
 from store.items import ImportedItem

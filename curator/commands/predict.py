@@ -11,8 +11,9 @@ from curator.cli_context import open_db
 from curator.commands.options import DbOption
 from curator.console import err, out
 from curator.prediction import PredictSummary, items_to_predict, predict_items
-from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json, table
+from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json
 from curator.presentation.progress import RateColumn
+from curator.presentation.tables import table
 from engines.labelers.registry import LabelerError, load_labeler
 from store import Store
 from store.labeling_inputs import commit_item_ids

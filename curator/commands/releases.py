@@ -13,8 +13,10 @@ from rich.text import Text
 from curator.cli_context import open_db
 from curator.commands.options import DbOption
 from curator.console import err, out
-from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, print_json, table, warn
+from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, print_json, warn
 from curator.presentation.progress import RateColumn
+from curator.presentation.tables import table
+from curator.presentation.text import labelled, one_line
 from curator.releases.export import (
     ExportError,
     ExportOptions,
@@ -24,7 +26,6 @@ from curator.releases.export import (
 from curator.releases.files import ReleaseExistsError
 from curator.releases.import_release import ReleaseImportError, import_release
 from curator.releases.validate import validate_release
-from curator.safe_text import labelled, one_line
 
 SHOWN_PROBLEMS = 20
 

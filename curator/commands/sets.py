@@ -21,8 +21,9 @@ from annotation.splits import SplitError, parse_parts
 from curator.cli_context import open_db
 from curator.commands.options import DbOption, KindOption, split_fields
 from curator.console import out
-from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json, table
-from curator.safe_text import one_line
+from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json
+from curator.presentation.tables import table
+from curator.presentation.text import one_line
 from store.sets import all_sets, set_progress
 
 app = typer.Typer(help="Create and inspect sets of items to label.", no_args_is_help=True)

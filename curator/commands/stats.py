@@ -15,7 +15,7 @@ from curator.cli_context import open_db
 from curator.commands.options import DbOption
 from curator.console import out
 from curator.presentation.ir_tables import counts_table, print_ir_stats
-from curator.safe_text import one_line
+from curator.presentation.text import one_line
 from store.ir import ir_corpus_table
 from store.stats import corpus_stats
 

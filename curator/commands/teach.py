@@ -13,9 +13,10 @@ from annotation.labels import TAXONOMY, slug
 from curator.cli_context import open_db, settings
 from curator.commands.options import DbOption
 from curator.console import err, out
-from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json, table
+from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json
 from curator.presentation.progress import SourceReporter, source_progress
-from curator.safe_text import one_line
+from curator.presentation.tables import table
+from curator.presentation.text import one_line
 from engines.labelers.registry import LabelerError, resolve_model
 from engines.labelers.teacher import APIS, TASKS, Teacher, TeacherConfig
 from engines.labelers.teacher.run import CONFIDENT, TeachSummary, teach

@@ -12,7 +12,7 @@ from curator.cli_context import open_db, required_annotator
 from curator.commands.options import AnnotatorOption, DbOption
 from curator.console import out
 from curator.presentation.cli_output import fail, load_optional_set
-from curator.safe_text import one_line
+from curator.presentation.text import one_line
 
 
 def vote(

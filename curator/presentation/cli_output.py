@@ -1,20 +1,36 @@
-"""Shared output helpers for the annotation commands: errors, numbers and tables."""
+"""The CLI's errors, warnings, set look-ups and JSON output.
+
+Figures and tables live in :mod:`curator.presentation.format` and
+:mod:`curator.presentation.tables`, shared with the app; ``number``, ``percent`` and
+``table`` are re-exported here for the commands that still import them from this module."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
 from annotation.sets import SetError, require_set
 from curator.console import err
-from curator.safe_text import labelled, one_line
+from curator.presentation.format import number, percent
+from curator.presentation.tables import table
+from curator.presentation.text import labelled, one_line
 from store import Store
 from store.sets import SetRow
+
+__all__ = [
+    "EXIT_INPUT",
+    "EXIT_USAGE",
+    "fail",
+    "load_optional_set",
+    "load_set",
+    "number",
+    "percent",
+    "print_json",
+    "table",
+    "warn",
+]
 
 EXIT_INPUT = 1
 EXIT_USAGE = 2
@@ -40,32 +56,6 @@ def load_optional_set(store: Store, name: str | None) -> SetRow | None:
 
 def warn(message: str) -> None:
     err.print(labelled("warning", "yellow", one_line(message, 400)))
-
-
-def number(value: float | None, digits: int = 3) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
-def percent(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
-
-
-def table(title: str, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
-    """A table whose cells are shown literally; numeric columns right-aligned."""
-    t = Table(title=title, title_justify="left")
-    for i, name in enumerate(header):
-        numeric = bool(rows) and all(
-            isinstance(r[i], int | float) or (isinstance(r[i], str) and _looks_numeric(r[i]))
-            for r in rows
-        )
-        t.add_column(name, justify="right" if numeric else "left")
-    for row in rows:
-        t.add_row(*(c if isinstance(c, Text) else one_line(str(c), 100) for c in row))
-    return t
-
-
-def _looks_numeric(text: str) -> bool:
-    return text == "-" or text.rstrip("%").replace(".", "", 1).lstrip("-").isdigit()
 
 
 def print_json(data: Any) -> None:

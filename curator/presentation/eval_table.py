@@ -8,12 +8,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from annotation.evaluation import Evaluation
-from curator.presentation.cli_output import number, table
-from curator.safe_text import strip_controls
+from annotation.evaluation import ClassScores, Evaluation
+from curator.presentation.format import MISSING, number
+from curator.presentation.tables import table
+from curator.presentation.text import flat
 from engines.files import write_text_atomically
 
 FIGURES = ("P", "R", "F1", "FPR")
+
+
+def class_figures(c: ClassScores | None) -> list[str]:
+    """P, R, F1 and FPR of one class; the missing glyph for a class never scored."""
+    if c is None:
+        return [MISSING] * len(FIGURES)
+    return [number(c.precision), number(c.recall), number(c.f1), number(c.fpr)]
 
 
 def header(labels: Sequence[str]) -> list[str]:
@@ -29,12 +37,7 @@ def rows(results: Sequence[Evaluation], labels: Sequence[str]) -> list[list[Any]
         by_label = {c.label: c for c in r.classes}
         row: list[Any] = [r.labeler, r.predicted]
         for label in labels:
-            c = by_label.get(label)
-            row += (
-                ["-"] * 4
-                if c is None
-                else [number(c.precision), number(c.recall), number(c.f1), number(c.fpr)]
-            )
+            row += class_figures(by_label.get(label))
         found.append([*row, number(r.accuracy), r.missing])
     return found
 
@@ -48,12 +51,7 @@ def rich_table(title: str, results: Sequence[Evaluation], labels: Sequence[str])
     for r in results:
         by_label = {c.label: c for c in r.classes}
         for i, label in enumerate(labels):
-            c = by_label.get(label)
-            figures = (
-                ["-"] * 4
-                if c is None
-                else [number(c.precision), number(c.recall), number(c.f1), number(c.fpr)]
-            )
+            figures = class_figures(by_label.get(label))
             first = i == 0
             row = [r.labeler if first else "", label, *figures, number(r.accuracy) if first else ""]
             if show_missing:
@@ -64,8 +62,7 @@ def rich_table(title: str, results: Sequence[Evaluation], labels: Sequence[str])
 
 
 def _cell(value: object) -> str:
-    text = " ".join(strip_controls(str(value)).split())
-    return text.replace("\\", "\\\\").replace("|", "\\|")
+    return flat(str(value)).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def markdown(

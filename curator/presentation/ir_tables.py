@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from curator.console import out
-from curator.safe_text import one_line
+from curator.presentation.text import one_line
 
 _COLUMNS = ("modules", "text_bytes", "bitcode_bytes", "tokens")
 

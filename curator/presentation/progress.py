@@ -18,7 +18,7 @@ from rich.progress import (
 from rich.text import Text
 
 from curator.console import err
-from curator.safe_text import labelled, one_line
+from curator.presentation.text import labelled, one_line
 from engines.reporting import FinishedSource
 
 

@@ -8,7 +8,8 @@ from typing import ClassVar
 from textual.app import App
 from textual.binding import Binding, BindingType
 
-from curator.tui import STYLES, render
+from curator.presentation.text import one_line
+from curator.tui import STYLES
 from curator.tui.actions import COPY_KEY, ActionRegistry
 from curator.tui.kernel_actions import CHECK_KERNEL
 from curator.tui.screens.help import HelpScreen
@@ -62,7 +63,7 @@ class CuratorApp(App[None]):
     def say(self, message: str, error: bool = False) -> None:
         """A notification whose text is shown literally (it may quote user input)."""
         self.notify(
-            render.one_line(message, 300).plain,
+            one_line(message, 300).plain,
             severity="error" if error else "information",
             timeout=6 if error else 3,
             markup=False,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from curator.presentation.format import day
 from store import Store
 from store.ir import ir_module
 from store.item_views import commit_row, item_row, latest_item_predictions
@@ -87,7 +88,7 @@ def _commit_view(store: Store, item: dict[str, Any], common: dict[str, Any]) -> 
     meta = [
         ("repo", str(commit.get("repo") or item["source"] or "")),
         ("sha", str(commit.get("sha") or item["key"])[:12]),
-        ("date", str(commit.get("author_date") or "")[:10]),
+        ("date", day(commit.get("author_date"))),
         ("lang", str(item.get("language") or "")),
         ("file", str(commit.get("file") or item.get("path") or "")),
     ]

@@ -1,9 +1,12 @@
-"""Turning untrusted item text into safe Rich renderables for the app.
+"""The app's own renderables for untrusted item text: clipped, highlighted code, commit
+messages with their keyword matches, key-value lines, what the machines and the
+annotators said, and a text progress bar.
 
 Messages and code may hold Rich markup, ANSI/OSC escapes, control characters, very
-long lines and enormous diffs. Everything shown goes through here: controls are
-stripped, nothing is parsed as markup, and long text is cut with a note saying how
-to see it all.
+long lines and enormous diffs: controls are stripped, nothing is parsed as markup, and
+long text is cut with a note saying how to see it all. Figures, one-line text and the
+tables the CLI shows too live in ``curator.presentation`` (``format``, ``text``,
+``tables``).
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from rich.console import RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
 
-from curator.safe_text import strip_controls
+from curator.presentation.format import number, percent
+from curator.presentation.text import one_line, shorten, strip_controls
 from store.votes import LiveVote
 
 MAX_LINES = 300
@@ -37,9 +41,8 @@ def clip(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_LINE_CHARS)
     shown = []
     for line in lines[:max_lines]:
         if len(line) > max_chars:
-            line = line[: max_chars - 1] + "…"
             clipped = True
-        shown.append(line)
+        shown.append(shorten(line, max_chars))
     return Clipped("\n".join(shown), len(lines), clipped)
 
 
@@ -84,17 +87,8 @@ def bar(fraction: float, width: int = 12) -> Text:
     fraction = min(max(fraction, 0.0), 1.0)
     filled = round(fraction * width)
     return Text.assemble(
-        ("█" * filled, "green"), ("░" * (width - filled), "dim"), f" {fraction * 100:3.0f}%"
+        ("█" * filled, "green"), ("░" * (width - filled), "dim"), f" {percent(fraction, 0):>4}"
     )
-
-
-def number(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
-def one_line(text: str, width: int = 80) -> Text:
-    flat = " ".join(strip_controls(text).split())
-    return Text(flat if len(flat) <= width else flat[: width - 1] + "…")
 
 
 def styled(text: Text, style: str) -> Text:
@@ -125,7 +119,7 @@ def predictions_line(predictions: list[dict[str, object]]) -> Text:
         score = p.get("score")
         if isinstance(score, (int, float)):
             teacher = str(p["labeler"]).startswith("teacher")
-            out.append(f" {score * 100:.0f}% sure" if teacher else f" {score:.2f}")
+            out.append(f" {percent(score, 0)} sure" if teacher else f" {number(score, 2)}")
         details = p.get("details")
         if isinstance(details, dict) and details.get("matches"):
             terms = sorted({str(m.get("term", "")) for m in details["matches"]})

@@ -25,13 +25,14 @@ from curator.mining import (
     sources_to_mine,
 )
 from curator.presentation.cli_output import fail
+from curator.presentation.format import MISSING
 from curator.presentation.progress import (
     ClusterProgress,
     SourceReporter,
     cluster_progress,
     source_progress,
 )
-from curator.safe_text import labelled, one_line
+from curator.presentation.text import labelled, one_line
 from engines.commits.cluster import DEFAULT_CHUNK
 from engines.commits.languages import parse_languages
 from engines.commits.options import MineOptions
@@ -66,11 +67,11 @@ def _summary_table(summaries: list[SourceSummary]) -> Table:
     for s in shown:
         if s.failed:
             failed = Text(f"failed: {s.reason or 'error'}", "red")
-            table.add_row(one_line(s.source, 60), "-", "-", "-", "-", failed)
+            table.add_row(one_line(s.source, 60), *[MISSING] * 4, failed)
             continue
         table.add_row(
             one_line(s.source, 60),
-            one_line(s.branch or "-"),
+            one_line(s.branch or MISSING),
             str(s.seen),
             str(sum(s.filtered.values())),
             str(s.duplicates),

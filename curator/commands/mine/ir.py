@@ -19,7 +19,7 @@ from curator.cli_context import open_db
 from curator.commands.options import DbOption
 from curator.console import err, out
 from curator.presentation.progress import source_progress
-from curator.safe_text import labelled, one_line
+from curator.presentation.text import labelled, one_line
 from engines.ir.build import CompilerNotFound, parse_flags
 from engines.ir.pipeline import BATCH_ROWS, IROptions, IRRunSummary, mine_ir
 

@@ -12,8 +12,9 @@ from rich.text import Text
 from curator.cli_context import kernel_worker, open_db, settings
 from curator.commands.options import CloneDirOption, DbOption
 from curator.console import err, out
+from curator.presentation.format import MISSING
 from curator.presentation.progress import SourceReporter, source_progress
-from curator.safe_text import one_line
+from curator.presentation.text import one_line
 from engines.kernels.compile import MIN_INSTRUCTIONS
 from engines.kernels.pipeline import mine_kernels
 
@@ -56,7 +57,7 @@ def mine_kernels_command(
         table.add_column(name, justify="right")
     for s in summaries:
         if s.failed:
-            table.add_row(one_line(s.source, 60), "-", "-", "-", "-", Text("failed", "red"))
+            table.add_row(one_line(s.source, 60), *[MISSING] * 4, Text("failed", "red"))
             continue
         table.add_row(
             one_line(s.source, 60),

@@ -10,6 +10,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from annotation.audit import AuditReport, Precision
+from curator.presentation.text import one_line
 from curator.tui import render
 from curator.tui.screens.base import ReportScreen
 from curator.tui.screens.label import LabelScreen
@@ -45,7 +46,7 @@ class AuditScreen(ReportScreen):
     def present(self, r: AuditReport) -> None:
         judged = r.overall.judged
         self.query_one("#status", Static).update(
-            render.one_line(
+            one_line(
                 f"{r.name} · audits {r.labeler} saying {r.label} · {judged} of {r.size}"
                 f" judged · {r.pending} pending · {r.conflicts} conflicts",
                 200,
@@ -64,9 +65,7 @@ class AuditScreen(ReportScreen):
         strata.add_column("judged", justify="right")
         strata.add_column("precision and interval")
         for name, p in r.strata.items():
-            strata.add_row(
-                render.one_line(name, 30), str(p.judged), precision_text(p, r.confidence)
-            )
+            strata.add_row(one_line(name, 30), str(p.judged), precision_text(p, r.confidence))
         self.box("strata").update(strata if r.strata else Text(""))
 
     def action_label(self) -> None:

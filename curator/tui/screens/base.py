@@ -14,7 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, ProgressBar, Static
 
-from curator.tui import render
+from curator.presentation.text import one_line
 from curator.tui.keys import LabelKey, describe, key_for, label_keys
 from curator.tui.service import CurationService, labels_of
 from curator.tui.widgets.item_panel import ItemPanel
@@ -143,7 +143,7 @@ class ReportScreen(CuratorScreen):
         self.query_one("#loading", ProgressBar).display = False
 
     def _error(self, message: str) -> None:
-        self.query_one("#status", Static).update(render.one_line(message, 200))
+        self.query_one("#status", Static).update(one_line(message, 200))
 
     def box(self, name: str) -> Static:
         return self.query_one(f"#{name}", Static)

@@ -20,6 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Header, ProgressBar, Static
 
+from curator.presentation.text import one_line
 from curator.tui import STYLES, render
 from curator.tui.actions import ActionContext, ItemAction
 from curator.tui.item_view import ItemView
@@ -41,7 +42,7 @@ def facts_table(facts: list[tuple[str, str]]) -> Table:
             continue
         if not value:
             continue
-        table.add_row(render.one_line(key, 30), render.one_line(value, 200))
+        table.add_row(one_line(key, 30), one_line(value, 200))
     return table
 
 
@@ -55,7 +56,7 @@ def histogram(counts: dict[str, int], width: int = 14, top: int = 12) -> Table:
     most = ranked[0][1] if ranked else 1
     for name, n in ranked:
         table.add_row(
-            render.one_line(name, 16), Text("█" * max(1, round(width * n / most)), "cyan"), str(n)
+            one_line(name, 16), Text("█" * max(1, round(width * n / most)), "cyan"), str(n)
         )
     return table
 
@@ -118,9 +119,7 @@ class ItemDetailScreen(CuratorScreen):
         if view is None:
             status.update(Text(f"item #{self.item_id} does not exist"))
             return
-        status.update(
-            Text.assemble(f"{view.kind} #{view.item_id} · ", render.one_line(view.title, 100))
-        )
+        status.update(Text.assemble(f"{view.kind} #{view.item_id} · ", one_line(view.title, 100)))
         self.query_one("#meta", Static).update(render.pairs(view.meta, 60))
         blind = view.blind
         self.query_one(ItemPanel).show(view, highlight=not blind)
@@ -194,7 +193,7 @@ class ItemDetailScreen(CuratorScreen):
 
     def _progress(self, fraction: float, text: str) -> None:
         self.query_one(ProgressBar).update(progress=round(100 * fraction))
-        self.query_one("#status", Static).update(render.one_line(text, 120))
+        self.query_one("#status", Static).update(one_line(text, 120))
 
     @work(thread=True, group="action")
     def _run(self, action: ItemAction, ctx: ActionContext) -> None:
@@ -207,7 +206,7 @@ class ItemDetailScreen(CuratorScreen):
     def _finished(self, action: ItemAction, result: str) -> None:
         self.running = None
         self.query_one(ProgressBar).display = False
-        self.curator_app.say(render.one_line(result, 200).plain)
+        self.curator_app.say(one_line(result, 200).plain)
         self._show_actions()
         if action.changes_item:
             self.load()

@@ -10,7 +10,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
-from curator.tui.render import bar, number, one_line
+from curator.presentation.format import number
+from curator.presentation.text import one_line
+from curator.tui.render import bar
 from curator.tui.screens.agreement import AgreementScreen
 from curator.tui.screens.audit import AuditScreen
 from curator.tui.screens.base import CuratorScreen

@@ -16,6 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Header, Static
 
 from annotation.queue import QueueEntry
+from curator.presentation.text import one_line
 from curator.tui import render
 from curator.tui.item_view import ItemView
 from curator.tui.queue_cursor import QueueCursor
@@ -160,10 +161,10 @@ class LabelScreen(LabelKeysScreen):
             out.append("not voted yet", "dim")
         if self.category:
             out.append("   next vote category: ", "dim")
-            out.append(render.one_line(self.category, 60))
+            out.append(one_line(self.category, 60))
         if self.note:
             out.append("   note: ", "dim")
-            out.append(render.one_line(self.note, 60))
+            out.append(one_line(self.note, 60))
         self.query_one("#votes", Static).update(out)
 
     def _show_state(self) -> None:
@@ -175,9 +176,7 @@ class LabelScreen(LabelKeysScreen):
         parts = [self.set_row.name, where, f"you: {state.mine} labeled, {pending} to do"]
         if self.set_row.blind:
             parts.append("blind")
-        self.query_one("#status", Static).update(
-            render.one_line(" · ".join(p for p in parts if p), 200)
-        )
+        self.query_one("#status", Static).update(one_line(" · ".join(p for p in parts if p), 200))
 
     # Voting ---------------------------------------------------------------------------
 
@@ -310,7 +309,7 @@ class LabelScreen(LabelKeysScreen):
             self.curator_app.say(f"nothing in {self.set_row.name} matches {text!r}")
             return
         by_choice = {
-            f"#{h['item_id']}  {render.one_line(str(h['title']), 60)}": QueueEntry(
+            f"#{h['item_id']}  {one_line(str(h['title']), 60)}": QueueEntry(
                 int(h["position"]),
                 int(h["item_id"]),  # type: ignore[arg-type]
             )

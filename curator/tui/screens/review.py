@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
 from annotation.adjudication import Decision
+from curator.presentation.text import one_line
 from curator.tui import STYLES, render
 from curator.tui.item_view import ItemView
 from curator.tui.screens.base import LabelKeysScreen
@@ -79,7 +80,7 @@ class ReviewScreen(LabelKeysScreen):
         table.add_column("#", key="id")
         table.add_column("why", key="why")
         for a in annotators:
-            table.add_column(render.one_line(a, 12), key=f"a:{a}")
+            table.add_column(one_line(a, 12), key=f"a:{a}")
         for d in conflicts:
             cells: list[str | Text] = [str(d.item_id), d.reason or ""]
             for a in annotators:
@@ -137,7 +138,7 @@ class ReviewScreen(LabelKeysScreen):
         if view is None or d is None or d.item_id != view.item_id:
             return
         self.query_one(ItemPanel).show(view, highlight=False)
-        out = Text.assemble((f"#{view.item_id} ", "bold"), render.one_line(view.title, 60), "\n")
+        out = Text.assemble((f"#{view.item_id} ", "bold"), one_line(view.title, 60), "\n")
         out.append_text(render.votes_line(view.votes, self.curation.annotator))
         self.query_one("#votes", Static).update(out)
 

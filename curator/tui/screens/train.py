@@ -23,8 +23,11 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
+from curator.presentation import tables
+from curator.presentation.format import count, number, when
+from curator.presentation.text import one_line
 from curator.training import KINDS, TrainingRefused, perf_f1, train_total
-from curator.tui import STYLES, render
+from curator.tui import STYLES
 from curator.tui.screens.base import CuratorScreen
 from curator.tui.screens.prompts import ChoicePrompt, TextPrompt
 from curator.tui.service import Comparison
@@ -35,23 +38,13 @@ from store.sets import SetRow
 
 
 def scores_row(name: str, scores: dict[str, Any] | None) -> tuple[str, ...]:
-    if not scores:
-        return (name, "-", "-", "-", "-", "-")
-    perf = scores["per_class"].get("perf", {})
-    return (
-        name,
-        str(scores["items_predicted"]),
-        render.number(perf.get("precision"), 3),
-        render.number(perf.get("recall"), 3),
-        render.number(perf.get("f1"), 3),
-        render.number(scores.get("accuracy"), 3),
-    )
+    return (name, *tables.perf_scores(scores))
 
 
 def comparison_table(c: Comparison) -> Table:
     on = (c.new_scores or c.previous_scores or {}).get("set", "?")
     table = Table(title=f"on {on}", title_justify="left", box=None, padding=(0, 1))
-    for column in ("model", "items", "P(perf)", "R(perf)", "F1(perf)", "accuracy"):
+    for column in ("model", *tables.SCORES_HEADER):
         table.add_column(column, justify="left" if column == "model" else "right")
     table.add_row(*scores_row(f"{c.new.name} (new)", c.new_scores))
     if c.previous is not None:
@@ -152,10 +145,10 @@ class TrainScreen(CuratorScreen):
         for m in models[-8:]:
             table.add_row(
                 m.name,
-                m.created_at[:16].replace("T", " "),
-                "-" if train_total(m) is None else str(train_total(m)),
-                render.number(perf_f1(m.metrics.get("dev")), 3),
-                render.number(perf_f1(m.metrics.get("eval")), 3),
+                when(m.created_at),
+                count(train_total(m)),
+                number(perf_f1(m.metrics.get("dev")), 3),
+                number(perf_f1(m.metrics.get("eval")), 3),
                 Text("current", style="bold") if current and current.name == m.name else "",
             )
         box.update(table)
@@ -167,7 +160,7 @@ class TrainScreen(CuratorScreen):
         row = table.cursor_row
         table.clear()
         for s in SETTINGS:
-            table.add_row(s.label, render.one_line(self.form.shown(s.key), 60), s.hint, key=s.key)
+            table.add_row(s.label, one_line(self.form.shown(s.key), 60), s.hint, key=s.key)
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1))
 
@@ -291,8 +284,7 @@ class TrainScreen(CuratorScreen):
         self.query_one(ProgressBar).update(total=r.steps, progress=r.step)
         if r.step == r.steps and r.phase == "dev":
             self._set_status("last epoch done: saving the model, scoring it on dev and eval…")
-        loss = "-" if r.loss is None else f"{r.loss:.4f}"
-        f1 = "-" if r.dev_f1 is None else f"{r.dev_f1:.3f}"
+        loss, f1 = number(r.loss, 4), number(r.dev_f1)
         phase = " · scoring dev" if r.phase == "dev" else ""
         self.query_one("#run", Static).update(
             Text(
@@ -308,7 +300,7 @@ class TrainScreen(CuratorScreen):
     def _stopped(self, message: str, error: bool) -> None:
         self.cancel = None
         self.query_one(ProgressBar).display = False
-        self.query_one("#run", Static).update(render.one_line(message, 300))
+        self.query_one("#run", Static).update(one_line(message, 300))
         self._set_status("Train · enter changes a setting, s starts")
         self.curator_app.say(message, error=error)
 
@@ -390,4 +382,4 @@ class TrainScreen(CuratorScreen):
         self.app.pop_screen()
 
     def _set_status(self, text: str) -> None:
-        self.query_one("#status", Static).update(render.one_line(text, 200))
+        self.query_one("#status", Static).update(one_line(text, 200))

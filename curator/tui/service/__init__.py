@@ -22,7 +22,7 @@ from curator.tui.service.queue import (
     categories_of,
     labels_of,
 )
-from curator.tui.service.reports import ReportService, agreement_reading
+from curator.tui.service.reports import ReportService
 from curator.tui.service.training import Comparison, TrainingService
 
 
@@ -36,7 +36,6 @@ __all__ = [
     "CurationService",
     "QueueState",
     "SetOverview",
-    "agreement_reading",
     "categories_of",
     "labels_of",
 ]

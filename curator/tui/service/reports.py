@@ -4,7 +4,7 @@ on the slow lane."""
 from __future__ import annotations
 
 from annotation.adjudication import Decision, decisions_for_set
-from annotation.agreement import AgreementReport, landis_koch
+from annotation.agreement import AgreementReport
 from annotation.audit import AuditReport, audit_report
 from annotation.set_reports import agreement_for_set
 from curator.tui.service.lanes import ServiceBase
@@ -24,8 +24,3 @@ class ReportService(ServiceBase):
 
     def agreement(self, set_row: SetRow) -> AgreementReport:
         return self._slow(lambda s: agreement_for_set(s, set_row))
-
-
-def agreement_reading(value: float | None) -> str:
-    """Landis and Koch's words for a kappa or alpha ("substantial"...)."""
-    return landis_koch(value)

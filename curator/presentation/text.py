@@ -1,0 +1,53 @@
+"""Making untrusted text (commit messages, paths, git errors, annotator names) safe to show,
+for the CLI and the app alike.
+
+Terminal escape sequences and control characters are removed, and the result is a
+``rich.text.Text``, never a markup string: Rich then shows brackets, backslashes and
+``:emoji:`` codes exactly as written, and nothing a message holds can restyle output.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+
+# CSI, OSC (ended by BEL or ST), other ESC sequences (ESC, intermediates, final byte),
+# then any remaining C0/C1 control except \n and \t.
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[ -/]*[0-~]"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+)
+
+ONE_LINE_WIDTH = 200
+
+
+def strip_controls(text: str) -> str:
+    return _ESCAPES.sub("", text)
+
+
+def flat(text: str) -> str:
+    """Control-free text with every run of white space (newlines too) folded to a space."""
+    return " ".join(strip_controls(text).split())
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, the last one an ellipsis when it was cut."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def plain(text: str) -> Text:
+    """Untrusted text as a Rich ``Text``, shown literally."""
+    return Text(strip_controls(text))
+
+
+def one_line(text: str, width: int = ONE_LINE_WIDTH) -> Text:
+    """Untrusted text on one line, shortened to ``width`` with an ellipsis."""
+    return Text(shorten(flat(text), width))
+
+
+def labelled(label: str, label_style: str, *parts: str | Text) -> Text:
+    """``label: part part...`` with the label styled and the parts shown literally."""
+    return Text.assemble((f"{label}:", label_style), " ", *parts)
