@@ -96,7 +96,7 @@ def _summary(outcome: TrainOutcome) -> None:
     if decision:
         out.print(
             Text(
-                f"decision threshold: {decision['threshold']:g} ({decision['objective']},"
+                f"decision threshold: {decision['threshold']:.4g} ({decision['objective']},"
                 f" chosen on {decision['chosen_on']}, {decision['n']} items);"
                 f" details: curator models show {model.name}"
             )
