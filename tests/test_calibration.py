@@ -270,3 +270,18 @@ def test_a_messages_only_model_predicts_without_a_warning(cli, tmp_path: Path): 
     assert "warning" not in predicted.stderr
     bad = cli("train", "--kind", "tfidf-lr", "--votes", "gt-sample", "--threshold-objective", "x")
     assert bad.exit_code == 2 and "precision:P" in ANSI.sub("", bad.stderr)
+
+
+def test_diff_dropout_swaps_in_the_message_alone_at_its_rate() -> None:
+    import random
+
+    from engines.labelers.student.train import _epoch_ids
+
+    full = [[1, 2, 3, 4]] * 1000
+    messages = {i: [1, 2] for i in range(0, 1000, 2)}  # every other example has a diff
+    none = _epoch_ids(full, messages, 0.0, random.Random(0))
+    assert none == full
+    ids = _epoch_ids(full, messages, 0.3, random.Random(0))
+    swapped = [i for i, x in enumerate(ids) if x == [1, 2]]
+    assert set(swapped) <= set(messages) and 120 <= len(swapped) <= 180  # about 30% of 500
+    assert _epoch_ids(full, messages, 0.3, random.Random(0)) == ids  # seeded
