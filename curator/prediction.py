@@ -9,10 +9,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from engines.labelers.base import Labeler
+from engines.labelers.inputs import input_mismatch, recorded_input
 from store import Store
+from store.models import get_model
 from store.predictions import add_predictions, predicted_item_ids
 from store.records import PredictionRow
-from store.teaching import commit_texts
+from store.teaching import commit_diff_counts, commit_texts
 
 CHUNK = 512
 """Items labeled and written per transaction: an interrupt loses at most one chunk."""
@@ -66,3 +68,18 @@ def predict_items(
         summary.labels.update(v.label for v in verdicts)
         advance(len(chunk))
     return summary
+
+
+def input_warning(
+    store: Store, name: str, item_ids: Sequence[int], field: str | None = None
+) -> str | None:
+    """One line when the registered model ``name`` is given texts unlike those it
+    learned from (see :func:`engines.labelers.inputs.input_mismatch`): ``field`` is the
+    text it reads here (default: the one it learned from); None for rule labelers and
+    when the inputs agree. ``curator predict`` and ``curator eval`` print it."""
+    row = get_model(store, name)
+    if row is None or not item_ids:
+        return None
+    record = recorded_input(row.params)
+    n_items, n_without = commit_diff_counts(store, item_ids)
+    return input_mismatch(name, record, field or record["field"], n_items, n_without)

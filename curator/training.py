@@ -17,7 +17,7 @@ import shutil
 import threading
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,8 @@ from annotation.training_data import (
 )
 from engines.labelers import tfidf
 from engines.labelers.base import Labeler
+from engines.labelers.calibration import decide, parse_objective
+from engines.labelers.inputs import input_block, recorded_input, resolve_field
 from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import (
     LABELS,
@@ -47,13 +49,15 @@ from engines.labelers.student import (
     hard_example,
     train_student,
 )
+from engines.labelers.student.data import stratified_holdout
+from engines.labelers.student.infer import update_meta as update_student_meta
 from store import Store
 from store.labeling_inputs import item_sources
 from store.models import ModelRow, current_model, list_models, models_dir, register_model
 from store.predictions import add_predictions
 from store.records import PredictionRow
 from store.sets import set_item_ids
-from store.teaching import commit_texts
+from store.teaching import commit_texts, commits_with_diff
 
 KINDS = (STUDENT, "tfidf-lr", "tfidf-svm")
 
@@ -168,10 +172,32 @@ def gather(store: Store, request: TrainRequest) -> tuple[list[LabeledItem], dict
     return items, counts
 
 
-def _examples(
-    store: Store, items: Sequence[LabeledItem], field_name: str
-) -> tuple[list[Example], int]:
-    texts = commit_texts(store, [x.item_id for x in items], field_name)
+@dataclass
+class _Data:
+    """The training examples with the input resolved, and what reads them."""
+
+    examples: list[Example]
+    config: TrainConfig
+    record: dict[str, Any]
+    missing: int
+
+
+def _examples(store: Store, items: Sequence[LabeledItem], config: TrainConfig, kind: str) -> _Data:
+    """Examples in the resolved input field (``auto``: messages when no training commit
+    has a diff, else message || diff); with message || diff and diff dropout on, an
+    example that has a diff also carries its message alone (the student drops the diff
+    in some epochs; TF-IDF learns from both copies)."""
+    ids = [x.item_id for x in items]
+    messages = commit_texts(store, ids, "message")
+    with_diff = commits_with_diff(store, list(messages))
+    present = [x for x in items if x.item_id in messages]
+    n_diff = sum(1 for x in present if x.item_id in with_diff)
+    try:
+        field_name = resolve_field(config.input_field, n_diff)
+    except ValueError as exc:
+        raise TrainingRefused(str(exc)) from exc
+    texts = messages if field_name == "message" else commit_texts(store, ids, field_name)
+    dropout = config.diff_dropout if field_name == "model_input" and n_diff else 0.0
     sources = item_sources(store, texts)
     examples = [
         Example(
@@ -181,11 +207,18 @@ def _examples(
             sources.get(x.item_id, ""),
             x.item_id,
             x.origin,
+            messages[x.item_id] if dropout > 0 and x.item_id in with_diff else None,
         )
-        for x in items
-        if x.item_id in texts
+        for x in present
     ]
-    return examples, len(items) - len(examples)
+    copies = sum(1 for e in examples if e.message is not None) if kind != STUDENT else 0
+    record = input_block(
+        field_name, config.input_field, n_diff, len(present) - n_diff, dropout, copies
+    )
+    if copies:
+        record["diff_dropout"] = 0.0
+    resolved = replace(config, input_field=field_name)
+    return _Data(examples, resolved, record, len(items) - len(present))
 
 
 def _score(labeler: Labeler, held: _Held) -> Evaluation:
@@ -203,58 +236,47 @@ def run_training(
     cancel: threading.Event | None = None,
 ) -> TrainOutcome:
     """Train, score and register one model; raises :class:`TrainingRefused` on bad input."""
-    config = request.config
+    try:
+        parse_objective(request.config.threshold_objective)
+    except ValueError as exc:
+        raise TrainingRefused(str(exc)) from exc
     items, counts = gather(store, request)
+    data = _examples(store, items, request.config, request.kind)
+    config = data.config
     try:
         dev = _held_out(store, request.dev_set, request.rule, config.input_field)
         test = _held_out(store, request.eval_set, request.rule, config.input_field)
     except SetError as exc:
         raise TrainingRefused(str(exc)) from exc
-    examples, missing = _examples(store, items, config.input_field)
-    if missing:
-        counts["without_text"] = missing
-    if not examples:
+    if data.missing:
+        counts["without_text"] = data.missing
+    if not data.examples:
         raise TrainingRefused("none of the training items is a commit with text")
+    examples, holdout = data.examples, []
+    if request.kind == STUDENT and dev is None:
+        examples, holdout = stratified_holdout(examples, config.holdout, config.seed)
+    if holdout:
+        counts["held_out"] = {"fraction": config.holdout, **_label_counts(holdout)}
+        counts["train"] = _label_counts(examples)
+        counts["train_total"] = len(examples)
     root = models_dir(store)
     root.mkdir(parents=True, exist_ok=True)
     staging = root / f".staging-{uuid.uuid4().hex[:12]}"
     try:
         if request.kind == STUDENT:
-            dev_examples = (
-                [
-                    hard_example(dev.texts[i], int(dev.truth[i] == POSITIVE))
-                    for i in sorted(dev.texts)
-                ]
-                if dev
-                else []
-            )
-            result = train_student(config, examples, dev_examples, staging, progress, cancel)
-            if result.cancelled:
+            trained = _train_student(config, examples, dev, holdout, staging, progress, cancel)
+            if trained is None:
                 return TrainOutcome(None, counts, {}, cancelled=True)
-            labeler: Labeler = StudentLabeler(staging, "staged", batch_size=64)
-            training: dict[str, Any] = {
-                "epochs_run": result.epochs_run,
-                "best_epoch": result.best_epoch,
-                "best_dev_f1": result.best_dev_f1,
-                "final_loss": result.final_loss,
-                "seconds": round(result.seconds, 1),
-                "history": result.history,
-            }
-            oof: list[float] | None = None
         else:
-            labeler, training, oof = _train_tfidf(request, examples, staging)
+            trained = _train_tfidf(request.kind, config, examples, dev, staging)
+        labeler, training, oof, decision = trained
+        _record_decision(request.kind, staging, labeler, data.record, decision)
         metrics: dict[str, Any] = {"training": training}
         for label, held in (("dev", dev), ("eval", test)):
             if held is not None:
                 metrics[label] = {"set": held.name, **_score(labeler, held).as_json()}
         if oof is not None:
-            truth = {e.item_id: LABELS[e.label] for e in examples if e.item_id is not None}
-            guessed = {
-                e.item_id: tfidf.to_prediction(p).label
-                for e, p in zip(examples, oof, strict=True)
-                if e.item_id is not None
-            }
-            metrics["out_of_fold"] = evaluate("oof", truth, guessed, BINARY).as_json()
+            metrics["out_of_fold"] = _oof_scores(examples, oof, decision["threshold"])
         params = {
             "kind": request.kind,
             "teacher": request.teacher,
@@ -265,15 +287,126 @@ def run_training(
             "rule": request.rule,
             "counts": counts,
             "config": asdict(config),
+            "input": data.record,
+            "decision": decision,
         }
         base = config.resolved_base() if request.kind == STUDENT else "tfidf"
         model = register_model(store, request.kind, base, params, metrics, staging)
         if oof is not None:
-            _store_out_of_fold(store, model.name, examples, oof)
+            _store_out_of_fold(store, model.name, examples, oof, decision["threshold"])
         return TrainOutcome(model, counts, metrics)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+
+
+_Trained = tuple[Labeler, dict[str, Any], list[float] | None, dict[str, Any]]
+"""The staged labeler, its training summary, out-of-fold scores to store (TF-IDF on
+human votes only) and its decision block."""
+
+
+def _label_counts(examples: Sequence[Example]) -> dict[str, int]:
+    return {LABELS[y]: n for y in (1, 0) if (n := sum(1 for e in examples if e.label == y))}
+
+
+def _dev_examples(held: _Held) -> list[Example]:
+    return [hard_example(held.texts[i], int(held.truth[i] == POSITIVE)) for i in sorted(held.texts)]
+
+
+def _train_student(
+    config: TrainConfig,
+    examples: Sequence[Example],
+    dev: _Held | None,
+    holdout: Sequence[Example],
+    staging: Path,
+    progress: Callable[[TrainProgress], None] | None,
+    cancel: threading.Event | None,
+) -> _Trained | None:
+    """Fine-tune on ``examples``, stop early on the dev set (else on the held-out
+    slice) and choose the threshold there; None when cancelled."""
+    tuning = _dev_examples(dev) if dev else list(holdout)
+    result = train_student(config, examples, tuning, staging, progress, cancel)
+    if result.cancelled:
+        return None
+    labeler = StudentLabeler(staging, "staged", batch_size=64)
+    training: dict[str, Any] = {
+        "epochs_run": result.epochs_run,
+        "best_epoch": result.best_epoch,
+        "best_dev_f1": result.best_dev_f1,
+        "final_loss": result.final_loss,
+        "seconds": round(result.seconds, 1),
+        "history": result.history,
+    }
+    chosen_on = f"dev:{dev.name}" if dev else "holdout"
+    probs = labeler.probabilities([e.text for e in tuning]) if tuning else []
+    decision = decide(probs, [e.label for e in tuning], config.threshold_objective, chosen_on)
+    return labeler, training, None, decision
+
+
+def _train_tfidf(
+    family: str,
+    config: TrainConfig,
+    examples: Sequence[Example],
+    dev: _Held | None,
+    staging: Path,
+) -> _Trained:
+    """Fit on ``examples`` (plus a message-only copy of each one that carries its
+    message: diff dropout's equivalent); the threshold is chosen on the dev set, else on
+    out-of-fold scores over the training examples."""
+    kind = family.split("-", 1)[1]
+    texts = [e.text for e in examples]
+    labels = [e.label for e in examples]
+    alternates = [e.message for e in examples]
+    seed = config.seed
+    model = tfidf.fit(kind, *tfidf.with_alternates(texts, labels, alternates), seed)
+    tfidf.save(model, staging, {"kind": kind, "input_field": config.input_field, "seed": seed})
+    labeler = tfidf.TfidfLabeler(staging, "staged")
+    all_human = all(e.origin == "human" for e in examples)
+    oof = None
+    if dev is None or all_human:
+        groups = [e.source for e in examples]
+        try:
+            oof = tfidf.out_of_fold(kind, texts, labels, groups, seed=seed, alternates=alternates)
+        except ValueError:
+            oof = None
+    if dev is not None:
+        ids = sorted(dev.texts)
+        probs = labeler.probabilities([dev.texts[i] for i in ids])
+        truth = [int(dev.truth[i] == POSITIVE) for i in ids]
+        decision = decide(probs, truth, config.threshold_objective, f"dev:{dev.name}")
+    else:
+        decision = decide(
+            oof or [], labels if oof else [], config.threshold_objective, "out_of_fold"
+        )
+    copies = sum(1 for a in alternates if a is not None)
+    training = {"examples": len(examples), "message_copies": copies}
+    return labeler, training, oof if all_human else None, decision
+
+
+def _record_decision(
+    kind: str,
+    staging: Path,
+    labeler: Labeler,
+    record: dict[str, Any],
+    decision: dict[str, Any],
+) -> None:
+    """The input block and the decision into the model's metadata; the staged labeler
+    takes the threshold at once (dev and eval scores below use it)."""
+    update = update_student_meta if kind == STUDENT else tfidf.update_meta
+    update(staging, input=record, decision=decision)
+    labeler.threshold = decision["threshold"]  # type: ignore[attr-defined]
+
+
+def _oof_scores(
+    examples: Sequence[Example], oof: Sequence[float], threshold: float
+) -> dict[str, object]:
+    truth = {e.item_id: LABELS[e.label] for e in examples if e.item_id is not None}
+    guessed = {
+        e.item_id: tfidf.to_prediction(p, threshold).label
+        for e, p in zip(examples, oof, strict=True)
+        if e.item_id is not None
+    }
+    return evaluate("oof", truth, guessed, BINARY).as_json()
 
 
 def perf_f1(scores: object) -> float | None:
@@ -312,7 +445,7 @@ def score_model(
     # Imported here: the registry pulls in torch only when a student is loaded.
     from engines.labelers.registry import load_labeler
 
-    field_name = model.params.get("config", {}).get("input_field", "model_input")
+    field_name = recorded_input(model.params)["field"]
     try:
         held = _held_out(store, set_name, rule, field_name)
     except SetError as exc:
@@ -322,29 +455,12 @@ def score_model(
     return {"set": held.name, **_score(labeler, held).as_json()}
 
 
-def _train_tfidf(
-    request: TrainRequest, examples: Sequence[Example], staging: Path
-) -> tuple[Labeler, dict[str, Any], list[float] | None]:
-    kind = request.kind.split("-", 1)[1]
-    texts = [e.text for e in examples]
-    labels = [e.label for e in examples]
-    seed = request.config.seed
-    model = tfidf.fit(kind, texts, labels, seed)
-    tfidf.save(
-        model, staging, {"kind": kind, "input_field": request.config.input_field, "seed": seed}
-    )
-    oof = None
-    human = [e for e in examples if e.origin == "human"]
-    if human and len(human) == len(examples):
-        try:
-            oof = tfidf.out_of_fold(kind, texts, labels, [e.source for e in examples], seed=seed)
-        except ValueError:
-            oof = None
-    return tfidf.TfidfLabeler(staging, "staged"), {"examples": len(examples)}, oof
-
-
 def _store_out_of_fold(
-    store: Store, name: str, examples: Sequence[Example], scores: Sequence[float]
+    store: Store,
+    name: str,
+    examples: Sequence[Example],
+    scores: Sequence[float],
+    threshold: float,
 ) -> None:
     """Out-of-fold verdicts on the training items, so evaluating the model on the set it
     learned from measures unseen data."""
@@ -352,7 +468,7 @@ def _store_out_of_fold(
     for e, p in zip(examples, scores, strict=True):
         if e.item_id is None:
             continue
-        verdict = tfidf.to_prediction(p)
+        verdict = tfidf.to_prediction(p, threshold)
         rows.append(
             (
                 e.item_id,

@@ -26,6 +26,38 @@ def commit_texts(store: Store, item_ids: Sequence[int], field: str) -> dict[int,
     return found
 
 
+def commits_with_diff(store: Store, item_ids: Sequence[int]) -> set[int]:
+    """The given commit items whose diff is not blank."""
+    found: set[int] = set()
+    ids = list(dict.fromkeys(item_ids))
+    for start in range(0, len(ids), 900):
+        chunk = ids[start : start + 900]
+        marks = ",".join("?" * len(chunk))
+        for (item_id,) in store._conn.execute(
+            f"SELECT item_id FROM commits WHERE item_id IN ({marks}) AND TRIM(diff) != ''",
+            chunk,
+        ):
+            found.add(int(item_id))
+    return found
+
+
+def commit_diff_counts(store: Store, item_ids: Sequence[int]) -> tuple[int, int]:
+    """(commit items among ``item_ids``, those of them without a diff)."""
+    commits = without = 0
+    ids = list(dict.fromkeys(item_ids))
+    for start in range(0, len(ids), 900):
+        chunk = ids[start : start + 900]
+        marks = ",".join("?" * len(chunk))
+        n, blank = store._conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(TRIM(diff) = ''), 0) FROM commits"
+            f" WHERE item_id IN ({marks})",
+            chunk,
+        ).fetchone()
+        commits += int(n)
+        without += int(blank)
+    return commits, without
+
+
 def unvoted_commit_ids(store: Store, limit: int | None, without_labeler: str | None) -> list[int]:
     """Commit items without any human vote, oldest first; with ``without_labeler``, only
     those that labeler has not predicted yet (so successive runs move on)."""

@@ -226,3 +226,30 @@ def test_history_lists_promotions_in_order_with_who(  # type: ignore[no-untyped-
         (False, False, True),
     ]
     assert "more data" in rows[1]
+
+
+def test_show_prints_the_input_threshold_ece_and_reliability(trained) -> None:  # type: ignore[no-untyped-def]
+    cli, first, _ = trained
+    shown = _json(cli("models", "show", "tfidf-lr@1", "--json"))
+    decision = shown["decision"]
+    assert shown["name"] == "tfidf-lr@1" and shown["threshold"] == decision["threshold"]
+    assert decision["objective"] == "f1" and decision["chosen_on"] == "dev:gt-dev"
+    assert decision["n"] == first["metrics"]["dev"]["items_with_final_label"]
+    assert len(decision["reliability"]) == 10
+    assert sum(b["n"] for b in decision["reliability"]) == decision["n"]
+    assert shown["input"]["field"] == "model_input" and shown["input"]["requested"] == "auto"
+    assert [s["role"] for s in shown["scores"]] == ["dev", "eval", "out_of_fold"]
+    assert shown["train_total"] == first["counts"]["train_total"]
+
+    text = ANSI.sub("", cli("models", "show", "tfidf-lr@1").stdout)
+    assert f"perf iff P(perf) >= {decision['threshold']:.4g}" in text
+    assert f"ECE {decision['ece']:.3f}" in text
+    assert "Reliability on dev:gt-dev" in text and "0.9-1.0" in text
+    assert "observed perf rate" in text and "message || diff" in text
+    # without a dev set a TF-IDF model chooses on its out-of-fold scores
+    second = _json(cli("models", "show", "tfidf-lr@latest", "--json"))
+    assert second["name"] == "tfidf-lr@2" and second["decision"]["chosen_on"] == "out_of_fold"
+    assert cli("models", "promote", "tfidf-lr@1").exit_code == 0
+    assert _json(cli("models", "show", "tfidf-lr@current", "--json"))["current"] is True
+    assert "no model 'tfidf-lr@7'" in _error_line(cli("models", "show", "tfidf-lr@7"))
+    assert "FAMILY@N" in _error_line(cli("models", "show", "tfidf-lr"), code=2)

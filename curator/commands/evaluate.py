@@ -12,10 +12,12 @@ from annotation.sets import SetError
 from curator.cli_context import open_db
 from curator.commands.options import DbOption, RuleOption
 from curator.console import out
+from curator.prediction import input_warning
 from curator.presentation import eval_table
-from curator.presentation.cli_output import fail, load_set, print_json
+from curator.presentation.cli_output import fail, load_set, print_json, warn
 from curator.presentation.tables import table
 from engines.files import write_text_atomically
+from store.sets import set_item_ids
 
 
 def eval_command(
@@ -52,6 +54,11 @@ def eval_command(
             results = [evaluate_on_set(store, s, lb, rule) for lb in labelers]
         except SetError as exc:
             fail(str(exc))
+        if s.kind == "commit":
+            ids = set_item_ids(store, s.id)
+            for r in results:
+                if (warning := input_warning(store, r.labeler, ids)) is not None:
+                    warn(warning)
     if any(r.items == 0 for r in results):
         fail(f"set {s.name!r} has no settled items yet: vote, then `curator adjudicate`")
     data = eval_table.as_json(s.name, rule, results)

@@ -13,6 +13,7 @@ from rich.text import Text
 from curator.cli_context import annotator_or_login, open_db
 from curator.commands.options import AnnotatorOption, DbOption, JsonOption
 from curator.console import out
+from curator.models_report import model_report
 from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table
 from curator.safe_text import one_line
 from curator.training import perf_f1, train_total
@@ -28,7 +29,8 @@ from store.models import (
 )
 
 app = typer.Typer(
-    help="Trained labelers: list the versions, promote one to current, show who promoted what.",
+    help="Trained labelers: list the versions, show one (threshold, calibration), promote one"
+    " to current, show who promoted what.",
     no_args_is_help=True,
 )
 
@@ -131,11 +133,14 @@ def list_command(
         out.print("no version is current yet: `curator models promote FAMILY@N`")
 
 
-def _resolve(store: Store, name: str) -> ModelRow:
-    """``family@N`` or ``family@latest`` to its registered model, or exit with one line."""
+def _resolve(store: Store, name: str, current: bool = False) -> ModelRow:
+    """``family@N`` or ``family@latest`` (and ``family@current`` when ``current``) to its
+    registered model, or exit with one line."""
     family, sep, version = name.rpartition("@")
-    if not sep or not family or not (version == "latest" or version.isdigit()):
-        fail(f"{name!r}: give FAMILY@N or FAMILY@latest, e.g. student@3", EXIT_USAGE)
+    named = version in ("latest", "current") if current else version == "latest"
+    if not sep or not family or not (named or version.isdigit()):
+        also = ", FAMILY@latest or FAMILY@current" if current else " or FAMILY@latest"
+        fail(f"{name!r}: give FAMILY@N{also}, e.g. student@3", EXIT_USAGE)
     try:
         return resolve_model(store, name)
     except LabelerError as exc:
@@ -215,4 +220,97 @@ def history_command(
                 for d in data
             ],
         )
+    )
+
+
+@app.command("show")
+def show_command(
+    name: Annotated[
+        str, typer.Argument(help="FAMILY@N, FAMILY@latest or FAMILY@current, e.g. student@2.")
+    ],
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """One model: base, training data, the input it learned from, its decision threshold
+    and how it was chosen, dev/eval scores, calibration error (ECE) and reliability."""
+    with open_db(db) as store:
+        row = _resolve(store, name, current=True)
+        data = model_report(row, row.name in _current_names(store, [row]))
+    if as_json:
+        print_json(data)
+        return
+    mark = " (current)" if data["current"] else ""
+    out.print(Text(f"{data['name']}{mark}: {_short_base(data['base'])}, {data['path']}"))
+    out.print(Text(f"created {_when(data['created_at'])} UTC; {_sources(data)}"))
+    out.print(Text(f"input: {data['input_text']}"))
+    out.print(Text(_decision_line(data)))
+    if data["scores"]:
+        out.print(_scores_table(data))
+    decision = data["decision"]
+    if decision and decision.get("reliability"):
+        out.print(_reliability_table(decision))
+
+
+def _sources(data: dict[str, Any]) -> str:
+    src = data["sources"]
+    parts = []
+    if src["teacher"]:
+        parts.append(f"teacher {src['teacher']} (tau {src['tau']:g})")
+    if src["votes"]:
+        parts.append(f"votes of {', '.join(src['votes'])}")
+    counts = data["counts"]
+    trained = f"trained on {data['train_total']} examples {counts.get('train', {})}"
+    held = counts.get("held_out")
+    if isinstance(held, dict):
+        shown = {k: v for k, v in held.items() if k != "fraction"}
+        trained += f", {held.get('fraction', 0):.0%} held out {shown}"
+    return f"{trained} from {' and '.join(parts) or 'nothing recorded'}"
+
+
+def _decision_line(data: dict[str, Any]) -> str:
+    decision = data["decision"]
+    if not decision:
+        return "decision: perf iff P(perf) >= 0.5 (trained before thresholds were chosen)"
+    met = "" if decision.get("objective_met", True) else ", objective not reached"
+    return (
+        f"decision: perf iff P(perf) >= {decision['threshold']:.4g}"
+        f" (objective {decision['objective']}{met}, chosen on {decision['chosen_on']})\n"
+        f"there, {decision['n']} items: P(perf) {number(decision.get('precision'))}"
+        f" R(perf) {number(decision.get('recall'))} F1(perf) {number(decision.get('f1'))},"
+        f" ECE {number(decision.get('ece'))}"
+    )
+
+
+def _scores_table(data: dict[str, Any]) -> Any:
+    return table(
+        f"{data['name']} scores (at its threshold)",
+        ("role", "set", "items", "P(perf)", "R(perf)", "F1(perf)", "accuracy"),
+        [
+            (
+                s["role"],
+                s["set"],
+                "-" if s["items"] is None else s["items"],
+                number(s["precision"]),
+                number(s["recall"]),
+                number(s["f1"]),
+                number(s["accuracy"]),
+            )
+            for s in data["scores"]
+        ],
+    )
+
+
+def _reliability_table(decision: dict[str, Any]) -> Any:
+    return table(
+        f"Reliability on {decision['chosen_on']} (ECE {number(decision.get('ece'))})",
+        ("P(perf) bin", "items", "mean P(perf)", "observed perf rate"),
+        [
+            (
+                f"{r['low']:.1f}-{r['high']:.1f}",
+                r["n"],
+                number(r["mean_p"]),
+                number(r["observed"]),
+            )
+            for r in decision["reliability"]
+        ],
     )

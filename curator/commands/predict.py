@@ -10,10 +10,11 @@ import typer
 from curator.cli_context import open_db
 from curator.commands.options import DbOption
 from curator.console import err, out
-from curator.prediction import PredictSummary, items_to_predict, predict_items
-from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json
+from curator.prediction import PredictSummary, input_warning, items_to_predict, predict_items
+from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json, warn
 from curator.presentation.progress import RateColumn
 from curator.presentation.tables import table
+from engines.labelers.inputs import FIELDS
 from engines.labelers.registry import LabelerError, load_labeler
 from store import Store
 from store.labeling_inputs import commit_item_ids
@@ -47,6 +48,14 @@ def predict(
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="Label at most N items.")
     ] = None,
+    text: Annotated[
+        str | None,
+        typer.Option(
+            "--input",
+            help="Force the text read (message or model_input); default: what the model"
+            " learned from. A warning says when they differ.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     db: DbOption = None,
 ) -> None:
@@ -55,6 +64,8 @@ def predict(
         fail("give a SET or --unlabeled, not both", EXIT_USAGE)
     if sum((quantize, bf16, openvino)) > 1:
         fail("give one of --quantize, --bf16 and --openvino", EXIT_USAGE)
+    if text is not None and text not in FIELDS:
+        fail(f"--input must be one of {', '.join(FIELDS)}, not {text!r}", EXIT_USAGE)
     with open_db(db) as store:
         ids = _item_ids(store, set_name, unlabeled)
         try:
@@ -69,6 +80,10 @@ def predict(
         except (LabelerError, ValueError, OSError) as exc:
             fail(str(exc))
         todo, done = items_to_predict(store, labeler, ids, limit)
+        if (warning := input_warning(store, labeler.name, todo, text)) is not None:
+            warn(warning)
+        if text is not None:
+            labeler.input_field = text
         summary = PredictSummary(labeler.name, len(ids), done)
         progress = _progress(labeler.name)
         with progress:

@@ -24,6 +24,9 @@ from curator.commands.options import DbOption
 from curator.console import err, out
 from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table
 from curator.training import KINDS, TrainingRefused, TrainOutcome, TrainRequest, run_training
+from engines.labelers.calibration import DEFAULT_OBJECTIVE, parse_objective
+from engines.labelers.inputs import CHOICES as INPUT_CHOICES
+from engines.labelers.inputs import DEFAULT_DIFF_DROPOUT, describe, recorded_input
 from engines.labelers.student import DEFAULT_MAX_LENGTH, TrainConfig, TrainProgress
 
 
@@ -87,7 +90,30 @@ def _summary(outcome: TrainOutcome) -> None:
         header = ("set", "role", "items", "P(perf)", "R(perf)", "F1(perf)", "accuracy")
         out.print(table(f"{model.name} scores", header, rows))
     counts = outcome.counts
-    out.print(f"training examples: {counts.get('train_total')} {counts.get('train')}")
+    out.print(Text(f"training examples: {counts.get('train_total')} {counts.get('train')}"))
+    out.print(Text(f"input: {describe(recorded_input(model.params))}"))
+    decision = model.params.get("decision") or {}
+    if decision:
+        out.print(
+            Text(
+                f"decision threshold: {decision['threshold']:.4g} ({decision['objective']},"
+                f" chosen on {decision['chosen_on']}, {decision['n']} items);"
+                f" details: curator models show {model.name}"
+            )
+        )
+
+
+def _check_options(kind: str, text: str, base: Path | None, objective: str) -> None:
+    if kind not in KINDS:
+        fail(f"--kind must be one of {', '.join(KINDS)}, not {kind!r}", EXIT_USAGE)
+    if text not in INPUT_CHOICES:
+        fail(f"--input must be one of {', '.join(INPUT_CHOICES)}, not {text!r}", EXIT_USAGE)
+    try:
+        parse_objective(objective)
+    except ValueError as exc:
+        fail(f"--threshold-objective: {exc}", EXIT_USAGE)
+    if base is not None and not (base / "config.json").is_file():
+        fail(f"--base {base}: not a Hugging Face model directory (no config.json)")
 
 
 def train(
@@ -151,8 +177,31 @@ def train(
         int | None, typer.Option("--max-steps", min=1, help="Stop after N steps.")
     ] = None,
     text: Annotated[
-        str, typer.Option("--input", help="Text to learn from: model_input or message.")
-    ] = "model_input",
+        str,
+        typer.Option(
+            "--input",
+            help="Text to learn from: auto (messages when no training commit has a diff, else"
+            " message || diff with diff dropout), model_input or message.",
+        ),
+    ] = "auto",
+    diff_dropout: Annotated[
+        float,
+        typer.Option(
+            "--diff-dropout",
+            min=0.0,
+            max=1.0,
+            help="Reading message || diff: P(an example with a diff is read as its message"
+            " alone) per epoch, so one model reads both (TF-IDF: >0 adds message-only copies).",
+        ),
+    ] = DEFAULT_DIFF_DROPOUT,
+    objective: Annotated[
+        str,
+        typer.Option(
+            "--threshold-objective",
+            help="How the decision threshold is chosen on dev data: f1 (best F1) or"
+            " precision:P (the lowest threshold reaching precision P, for audits).",
+        ),
+    ] = DEFAULT_OBJECTIVE,
     exclude_overlap: Annotated[
         bool,
         typer.Option("--exclude-overlap", help="Drop training items from dev/eval repositories."),
@@ -163,13 +212,10 @@ def train(
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Train a labeler; at least one source: --from teacher:MODEL and/or --votes SET."""
-    if kind not in KINDS:
-        fail(f"--kind must be one of {', '.join(KINDS)}, not {kind!r}", EXIT_USAGE)
-    if text not in ("model_input", "message"):
-        fail(f"--input must be model_input or message, not {text!r}", EXIT_USAGE)
-    if base is not None and not (base / "config.json").is_file():
-        fail(f"--base {base}: not a Hugging Face model directory (no config.json)")
+    """Train a labeler; at least one source: --from teacher:MODEL and/or --votes SET.
+    Without --dev, a student holds out 15% of its examples for early stopping and the
+    decision threshold (TF-IDF: out-of-fold scores)."""
+    _check_options(kind, text, base, objective)
     config = TrainConfig(
         base=str(base.resolve()) if base else None,
         epochs=epochs,
@@ -182,6 +228,8 @@ def train(
         max_steps=max_steps,
         input_field=text,
         layers=layers,
+        diff_dropout=diff_dropout,
+        threshold_objective=objective,
     )
     request = TrainRequest(
         kind=kind,

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from engines.labelers.base import Prediction
-from engines.labelers.student.data import LABELS
+from engines.labelers.calibration import DEFAULT_THRESHOLD, threshold_of, verdict
+from engines.labelers.inputs import recorded_input
 
 KINDS = ("lr", "svm")
 MODEL_FILE = "model.pkl"
@@ -80,6 +81,19 @@ def positive_scores(model: Any, texts: Sequence[str]) -> list[float]:
     return [1.0 / (1.0 + math.exp(-float(m))) for m in model.decision_function(clean)]
 
 
+def with_alternates(
+    texts: Sequence[str], labels: Sequence[int], alternates: Sequence[str | None] | None
+) -> tuple[list[str], list[int]]:
+    """The training texts plus, for each example with an alternate text (its message
+    alone, for one that has a diff), a second copy under the same label."""
+    out_texts, out_labels = list(texts), list(labels)
+    for alt, y in zip(alternates or (), labels, strict=False):
+        if alt is not None:
+            out_texts.append(alt)
+            out_labels.append(y)
+    return out_texts, out_labels
+
+
 def fit(kind: str, texts: Sequence[str], labels: Sequence[int], seed: int = 0) -> Any:
     if len(set(labels)) < 2:
         raise ValueError("TF-IDF training needs examples of both classes")
@@ -95,9 +109,11 @@ def out_of_fold(
     groups: Sequence[str] | None = None,
     folds: int = 5,
     seed: int = 0,
+    alternates: Sequence[str | None] | None = None,
 ) -> list[float]:
     """P(positive) for every example from a model that never saw its fold; folds group
-    examples by ``groups`` (repositories) when there are enough distinct groups."""
+    examples by ``groups`` (repositories) when there are enough distinct groups. An
+    example's alternate text (see :func:`with_alternates`) joins its fold's training."""
     from sklearn.model_selection import GroupKFold, StratifiedKFold
 
     n = len(texts)
@@ -117,7 +133,12 @@ def out_of_fold(
             for i in test_idx:
                 scores[i] = float(majority)
             continue
-        model = fit(kind, [texts[i] for i in train_idx], fold_labels, seed)
+        fold_texts, fold_labels = with_alternates(
+            [texts[i] for i in train_idx],
+            fold_labels,
+            [alternates[i] for i in train_idx] if alternates is not None else None,
+        )
+        model = fit(kind, fold_texts, fold_labels, seed)
         for i, s in zip(
             test_idx, positive_scores(model, [texts[i] for i in test_idx]), strict=True
         ):
@@ -135,9 +156,26 @@ def save(model: Any, out_dir: Path, meta: dict[str, Any]) -> None:
     (out_dir / META_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
 
 
-def to_prediction(p: float) -> Prediction:
-    label = LABELS[1] if p >= 0.5 else LABELS[0]
-    return Prediction(label, max(p, 1.0 - p), {"p_perf": round(p, 6)})
+def read_meta(path: str | Path) -> dict[str, Any]:
+    meta_path = Path(path) / META_FILE
+    if not meta_path.is_file():
+        raise ValueError(f"{path}: not a Curator TF-IDF model (no {META_FILE})")
+    return json.loads(meta_path.read_text(encoding="utf-8"))
+
+
+def update_meta(path: str | Path, **fields: Any) -> dict[str, Any]:
+    """Add or replace top-level entries of a TF-IDF model's metadata."""
+    meta = read_meta(path)
+    meta.update(fields)
+    (Path(path) / META_FILE).write_text(
+        json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8"
+    )
+    return meta
+
+
+def to_prediction(p: float, threshold: float = DEFAULT_THRESHOLD) -> Prediction:
+    """perf iff ``p >= threshold`` (the model's stored decision threshold)."""
+    return verdict(p, threshold)
 
 
 class TfidfLabeler:
@@ -146,16 +184,20 @@ class TfidfLabeler:
 
     def __init__(self, path: str | Path, name: str) -> None:
         where = Path(path)
-        meta_path = where / META_FILE
-        if not meta_path.is_file():
-            raise ValueError(f"{where}: not a Curator TF-IDF model (no {META_FILE})")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = read_meta(where)
         with (where / MODEL_FILE).open("rb") as handle:
             self.model = pickle.load(handle)
         self.name = name
-        self.input_field: str = meta.get("input_field", "model_input")
+        self.input_record = recorded_input(meta)
+        self.input_field: str = self.input_record["field"]
+        self.threshold = threshold_of(meta)
+
+    def probabilities(self, texts: Sequence[str]) -> list[float]:
+        return positive_scores(self.model, texts)
 
     def predict(self, texts: Sequence[str]) -> list[Prediction]:
+        """perf iff P(perf) reaches the model's decision threshold (0.5 for models
+        trained before thresholds were chosen)."""
         if isinstance(texts, str):
             raise TypeError("predict() takes a sequence of texts, not a single string")
-        return [to_prediction(p) for p in positive_scores(self.model, texts)]
+        return [to_prediction(p, self.threshold) for p in self.probabilities(texts)]

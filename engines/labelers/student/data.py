@@ -21,7 +21,11 @@ LABELS: tuple[str, str] = (NON_PERF, PERF)
 
 @dataclass(frozen=True)
 class Example:
-    """One text to learn from: ``label`` is 0 or 1; ``target`` is P(positive) in 0..1."""
+    """One text to learn from: ``label`` is 0 or 1; ``target`` is P(positive) in 0..1.
+
+    ``message`` is the same commit's text without its diff, set only when ``text`` is
+    message || diff and the diff is not empty: diff dropout shows it instead of ``text``
+    in some epochs, so one model learns to read both."""
 
     text: str
     label: int
@@ -29,6 +33,7 @@ class Example:
     source: str = ""
     item_id: int | None = None
     origin: str = "human"
+    message: str | None = None
 
 
 def hard_example(
@@ -37,6 +42,33 @@ def hard_example(
     if label not in (0, 1):
         raise ValueError(f"label must be 0 or 1, not {label!r}")
     return Example(text, label, float(label), source, item_id, origin)
+
+
+MIN_HOLDOUT_EXAMPLES = 20
+"""Below this many training examples no dev slice is held out: too few to spare."""
+
+
+def stratified_holdout(
+    examples: Sequence[Example], fraction: float, seed: int = 0
+) -> tuple[list[Example], list[Example]]:
+    """(train, held out): ``fraction`` of each class's examples (at least one), drawn
+    with ``seed``, in their original order. Nothing is held out when ``fraction`` is 0,
+    when there are fewer than :data:`MIN_HOLDOUT_EXAMPLES` examples, or when a class
+    could not keep one example on each side."""
+    if fraction <= 0 or len(examples) < MIN_HOLDOUT_EXAMPLES:
+        return list(examples), []
+    rng = random.Random(seed)
+    held: set[int] = set()
+    for label in (0, 1):
+        members = [i for i, e in enumerate(examples) if e.label == label]
+        k = max(1, round(len(members) * fraction))
+        if len(members) - k < 1:
+            return list(examples), []
+        held.update(rng.sample(members, k))
+    return (
+        [e for i, e in enumerate(examples) if i not in held],
+        [e for i, e in enumerate(examples) if i in held],
+    )
 
 
 def overlapping_sources(train: Iterable[Example], held_out: Iterable[Example]) -> set[str]:

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engines.labelers.base import Prediction
+from engines.labelers.calibration import threshold_of, verdict
+from engines.labelers.inputs import recorded_input
 from engines.labelers.student.data import LABELS, length_sorted_batches, pad_id_of, padded
 
 if TYPE_CHECKING:
@@ -163,6 +165,16 @@ def quantize(model: Any) -> Any:
         return quantize_dynamic(model.to("cpu"), {torch.nn.Linear}, dtype=torch.qint8)
 
 
+def update_meta(path: str | Path, **fields: Any) -> dict[str, Any]:
+    """Add or replace top-level entries of a student's metadata (``input``, ``decision``)."""
+    meta = read_meta(path)
+    meta.update(fields)
+    (Path(path) / META_FILE).write_text(
+        json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8"
+    )
+    return meta
+
+
 def read_meta(path: str | Path) -> dict[str, Any]:
     meta_path = Path(path) / META_FILE
     if not meta_path.is_file():
@@ -173,7 +185,10 @@ def read_meta(path: str | Path) -> dict[str, Any]:
 class StudentLabeler:
     """A trained student loaded from its directory; labels texts in batches.
 
-    ``score`` is the probability of the predicted label; ``details`` holds P(perf).
+    The label is perf iff P(perf) reaches the model's stored decision threshold (0.5 for
+    students trained before thresholds were chosen); ``score`` is the probability of the
+    predicted label; ``details`` holds P(perf). The text field it reads comes from the
+    ``input`` block its training recorded.
     """
 
     def __init__(
@@ -189,7 +204,9 @@ class StudentLabeler:
         meta = read_meta(path)
         self.name = name
         self.path = Path(path)
-        self.input_field: str = meta.get("input_field", "model_input")
+        self.input_record = recorded_input(meta)
+        self.input_field: str = self.input_record["field"]
+        self.threshold = threshold_of(meta)
         self.max_length: int = int(meta.get("max_length", DEFAULT_MAX_LENGTH))
         self.batch_size = batch_size
         use_all_cores()
@@ -235,8 +252,4 @@ class StudentLabeler:
     def predict(self, texts: Sequence[str]) -> list[Prediction]:
         if isinstance(texts, str):
             raise TypeError("predict() takes a sequence of texts, not a single string")
-        predictions = []
-        for p in self.probabilities(texts):
-            label = LABELS[1] if p >= 0.5 else LABELS[0]
-            predictions.append(Prediction(label, max(p, 1.0 - p), {"p_perf": round(p, 6)}))
-        return predictions
+        return [verdict(p, self.threshold) for p in self.probabilities(texts)]

@@ -5,6 +5,10 @@ The loss is a cross-entropy against a target distribution. With hard labels the 
 is one-hot; with soft labels (``soft=True``) it is the teacher's belief, PerfCurator's
 loss ``-[T1 log S + T0 log(1 - S)]``. Human examples always carry one-hot targets, so
 one formula serves teacher-only, human-only and mixed training.
+
+Diff dropout: an example whose ``text`` is message || diff and that carries its
+``message`` is shown as the message alone with probability ``diff_dropout`` in each
+epoch (drawn from a generator of its own, so batching stays as without it).
 """
 
 from __future__ import annotations
@@ -48,10 +52,19 @@ class TrainConfig:
     warmup_ratio: float = 0.1
     patience: int = 1
     max_steps: int | None = None
-    input_field: str = "model_input"
+    input_field: str = "auto"
+    """``message``, ``model_input`` (message || diff) or ``auto``: ``message`` when no
+    training example has a diff, else ``model_input`` (resolved before training)."""
     device: str | None = None
     layers: int | None = None
     """Keep this many of the base's transformer layers (evenly spaced); None keeps all."""
+    diff_dropout: float = 0.3
+    """P(an example with a diff is read as its message alone), per example and epoch."""
+    threshold_objective: str = "f1"
+    """How the decision threshold is chosen on dev data: ``f1`` or ``precision:P``."""
+    holdout: float = 0.15
+    """Without a dev set, this stratified share of the training examples is held out for
+    early stopping and the threshold (0 turns it off)."""
 
     def resolved_base(self) -> str:
         return self.base or default_base()
@@ -82,6 +95,8 @@ class TrainResult:
     seconds: float
     examples: int
     history: list[dict[str, Any]] = field(default_factory=list)
+    with_message: int = 0
+    """Examples that carried their message alone (candidates for diff dropout)."""
 
 
 ProgressFn = Callable[[TrainProgress], None]
@@ -118,6 +133,20 @@ def _dev_f1(model: Any, tokenizer: Any, dev: Sequence[Example], config: TrainCon
     return binary_f1([e.label for e in dev], [1 if p >= 0.5 else 0 for p in probs])
 
 
+def _epoch_ids(
+    full: Sequence[list[int]], messages: dict[int, list[int]], dropout: float, rng: random.Random
+) -> list[list[int]]:
+    """This epoch's token ids: each example with a message alone in ``messages`` takes it
+    with probability ``dropout``, else its full text."""
+    if not messages or dropout <= 0:
+        return list(full)
+    ids = list(full)
+    for i in sorted(messages):
+        if rng.random() < dropout:
+            ids[i] = messages[i]
+    return ids
+
+
 def train_student(
     config: TrainConfig,
     train: Sequence[Example],
@@ -142,8 +171,16 @@ def train_student(
     if config.layers is not None:
         keep_layers(model, config.layers)
     model.to(device)
-    ids = tokenize(tokenizer, [e.text for e in train], config.max_length)
-    lengths = [len(x) for x in ids]
+    full_ids = tokenize(tokenizer, [e.text for e in train], config.max_length)
+    droppable = [i for i, e in enumerate(train) if e.message is not None]
+    message_ids = dict(
+        zip(
+            droppable,
+            tokenize(tokenizer, [train[i].message or "" for i in droppable], config.max_length),
+            strict=True,
+        )
+    )
+    dropout_rng = random.Random(config.seed + 1)
     pad_id = pad_id_of(tokenizer)
     per_epoch = -(-len(train) // config.batch_size)
     total = per_epoch * config.epochs
@@ -172,6 +209,8 @@ def train_student(
     epochs_run = 0
     cancelled = False
     for epoch in range(1, config.epochs + 1):
+        ids = _epoch_ids(full_ids, message_ids, config.diff_dropout, dropout_rng)
+        lengths = [len(x) for x in ids]
         model.train()
         running = 0.0
         seen = 0
@@ -228,6 +267,7 @@ def train_student(
         seconds=time.monotonic() - started,
         examples=len(train),
         history=history,
+        with_message=len(droppable),
     )
     if cancelled:
         return result
@@ -235,6 +275,14 @@ def train_student(
         model.load_state_dict(best_state)
     save_student(model, tokenizer, out_dir, config, result)
     return result
+
+
+def resolved_field(config: TrainConfig, result: TrainResult) -> str:
+    """The text field a run read: ``auto`` left unresolved by the caller means message ||
+    diff when some example carried a separate message, else the message."""
+    if config.input_field != "auto":
+        return config.input_field
+    return "model_input" if result.with_message else "message"
 
 
 def save_student(
@@ -247,7 +295,7 @@ def save_student(
     meta = {
         "format": 1,
         "base": config.resolved_base(),
-        "input_field": config.input_field,
+        "input_field": resolved_field(config, result),
         "max_length": config.max_length,
         "config": asdict(config),
         "training": {

@@ -1,0 +1,74 @@
+"""``curator models show`` as a function: one registered model's base, training data,
+input, decision threshold, scores, calibration (ECE) and reliability table, as plain
+data the command prints (or dumps as JSON)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from curator.training import perf_f1, train_total
+from engines.labelers.inputs import describe, recorded_input
+from store.models import ModelRow
+
+SCORE_PARTS = ("dev", "eval", "out_of_fold")
+
+
+def _scores(metrics: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for part in SCORE_PARTS:
+        scores = metrics.get(part)
+        if not isinstance(scores, dict):
+            continue
+        perf = (scores.get("per_class") or {}).get("perf") or {}
+        rows.append(
+            {
+                "role": part,
+                "set": scores.get("set", "training set (5-fold)"),
+                "items": scores.get("items_predicted"),
+                "precision": perf.get("precision"),
+                "recall": perf.get("recall"),
+                "f1": perf_f1(scores),
+                "accuracy": scores.get("accuracy"),
+            }
+        )
+    return rows
+
+
+def _training(metrics: dict[str, Any]) -> dict[str, Any]:
+    training = metrics.get("training")
+    if not isinstance(training, dict):
+        return {}
+    return {k: v for k, v in training.items() if k != "history"}
+
+
+def model_report(row: ModelRow, current: bool) -> dict[str, Any]:
+    """Everything ``curator models show`` prints about ``row``. ``decision`` is None for
+    models trained before thresholds were chosen (they decide at 0.5)."""
+    params = row.params
+    record = recorded_input(params)
+    decision = params.get("decision") if isinstance(params.get("decision"), dict) else None
+    counts = params.get("counts") if isinstance(params.get("counts"), dict) else {}
+    return {
+        "name": row.name,
+        "family": row.family,
+        "version": row.version,
+        "current": current,
+        "base": row.base,
+        "created_at": row.created_at,
+        "path": row.path,
+        "sources": {
+            "teacher": params.get("teacher"),
+            "tau": params.get("tau"),
+            "votes": params.get("votes", []),
+            "dev": params.get("dev"),
+            "eval": params.get("eval"),
+        },
+        "train_total": train_total(row),
+        "counts": counts,
+        "input": record,
+        "input_text": describe(record),
+        "threshold": decision["threshold"] if decision else 0.5,
+        "decision": decision,
+        "scores": _scores(row.metrics),
+        "training": _training(row.metrics),
+    }
