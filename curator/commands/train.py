@@ -22,8 +22,10 @@ from rich.text import Text
 from curator.cli_context import open_db
 from curator.commands.options import DbOption
 from curator.console import err, out
+from curator.ensemble_training import EnsembleRequest, train_ensemble
 from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table
 from curator.training import KINDS, TrainingRefused, TrainOutcome, TrainRequest, run_training
+from engines.labelers.ensemble import FAMILY as ENSEMBLE
 from engines.labelers.student import DEFAULT_MAX_LENGTH, TrainConfig, TrainProgress
 
 
@@ -87,7 +89,8 @@ def _summary(outcome: TrainOutcome) -> None:
         header = ("set", "role", "items", "P(perf)", "R(perf)", "F1(perf)", "accuracy")
         out.print(table(f"{model.name} scores", header, rows))
     counts = outcome.counts
-    out.print(f"training examples: {counts.get('train_total')} {counts.get('train')}")
+    if "train_total" in counts:
+        out.print(f"training examples: {counts.get('train_total')} {counts.get('train')}")
 
 
 def train(
@@ -108,7 +111,7 @@ def train(
         ),
     ] = None,
     kind: Annotated[
-        str, typer.Option("--kind", help="student, tfidf-lr or tfidf-svm.")
+        str, typer.Option("--kind", help="student, tfidf-lr, tfidf-svm or ensemble.")
     ] = "student",
     base: Annotated[
         Path | None,
@@ -160,12 +163,48 @@ def train(
     rule: Annotated[
         str, typer.Option("--rule", help="How votes settle: majority or unanimous.")
     ] = "majority",
+    members: Annotated[
+        str | None,
+        typer.Option(
+            "--members",
+            help="Ensemble members, comma-separated (default: keyword@1, heuristics@1 and the"
+            " current or latest tfidf-lr and student).",
+        ),
+    ] = None,
+    combiner: Annotated[
+        str,
+        typer.Option(
+            "--combiner", help="Ensemble: auto (chosen on --dev by CV) or vote (label model)."
+        ),
+    ] = "auto",
+    weak: Annotated[
+        str | None,
+        typer.Option(
+            "--weak", help="Also learn a labeler's predictions on unvoted commits, e.g. ensemble@1."
+        ),
+    ] = None,
+    weak_weight: Annotated[
+        float, typer.Option("--weak-weight", min=0, max=1, help="Weight of a weak example.")
+    ] = 0.3,
+    weak_min_confidence: Annotated[
+        float,
+        typer.Option(
+            "--weak-min-confidence", min=0, max=1, help="Keep weak labels scored >= this."
+        ),
+    ] = 0.8,
+    weak_limit: Annotated[
+        int | None, typer.Option("--weak-limit", min=1, help="At most N weak examples.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Train a labeler; at least one source: --from teacher:MODEL and/or --votes SET."""
+    """Train a labeler from --from teacher:MODEL, --votes SET and/or --weak LABELER; or,
+    with --kind ensemble, combine labelers into ensemble@N."""
+    if kind == ENSEMBLE:
+        _train_ensemble(members, combiner, dev, eval_set, rule, seed, as_json, db)
+        return
     if kind not in KINDS:
-        fail(f"--kind must be one of {', '.join(KINDS)}, not {kind!r}", EXIT_USAGE)
+        fail(f"--kind must be one of {', '.join((*KINDS, ENSEMBLE))}, not {kind!r}", EXIT_USAGE)
     if text not in ("model_input", "message"):
         fail(f"--input must be model_input or message, not {text!r}", EXIT_USAGE)
     if base is not None and not (base / "config.json").is_file():
@@ -193,6 +232,10 @@ def train(
         rule=rule,
         exclude_overlap=exclude_overlap,
         config=config,
+        weak=weak,
+        weak_weight=weak_weight,
+        weak_min_confidence=weak_min_confidence,
+        weak_limit=weak_limit,
     )
     cancel = threading.Event()
     with open_db(db) as store:
@@ -224,3 +267,55 @@ def train(
         )
     else:
         _summary(outcome)
+
+
+def _train_ensemble(
+    members: str | None,
+    combiner: str,
+    dev: str | None,
+    eval_set: str | None,
+    rule: str,
+    seed: int,
+    as_json: bool,
+    db: Path | None,
+) -> None:
+    names = tuple(m.strip() for m in (members or "").split(",") if m.strip())
+    request = EnsembleRequest(names, combiner, dev, eval_set, rule, seed)
+    notes: list[str] = []
+    with open_db(db) as store:
+        try:
+            outcome = train_ensemble(store, request, notes.append)
+        except TrainingRefused as exc:
+            fail(str(exc))
+        except (OSError, ValueError) as exc:
+            fail(f"training failed: {type(exc).__name__}: {exc}")
+    assert outcome.model is not None
+    if as_json:
+        print_json(
+            {
+                "model": outcome.model.name,
+                "path": outcome.model.path,
+                "params": outcome.model.params,
+                "metrics": outcome.metrics,
+                "notes": notes,
+            }
+        )
+        return
+    for line in notes:
+        out.print(Text(line))
+    combined = outcome.metrics.get("combiner", {})
+    cv = combined.get("cv_f1") or {}
+    if cv:
+        rows = [
+            (name, number(f1), "chosen" if name == combined.get("chosen") else "")
+            for name, f1 in cv.items()
+        ]
+        out.print(
+            table(
+                "combiner candidates (cross-validated F1 on dev)",
+                ("candidate", "CV F1(perf)", ""),
+                rows,
+            )
+        )
+    out.print(Text(f"members: {', '.join(outcome.model.params['members'])}"))
+    _summary(outcome)

@@ -80,11 +80,19 @@ def positive_scores(model: Any, texts: Sequence[str]) -> list[float]:
     return [1.0 / (1.0 + math.exp(-float(m))) for m in model.decision_function(clean)]
 
 
-def fit(kind: str, texts: Sequence[str], labels: Sequence[int], seed: int = 0) -> Any:
+def fit(
+    kind: str,
+    texts: Sequence[str],
+    labels: Sequence[int],
+    seed: int = 0,
+    sample_weight: Sequence[float] | None = None,
+) -> Any:
+    """Fit a pipeline; ``sample_weight`` (one per text) scales each example's loss."""
     if len(set(labels)) < 2:
         raise ValueError("TF-IDF training needs examples of both classes")
     model = build_pipeline(kind, seed)
-    model.fit([_text(t) for t in texts], list(labels))
+    extra = {} if sample_weight is None else {"clf__sample_weight": list(sample_weight)}
+    model.fit([_text(t) for t in texts], list(labels), **extra)
     return model
 
 

@@ -21,7 +21,8 @@ LABELS: tuple[str, str] = (NON_PERF, PERF)
 
 @dataclass(frozen=True)
 class Example:
-    """One text to learn from: ``label`` is 0 or 1; ``target`` is P(positive) in 0..1."""
+    """One text to learn from: ``label`` is 0 or 1; ``target`` is P(positive) in 0..1;
+    ``weight`` scales its share of the loss (human votes 1, weak labels less)."""
 
     text: str
     label: int
@@ -29,6 +30,7 @@ class Example:
     source: str = ""
     item_id: int | None = None
     origin: str = "human"
+    weight: float = 1.0
 
 
 def hard_example(
