@@ -132,6 +132,11 @@ def _fit_on_dev(store: Store, request: EnsembleRequest, specs, members, note) ->
 
 
 def _fit_votes(store: Store, request: EnsembleRequest, specs, members, note) -> dict[str, Any]:
+    if len(members) < 3:
+        raise TrainingRefused(
+            "the vote combiner needs at least three members: with two, the label model cannot"
+            " tell whose votes are right (or give --dev SET to choose a combiner on labels)"
+        )
     held: set[int] = set()
     for name in (request.dev_set, request.eval_set):
         if name:

@@ -53,11 +53,11 @@ def features(row: Sequence[float], vote_only: Sequence[bool]) -> list[float]:
 
 
 def best_threshold(scores: Sequence[float], truth: Sequence[int]) -> float:
-    """The cut (predict perf when score >= cut) with the best F1 on these items, placed
+    """The cut (predict perf when score > cut) with the best F1 on these items, placed
     half-way between two distinct scores; among equal F1, the cut nearest 0.5."""
     pairs = sorted(zip(scores, truth, strict=True), key=lambda x: -x[0])
     positives = sum(truth)
-    best, best_f1 = 0.5, f1_score(truth, [int(s >= 0.5) for s in scores])
+    best, best_f1 = 0.5, f1_score(truth, [int(s > 0.5) for s in scores])
     tp = fp = 0
     for k, (score, t) in enumerate(pairs):
         tp += t
@@ -175,7 +175,7 @@ def choose_combiner(
                 test_idx, cand.scores([rows[i] for i in test_idx], fitted, vote_only), strict=True
             ):
                 oof[i] = s
-                guessed[i] = int(s >= cut)
+                guessed[i] = int(s > cut)
         f1 = f1_score(truth, guessed)
         cv[cand.label(names)] = round(f1, 6)
         key = (round(f1, 9), -_SIMPLICITY[cand.kind])
@@ -288,7 +288,7 @@ class EnsembleLabeler:
         kind = self.spec["combiner"]["kind"]
         found = []
         for row, p in zip(rows, combined, strict=True):
-            label = PERF if p >= self.threshold else NON_PERF
+            label = PERF if p > self.threshold else NON_PERF
             details = {
                 "p_perf": round(p, 6),
                 "threshold": round(self.threshold, 6),
