@@ -237,6 +237,24 @@ def train(
         weak_min_confidence=weak_min_confidence,
         weak_limit=weak_limit,
     )
+    outcome = _run(request, db)
+    if outcome.model is None:
+        fail("training was cancelled; nothing was registered")
+    if as_json:
+        print_json(
+            {
+                "model": outcome.model.name,
+                "path": outcome.model.path,
+                "counts": outcome.counts,
+                "metrics": outcome.metrics,
+            }
+        )
+    else:
+        _summary(outcome)
+
+
+def _run(request: TrainRequest, db: Path | None) -> TrainOutcome:
+    """Run one training with a progress bar; refusals and errors end the command."""
     cancel = threading.Event()
     with open_db(db) as store:
         try:
@@ -254,19 +272,7 @@ def train(
             cancel.set()
             err.print("[yellow]interrupted[/]: nothing was registered")
             raise typer.Exit(130) from None
-    if outcome.model is None:
-        fail("training was cancelled; nothing was registered")
-    if as_json:
-        print_json(
-            {
-                "model": outcome.model.name,
-                "path": outcome.model.path,
-                "counts": outcome.counts,
-                "metrics": outcome.metrics,
-            }
-        )
-    else:
-        _summary(outcome)
+    return outcome
 
 
 def _train_ensemble(
