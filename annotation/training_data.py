@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from annotation.adjudication import final_labels
 from annotation.labels import DEFAULT_LABELS, POSITIVE_LABEL
 from store import Store
-from store.labeling_inputs import item_sources
+from store.labeling_inputs import commit_item_ids, item_sources
 from store.sets import SetRow, latest_predictions
 
 KIND = "commit"
@@ -22,12 +22,14 @@ BINARY = tuple(DEFAULT_LABELS[KIND])
 @dataclass(frozen=True)
 class LabeledItem:
     """An item with a label to learn: ``p_positive`` is 1/0 for hard labels, the teacher's
-    belief in ``perf`` for soft ones; ``origin`` is ``teacher`` or ``human``."""
+    belief in ``perf`` for soft ones; ``origin`` is ``teacher``, ``human`` or ``weak`` (a
+    labeler's prediction on an unvoted commit); ``weight`` scales its loss."""
 
     item_id: int
     label: str
     p_positive: float
     origin: str
+    weight: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -101,3 +103,42 @@ def drop_sources(
 def label_counts(items: Iterable[LabeledItem]) -> dict[str, int]:
     counts = Counter(f"{x.origin}:{x.label}" for x in items)
     return dict(sorted(counts.items()))
+
+
+@dataclass(frozen=True)
+class WeakSelection:
+    """A labeler's predictions kept as weak examples, and why others were not."""
+
+    items: list[LabeledItem]
+    predicted: int
+    voted_or_held: int
+    below_confidence: int
+    other_label: int
+
+
+def weak_items(
+    store: Store,
+    labeler: str,
+    min_confidence: float,
+    weight: float,
+    exclude: Iterable[int] = (),
+    limit: int | None = None,
+) -> WeakSelection:
+    """``labeler``'s latest predictions on commits nobody voted on and outside ``exclude``
+    (the held-out sets), with a score of at least ``min_confidence``, as examples of
+    origin ``weak`` and the given ``weight``; at most ``limit``, in item order. A weight
+    of 0 keeps none."""
+    latest = latest_predictions(store, labeler)
+    unvoted = set(commit_item_ids(store, unvoted_only=True)) - set(exclude)
+    kept: list[LabeledItem] = []
+    skipped = below = other = 0
+    for item_id, (label, score) in sorted(latest.items()):
+        if item_id not in unvoted:
+            skipped += 1
+        elif label not in BINARY:
+            other += 1
+        elif score is None or score < min_confidence:
+            below += 1
+        elif weight > 0 and (limit is None or len(kept) < limit):
+            kept.append(LabeledItem(item_id, label, float(label == POSITIVE), "weak", weight))
+    return WeakSelection(kept, len(latest), skipped, below, other)

@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 
 from engines.labelers.base import Labeler
 from engines.labelers.inputs import input_mismatch, recorded_input
+from engines.labelers.storing import predict_stored
 from store import Store
 from store.models import get_model
 from store.predictions import add_predictions, predicted_item_ids
 from store.records import PredictionRow
-from store.teaching import commit_diff_counts, commit_texts
+from store.teaching import commit_diff_counts
 
 CHUNK = 512
 """Items labeled and written per transaction: an interrupt loses at most one chunk."""
@@ -57,15 +58,10 @@ def predict_items(
     into ``summary`` and calls ``advance`` with each chunk's size."""
     for start in range(0, len(todo), CHUNK):
         chunk = list(todo[start : start + CHUNK])
-        texts = commit_texts(store, chunk, labeler.input_field)
-        present = [i for i in chunk if i in texts]
-        verdicts = labeler.predict([texts[i] for i in present])
-        rows = [
-            (i, PredictionRow(labeler.name, v.label, v.score, v.details))
-            for i, v in zip(present, verdicts, strict=True)
-        ]
+        found = predict_stored(store, labeler, chunk)
+        rows = [(i, PredictionRow(labeler.name, v.label, v.score, v.details)) for i, v in found]
         add_predictions(store, rows)
-        summary.labels.update(v.label for v in verdicts)
+        summary.labels.update(v.label for _, v in found)
         advance(len(chunk))
     return summary
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import shutil
 import threading
 import uuid
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -34,11 +35,13 @@ from annotation.training_data import (
     label_counts,
     repository_overlap,
     teacher_items,
+    weak_items,
 )
 from engines.labelers import tfidf
 from engines.labelers.base import Labeler
 from engines.labelers.calibration import decide, parse_objective
 from engines.labelers.inputs import input_block, recorded_input, resolve_field
+from engines.labelers.storing import predict_stored
 from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import (
     LABELS,
@@ -79,6 +82,10 @@ class TrainRequest:
     rule: str = "majority"
     exclude_overlap: bool = False
     config: TrainConfig = field(default_factory=TrainConfig)
+    weak: str | None = None
+    weak_weight: float = 0.3
+    weak_min_confidence: float = 0.8
+    weak_limit: int | None = None
 
 
 @dataclass
@@ -110,10 +117,10 @@ def _held_out(store: Store, name: str | None, rule: str, field_name: str) -> _He
 
 def gather(store: Store, request: TrainRequest) -> tuple[list[LabeledItem], dict[str, Any]]:
     """Training items (repository-disjoint from dev and eval) and their counts."""
-    if not request.teacher and not request.vote_sets:
+    if not request.teacher and not request.vote_sets and not request.weak:
         raise TrainingRefused(
-            "nothing to learn from: give teacher labels (--from teacher:MODEL) and/or"
-            " human votes (--votes SET)"
+            "nothing to learn from: give teacher labels (--from teacher:MODEL), human votes"
+            " (--votes SET) and/or weak labels (--weak LABELER)"
         )
     if request.kind not in KINDS:
         raise TrainingRefused(f"unknown kind {request.kind!r}: use {', '.join(KINDS)}")
@@ -163,6 +170,9 @@ def gather(store: Store, request: TrainRequest) -> tuple[list[LabeledItem], dict
         items = drop_sources(store, items, overlap)
     if gathered != len(items):
         counts["dropped_for_overlap"] = gathered - len(items)
+    if request.weak:
+        items = combine_weak(items, weak_examples(store, request, held_ids, counts))
+    counts["origins"] = dict(sorted(Counter(x.origin for x in items).items()))
     counts["train"] = label_counts(items)
     counts["train_total"] = len(items)
     if not items:
@@ -170,6 +180,49 @@ def gather(store: Store, request: TrainRequest) -> tuple[list[LabeledItem], dict
     if len({x.label for x in items}) < 2:
         raise TrainingRefused(f"all {len(items)} training examples say {items[0].label!r}")
     return items, counts
+
+
+def weak_examples(
+    store: Store, request: TrainRequest, held_ids: set[int], counts: dict[str, Any]
+) -> list[LabeledItem]:
+    """``request.weak``'s confident predictions on unvoted commits outside the held-out
+    sets and their repositories (dropped, not refused: nobody chose these items)."""
+    # Imported here: annotation.sets pulls in the sampling code only when needed.
+    from annotation.sets import resolve_latest
+
+    if not 0.0 <= request.weak_weight <= 1.0:
+        raise TrainingRefused(f"--weak-weight must lie in 0..1, not {request.weak_weight}")
+    assert request.weak is not None
+    try:
+        name = resolve_latest(store, request.weak)
+    except SetError as exc:
+        raise TrainingRefused(str(exc)) from exc
+    # The limit applies after the repository check below.
+    selection = weak_items(store, name, request.weak_min_confidence, request.weak_weight, held_ids)
+    if not selection.predicted:
+        raise TrainingRefused(f"no predictions by {name}: run `curator predict --labeler {name}`")
+    items = selection.items
+    overlap = repository_overlap(store, [x.item_id for x in items], held_ids)
+    disjoint = drop_sources(store, items, overlap) if overlap else items
+    kept = disjoint[: request.weak_limit] if request.weak_limit is not None else disjoint
+    counts["weak"] = {
+        "labeler": name,
+        "predicted": selection.predicted,
+        "voted_or_held_out": selection.voted_or_held,
+        "below_confidence": selection.below_confidence,
+        "other_label": selection.other_label,
+        "dropped_for_overlap": len(items) - len(disjoint),
+        "kept": len(kept),
+        "weight": request.weak_weight,
+        "min_confidence": request.weak_min_confidence,
+    }
+    return kept
+
+
+def combine_weak(items: Sequence[LabeledItem], weak: Sequence[LabeledItem]) -> list[LabeledItem]:
+    """Teacher and human items plus the weak ones on items they do not already label."""
+    have = {x.item_id for x in items}
+    return sorted([*items, *(x for x in weak if x.item_id not in have)], key=lambda x: x.item_id)
 
 
 @dataclass
@@ -208,6 +261,7 @@ def _examples(store: Store, items: Sequence[LabeledItem], config: TrainConfig, k
             x.item_id,
             x.origin,
             messages[x.item_id] if dropout > 0 and x.item_id in with_diff else None,
+            x.weight,
         )
         for x in present
     ]
@@ -221,12 +275,9 @@ def _examples(store: Store, items: Sequence[LabeledItem], config: TrainConfig, k
     return _Data(examples, resolved, record, len(items) - len(present))
 
 
-def _score(labeler: Labeler, held: _Held) -> Evaluation:
-    ids = sorted(held.texts)
-    predicted = labeler.predict([held.texts[i] for i in ids])
-    return evaluate(
-        labeler.name, held.truth, {i: p.label for i, p in zip(ids, predicted, strict=True)}, BINARY
-    )
+def _score(store: Store, labeler: Labeler, held: _Held) -> Evaluation:
+    found = predict_stored(store, labeler, sorted(held.texts))
+    return evaluate(labeler.name, held.truth, {i: p.label for i, p in found}, BINARY)
 
 
 def run_training(
@@ -274,7 +325,7 @@ def run_training(
         metrics: dict[str, Any] = {"training": training}
         for label, held in (("dev", dev), ("eval", test)):
             if held is not None:
-                metrics[label] = {"set": held.name, **_score(labeler, held).as_json()}
+                metrics[label] = {"set": held.name, **_score(store, labeler, held).as_json()}
         if oof is not None:
             metrics["out_of_fold"] = _oof_scores(examples, oof, decision["threshold"])
         params = {
@@ -358,7 +409,10 @@ def _train_tfidf(
     labels = [e.label for e in examples]
     alternates = [e.message for e in examples]
     seed = config.seed
-    model = tfidf.fit(kind, *tfidf.with_alternates(texts, labels, alternates), seed)
+    weights = [e.weight for e in examples]
+    fit_texts, fit_labels, fit_weights = tfidf.with_alternates(texts, labels, alternates, weights)
+    uniform = all(w == 1.0 for w in weights)
+    model = tfidf.fit(kind, fit_texts, fit_labels, seed, None if uniform else fit_weights)
     tfidf.save(model, staging, {"kind": kind, "input_field": config.input_field, "seed": seed})
     labeler = tfidf.TfidfLabeler(staging, "staged")
     all_human = all(e.origin == "human" for e in examples)
@@ -452,7 +506,7 @@ def score_model(
         raise TrainingRefused(str(exc)) from exc
     assert held is not None
     labeler = load_labeler(store, model.name)
-    return {"set": held.name, **_score(labeler, held).as_json()}
+    return {"set": held.name, **_score(store, labeler, held).as_json()}
 
 
 def _store_out_of_fold(

@@ -22,9 +22,11 @@ from rich.text import Text
 from curator.cli_context import open_db
 from curator.commands.options import DbOption
 from curator.console import err, out
+from curator.ensemble_training import EnsembleRequest, train_ensemble
 from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table
 from curator.training import KINDS, TrainingRefused, TrainOutcome, TrainRequest, run_training
 from engines.labelers.calibration import DEFAULT_OBJECTIVE, parse_objective
+from engines.labelers.ensemble import FAMILY as ENSEMBLE
 from engines.labelers.inputs import CHOICES as INPUT_CHOICES
 from engines.labelers.inputs import DEFAULT_DIFF_DROPOUT, describe, recorded_input
 from engines.labelers.student import DEFAULT_MAX_LENGTH, TrainConfig, TrainProgress
@@ -90,8 +92,10 @@ def _summary(outcome: TrainOutcome) -> None:
         header = ("set", "role", "items", "P(perf)", "R(perf)", "F1(perf)", "accuracy")
         out.print(table(f"{model.name} scores", header, rows))
     counts = outcome.counts
-    out.print(Text(f"training examples: {counts.get('train_total')} {counts.get('train')}"))
-    out.print(Text(f"input: {describe(recorded_input(model.params))}"))
+    if "train_total" in counts:
+        out.print(Text(f"training examples: {counts.get('train_total')} {counts.get('train')}"))
+    if model.params.get("input"):
+        out.print(Text(f"input: {describe(recorded_input(model.params))}"))
     decision = model.params.get("decision") or {}
     if decision:
         out.print(
@@ -105,7 +109,7 @@ def _summary(outcome: TrainOutcome) -> None:
 
 def _check_options(kind: str, text: str, base: Path | None, objective: str) -> None:
     if kind not in KINDS:
-        fail(f"--kind must be one of {', '.join(KINDS)}, not {kind!r}", EXIT_USAGE)
+        fail(f"--kind must be one of {', '.join((*KINDS, ENSEMBLE))}, not {kind!r}", EXIT_USAGE)
     if text not in INPUT_CHOICES:
         fail(f"--input must be one of {', '.join(INPUT_CHOICES)}, not {text!r}", EXIT_USAGE)
     try:
@@ -134,7 +138,7 @@ def train(
         ),
     ] = None,
     kind: Annotated[
-        str, typer.Option("--kind", help="student, tfidf-lr or tfidf-svm.")
+        str, typer.Option("--kind", help="student, tfidf-lr, tfidf-svm or ensemble.")
     ] = "student",
     base: Annotated[
         Path | None,
@@ -209,12 +213,48 @@ def train(
     rule: Annotated[
         str, typer.Option("--rule", help="How votes settle: majority or unanimous.")
     ] = "majority",
+    members: Annotated[
+        str | None,
+        typer.Option(
+            "--members",
+            help="Ensemble members, comma-separated (default: keyword@1, heuristics@1 and the"
+            " current or latest tfidf-lr and student).",
+        ),
+    ] = None,
+    combiner: Annotated[
+        str,
+        typer.Option(
+            "--combiner", help="Ensemble: auto (chosen on --dev by CV) or vote (label model)."
+        ),
+    ] = "auto",
+    weak: Annotated[
+        str | None,
+        typer.Option(
+            "--weak", help="Also learn a labeler's predictions on unvoted commits, e.g. ensemble@1."
+        ),
+    ] = None,
+    weak_weight: Annotated[
+        float, typer.Option("--weak-weight", min=0, max=1, help="Weight of a weak example.")
+    ] = 0.3,
+    weak_min_confidence: Annotated[
+        float,
+        typer.Option(
+            "--weak-min-confidence", min=0, max=1, help="Keep weak labels scored >= this."
+        ),
+    ] = 0.8,
+    weak_limit: Annotated[
+        int | None, typer.Option("--weak-limit", min=1, help="At most N weak examples.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Train a labeler; at least one source: --from teacher:MODEL and/or --votes SET.
-    Without --dev, a student holds out 15% of its examples for early stopping and the
-    decision threshold (TF-IDF: out-of-fold scores)."""
+    """Train a labeler from --from teacher:MODEL, --votes SET and/or --weak LABELER; or,
+    with --kind ensemble, combine labelers into ensemble@N. Without --dev, a student holds
+    out 15% of its examples for early stopping and the decision threshold (TF-IDF:
+    out-of-fold scores)."""
+    if kind == ENSEMBLE:
+        _train_ensemble(members, combiner, dev, eval_set, rule, seed, as_json, db)
+        return
     _check_options(kind, text, base, objective)
     config = TrainConfig(
         base=str(base.resolve()) if base else None,
@@ -241,7 +281,29 @@ def train(
         rule=rule,
         exclude_overlap=exclude_overlap,
         config=config,
+        weak=weak,
+        weak_weight=weak_weight,
+        weak_min_confidence=weak_min_confidence,
+        weak_limit=weak_limit,
     )
+    outcome = _run(request, db)
+    if outcome.model is None:
+        fail("training was cancelled; nothing was registered")
+    if as_json:
+        print_json(
+            {
+                "model": outcome.model.name,
+                "path": outcome.model.path,
+                "counts": outcome.counts,
+                "metrics": outcome.metrics,
+            }
+        )
+    else:
+        _summary(outcome)
+
+
+def _run(request: TrainRequest, db: Path | None) -> TrainOutcome:
+    """Run one training with a progress bar; refusals and errors end the command."""
     cancel = threading.Event()
     with open_db(db) as store:
         try:
@@ -259,16 +321,56 @@ def train(
             cancel.set()
             err.print("[yellow]interrupted[/]: nothing was registered")
             raise typer.Exit(130) from None
-    if outcome.model is None:
-        fail("training was cancelled; nothing was registered")
+    return outcome
+
+
+def _train_ensemble(
+    members: str | None,
+    combiner: str,
+    dev: str | None,
+    eval_set: str | None,
+    rule: str,
+    seed: int,
+    as_json: bool,
+    db: Path | None,
+) -> None:
+    names = tuple(m.strip() for m in (members or "").split(",") if m.strip())
+    request = EnsembleRequest(names, combiner, dev, eval_set, rule, seed)
+    notes: list[str] = []
+    with open_db(db) as store:
+        try:
+            outcome = train_ensemble(store, request, notes.append)
+        except TrainingRefused as exc:
+            fail(str(exc))
+        except (OSError, ValueError) as exc:
+            fail(f"training failed: {type(exc).__name__}: {exc}")
+    assert outcome.model is not None
     if as_json:
         print_json(
             {
                 "model": outcome.model.name,
                 "path": outcome.model.path,
-                "counts": outcome.counts,
+                "params": outcome.model.params,
                 "metrics": outcome.metrics,
+                "notes": notes,
             }
         )
-    else:
-        _summary(outcome)
+        return
+    for line in notes:
+        out.print(Text(line))
+    combined = outcome.metrics.get("combiner", {})
+    cv = combined.get("cv_f1") or {}
+    if cv:
+        rows = [
+            (name, number(f1), "chosen" if name == combined.get("chosen") else "")
+            for name, f1 in cv.items()
+        ]
+        out.print(
+            table(
+                "combiner candidates (cross-validated F1 on dev)",
+                ("candidate", "CV F1(perf)", ""),
+                rows,
+            )
+        )
+    out.print(Text(f"members: {', '.join(outcome.model.params['members'])}"))
+    _summary(outcome)

@@ -6,7 +6,7 @@ import threading
 from collections import Counter
 from collections.abc import Sequence
 
-from engines.labelers.base import Labeler
+from engines.labelers.base import Labeler, run_labeler
 from engines.labelers.registry import LabelerSpec, build_labeler
 from store.records import CommitRow, PredictionRow
 
@@ -20,7 +20,7 @@ def label_rows(rows: Sequence[CommitRow], labelers: Sequence[Labeler]) -> None:
     if not rows:
         return
     for labeler in labelers:
-        predictions = labeler.predict([getattr(row, labeler.input_field) for row in rows])
+        predictions = run_labeler(labeler, lambda f: [getattr(row, f) for row in rows])
         for row, p in zip(rows, predictions, strict=True):
             row.predictions.append(PredictionRow(labeler.name, p.label, p.score, p.details))
 

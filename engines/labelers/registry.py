@@ -1,5 +1,6 @@
 """Labelers by name: ``keyword@1``, ``heuristics@1``, ``student@N``, ``tfidf-lr@N``,
-``tfidf-svm@N``. Every trained family also takes ``@latest`` (its newest version) and
+``tfidf-svm@N``, ``ensemble@N`` (its members resolved to concrete versions when the
+ensemble is resolved). Every trained family also takes ``@latest`` (its newest version) and
 ``@current`` (its last promoted version, set with ``curator models promote``).
 
 Trained models are looked up in the ``models`` table; rule labelers are built in code.
@@ -20,7 +21,7 @@ from engines.labelers.base import Labeler
 from store import Store
 from store.models import ModelRow, current_model, get_model, latest_model, list_models
 
-TRAINED_FAMILIES = ("student", "tfidf-lr", "tfidf-svm")
+TRAINED_FAMILIES = ("student", "tfidf-lr", "tfidf-svm", "ensemble")
 
 
 class LabelerError(ValueError):
@@ -108,6 +109,7 @@ class LabelerSpec:
     quantized: bool = False
     bf16: bool = False
     openvino: bool = False
+    members: tuple[LabelerSpec, ...] = ()
 
 
 def resolve_labeler(
@@ -130,6 +132,9 @@ def resolve_labeler(
         built = RULE_LABELERS[family](version).name
         return LabelerSpec(built, family, built.rpartition("@")[2])
     row = resolve_model(store, name)
+    members: tuple[LabelerSpec, ...] = ()
+    if family == "ensemble":
+        members = _ensemble_members(store, row, batch_size, quantized, bf16, openvino)
     return LabelerSpec(
         row.name,
         family,
@@ -139,7 +144,23 @@ def resolve_labeler(
         quantized=quantized,
         bf16=bf16,
         openvino=openvino,
+        members=members,
     )
+
+
+def _ensemble_members(store: Store, row: ModelRow, *options: Any) -> tuple[LabelerSpec, ...]:
+    """The specs of an ensemble's members, by the concrete names it recorded."""
+    from engines.labelers.ensemble import read_spec
+
+    assert row.path is not None
+    try:
+        names = [m["name"] for m in read_spec(row.path)["members"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise LabelerError(f"{row.name}: unreadable ensemble ({exc})") from None
+    try:
+        return tuple(resolve_labeler(store, n, *options) for n in names)
+    except LabelerError as exc:
+        raise LabelerError(f"{row.name}: member {exc}") from None
 
 
 def build_labeler(spec: LabelerSpec, **options: Any) -> Labeler:
@@ -148,6 +169,10 @@ def build_labeler(spec: LabelerSpec, **options: Any) -> Labeler:
         return RULE_LABELERS[spec.family](spec.version, **options)
     if not spec.path or not Path(spec.path).is_dir():
         raise LabelerError(f"{spec.name}: its directory {spec.path!r} is missing")
+    if spec.family == "ensemble":
+        from engines.labelers.ensemble import EnsembleLabeler
+
+        return EnsembleLabeler(spec.path, spec.name, [build_labeler(m) for m in spec.members])
     if spec.family == "student":
         from engines.labelers.student.infer import StudentLabeler
 

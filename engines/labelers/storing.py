@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engines.labelers.base import Labeler
+from engines.labelers.base import Labeler, Prediction, input_fields, run_labeler
 from store import Store
 from store.predictions import add_predictions, predicted_item_ids
 from store.records import PredictionRow
@@ -34,15 +34,23 @@ def label_and_store(
     missing = 0
     for start in range(0, len(todo), batch):
         chunk = todo[start : start + batch]
-        texts = commit_texts(store, chunk, labeler.input_field)
-        ids = [i for i in chunk if i in texts]
-        missing += len(chunk) - len(ids)
-        predictions = labeler.predict([texts[i] for i in ids])
+        found = predict_stored(store, labeler, chunk)
+        missing += len(chunk) - len(found)
         stored += add_predictions(
             store,
-            [
-                (i, PredictionRow(labeler.name, p.label, p.score, p.details))
-                for i, p in zip(ids, predictions, strict=True)
-            ],
+            [(i, PredictionRow(labeler.name, p.label, p.score, p.details)) for i, p in found],
         )
     return StoredRun(labeler.name, stored, len(done), missing)
+
+
+def predict_stored(
+    store: Store, labeler: Labeler, item_ids: Sequence[int]
+) -> list[tuple[int, Prediction]]:
+    """``labeler``'s predictions on the stored commits among ``item_ids`` (in that order),
+    each fed every text field the labeler reads; other items are left out."""
+    texts = {f: commit_texts(store, item_ids, f) for f in input_fields(labeler)}
+    present = [i for i in item_ids if all(i in found for found in texts.values())]
+    if not present:
+        return []
+    predictions = run_labeler(labeler, lambda f: [texts[f][i] for i in present])
+    return list(zip(present, predictions, strict=True))

@@ -82,23 +82,37 @@ def positive_scores(model: Any, texts: Sequence[str]) -> list[float]:
 
 
 def with_alternates(
-    texts: Sequence[str], labels: Sequence[int], alternates: Sequence[str | None] | None
-) -> tuple[list[str], list[int]]:
+    texts: Sequence[str],
+    labels: Sequence[int],
+    alternates: Sequence[str | None] | None,
+    weights: Sequence[float] | None = None,
+) -> tuple[list[str], list[int], list[float] | None]:
     """The training texts plus, for each example with an alternate text (its message
-    alone, for one that has a diff), a second copy under the same label."""
+    alone, for one that has a diff), a second copy under the same label and weight."""
     out_texts, out_labels = list(texts), list(labels)
-    for alt, y in zip(alternates or (), labels, strict=False):
+    out_weights = list(weights) if weights is not None else None
+    for i, (alt, y) in enumerate(zip(alternates or (), labels, strict=False)):
         if alt is not None:
             out_texts.append(alt)
             out_labels.append(y)
-    return out_texts, out_labels
+            if out_weights is not None and weights is not None:
+                out_weights.append(weights[i])
+    return out_texts, out_labels, out_weights
 
 
-def fit(kind: str, texts: Sequence[str], labels: Sequence[int], seed: int = 0) -> Any:
+def fit(
+    kind: str,
+    texts: Sequence[str],
+    labels: Sequence[int],
+    seed: int = 0,
+    sample_weight: Sequence[float] | None = None,
+) -> Any:
+    """Fit a pipeline; ``sample_weight`` (one per text) scales each example's loss."""
     if len(set(labels)) < 2:
         raise ValueError("TF-IDF training needs examples of both classes")
     model = build_pipeline(kind, seed)
-    model.fit([_text(t) for t in texts], list(labels))
+    extra = {} if sample_weight is None else {"clf__sample_weight": list(sample_weight)}
+    model.fit([_text(t) for t in texts], list(labels), **extra)
     return model
 
 
@@ -133,7 +147,7 @@ def out_of_fold(
             for i in test_idx:
                 scores[i] = float(majority)
             continue
-        fold_texts, fold_labels = with_alternates(
+        fold_texts, fold_labels, _ = with_alternates(
             [texts[i] for i in train_idx],
             fold_labels,
             [alternates[i] for i in train_idx] if alternates is not None else None,

@@ -89,11 +89,26 @@ def fit_label_model(
     is assumed no worse than chance for the class it votes for."""
     rows = [fired(t, functions) for t in texts]
     votes = {f.name: f.vote for f in functions}
-    model = LabelModel(version, prior, {f.name: 0.7 for f in functions}, votes)
+    return fit_vote_rows(rows, votes, version, iterations, tolerance, prior)
+
+
+def fit_vote_rows(
+    rows: Sequence[Iterable[str]],
+    votes: dict[str, str],
+    version: int = 1,
+    iterations: int = 100,
+    tolerance: float = 1e-6,
+    prior: float = 0.5,
+) -> LabelModel:
+    """:func:`fit_label_model` on precomputed votes: ``rows`` holds, per item, the names
+    of the functions that fired; ``votes`` maps every function to the class it votes for
+    (the ensemble's members vote through here)."""
+    fired_sets = [set(r) for r in rows]
+    model = LabelModel(version, prior, dict.fromkeys(votes, 0.7), votes)
     for _ in range(iterations):
         right = dict.fromkeys(votes, 0.0)
         seen = dict.fromkeys(votes, 0)
-        for row in rows:
+        for row in fired_sets:
             for name in row:
                 # Judged by the other functions' votes only, so a frequent function
                 # cannot confirm itself.

@@ -21,7 +21,8 @@ LABELS: tuple[str, str] = (NON_PERF, PERF)
 
 @dataclass(frozen=True)
 class Example:
-    """One text to learn from: ``label`` is 0 or 1; ``target`` is P(positive) in 0..1.
+    """One text to learn from: ``label`` is 0 or 1; ``target`` is P(positive) in 0..1;
+    ``weight`` scales its share of the loss (human votes 1, weak labels less).
 
     ``message`` is the same commit's text without its diff, set only when ``text`` is
     message || diff and the diff is not empty: diff dropout shows it instead of ``text``
@@ -34,6 +35,7 @@ class Example:
     item_id: int | None = None
     origin: str = "human"
     message: str | None = None
+    weight: float = 1.0
 
 
 def hard_example(

@@ -126,6 +126,30 @@ def soft_cross_entropy(logits: Any, positive: Any) -> Any:
     return -(positive * log_probs[:, 1] + (1.0 - positive) * log_probs[:, 0]).mean()
 
 
+def weighted_soft_cross_entropy(logits: Any, positive: Any, weights: Any) -> Any:
+    """The weighted mean of the per-example soft cross-entropy (weights sum > 0)."""
+    import torch
+
+    log_probs = torch.log_softmax(logits.float(), dim=-1)
+    per_example = -(positive * log_probs[:, 1] + (1.0 - positive) * log_probs[:, 0])
+    return (weights * per_example).sum() / weights.sum().clamp_min(1e-12)
+
+
+def batch_loss(
+    logits: Any, examples: Sequence[Example], batch: Sequence[int], soft: bool, device: Any
+) -> Any:
+    """A batch's loss: the plain mean when every example weighs 1, else weighted."""
+    import torch
+
+    targets = _targets(examples, batch, soft).to(device)
+    weights = [examples[i].weight for i in batch]
+    if all(w == 1.0 for w in weights):
+        return soft_cross_entropy(logits, targets)
+    return weighted_soft_cross_entropy(
+        logits, targets, torch.tensor(weights, dtype=torch.float32, device=device)
+    )
+
+
 def _dev_f1(model: Any, tokenizer: Any, dev: Sequence[Example], config: TrainConfig, device: Any):
     probs = positive_probabilities(
         model, tokenizer, [e.text for e in dev], config.max_length, 64, device
@@ -222,7 +246,7 @@ def train_student(
                 break
             inputs = pad_batch([ids[i] for i in batch], pad_id, device)
             logits = model(**inputs).logits
-            loss = soft_cross_entropy(logits, _targets(train, batch, config.soft).to(device))
+            loss = batch_loss(logits, train, batch, config.soft, device)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
