@@ -35,6 +35,7 @@ from annotation.training_data import (
     repository_overlap,
     teacher_items,
 )
+from curator.warm_start import held_out_sources, prepare_warm_start, stage_learning_curve
 from engines.labelers import tfidf
 from engines.labelers.base import Labeler
 from engines.labelers.student import FAMILY as STUDENT
@@ -75,6 +76,12 @@ class TrainRequest:
     rule: str = "majority"
     exclude_overlap: bool = False
     config: TrainConfig = field(default_factory=TrainConfig)
+    from_model: str | None = None
+    """Warm start: a registered student (``student@N``, ``@latest``, ``@current``)."""
+    replay: float = 0.5
+    """With a warm start, mix in this many old examples per new one (its replay sample)."""
+    learning_curve: dict[str, Any] | None = None
+    """A learning curve measured before this run, recorded with the model."""
 
 
 @dataclass
@@ -85,6 +92,7 @@ class TrainOutcome:
     counts: dict[str, Any]
     metrics: dict[str, Any]
     cancelled: bool = False
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -215,6 +223,7 @@ def run_training(
         counts["without_text"] = missing
     if not examples:
         raise TrainingRefused("none of the training items is a commit with text")
+    config, examples, notes = _warm_start(store, request, examples, counts)
     root = models_dir(store)
     root.mkdir(parents=True, exist_ok=True)
     staging = root / f".staging-{uuid.uuid4().hex[:12]}"
@@ -230,7 +239,7 @@ def run_training(
             )
             result = train_student(config, examples, dev_examples, staging, progress, cancel)
             if result.cancelled:
-                return TrainOutcome(None, counts, {}, cancelled=True)
+                return TrainOutcome(None, counts, {}, cancelled=True, notes=notes)
             labeler: Labeler = StudentLabeler(staging, "staged", batch_size=64)
             training: dict[str, Any] = {
                 "epochs_run": result.epochs_run,
@@ -266,14 +275,38 @@ def run_training(
             "counts": counts,
             "config": asdict(config),
         }
+        if request.from_model:
+            params["warm_start"] = counts["replay"]["from"]
+        if request.learning_curve is not None:
+            params["learning_curve"] = request.learning_curve
+            stage_learning_curve(staging, request.learning_curve)
         base = config.resolved_base() if request.kind == STUDENT else "tfidf"
         model = register_model(store, request.kind, base, params, metrics, staging)
         if oof is not None:
             _store_out_of_fold(store, model.name, examples, oof)
-        return TrainOutcome(model, counts, metrics)
+        return TrainOutcome(model, counts, metrics, notes=notes)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _warm_start(
+    store: Store, request: TrainRequest, examples: list[Example], counts: dict[str, Any]
+) -> tuple[TrainConfig, list[Example], list[str]]:
+    """The config and examples to train on: unchanged, or warm-started with replay."""
+    if not request.from_model:
+        return request.config, examples, []
+    if request.kind != STUDENT:
+        raise TrainingRefused(f"--from-model warm-starts students only, not {request.kind}")
+    try:
+        banned = held_out_sources(store, (request.dev_set, request.eval_set))
+        warm = prepare_warm_start(
+            store, request.from_model, request.replay, request.config, examples, banned
+        )
+    except ValueError as exc:
+        raise TrainingRefused(str(exc)) from exc
+    counts["replay"] = {"from": warm.model, **warm.counts}
+    return warm.config, warm.examples, [warm.note] if warm.note else []
 
 
 def perf_f1(scores: object) -> float | None:
