@@ -4,7 +4,7 @@ ask of the service."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
+from functools import cached_property
 
 from annotation.adjudication import decisions_for_set, summary
 from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
@@ -52,9 +52,10 @@ class QueueState:
 class QueueService(ServiceBase):
     """Sets, queues, items and votes for one annotator."""
 
-    def __init__(self, db_path: Path, annotator: str) -> None:
-        super().__init__(db_path, annotator)
-        self._overviews: dict[int, tuple[tuple[int, int], SetOverview]] = {}
+    @cached_property
+    def _overviews(self) -> dict[int, tuple[tuple[int, int], SetOverview]]:
+        """Each set's overview, kept with the change mark it was computed at."""
+        return {}
 
     # Sets -----------------------------------------------------------------------------
 
