@@ -37,6 +37,7 @@ from annotation.training_data import (
     teacher_items,
     weak_items,
 )
+from curator.warm_start import held_out_sources, prepare_warm_start, stage_learning_curve
 from engines.labelers import tfidf
 from engines.labelers.base import Labeler
 from engines.labelers.calibration import decide, parse_objective
@@ -86,6 +87,12 @@ class TrainRequest:
     weak_weight: float = 0.3
     weak_min_confidence: float = 0.8
     weak_limit: int | None = None
+    from_model: str | None = None
+    """Warm start: a registered student (``student@N``, ``@latest``, ``@current``)."""
+    replay: float = 0.5
+    """With a warm start, mix in this many old examples per new one (its replay sample)."""
+    learning_curve: dict[str, Any] | None = None
+    """A learning curve measured before this run, recorded with the model."""
 
 
 @dataclass
@@ -96,6 +103,7 @@ class TrainOutcome:
     counts: dict[str, Any]
     metrics: dict[str, Any]
     cancelled: bool = False
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -310,6 +318,7 @@ def run_training(
         counts["held_out"] = {"fraction": config.holdout, **_label_counts(holdout)}
         counts["train"] = _label_counts(examples)
         counts["train_total"] = len(examples)
+    config, examples, notes = _warm_start(store, request, config, examples, counts)
     root = models_dir(store)
     root.mkdir(parents=True, exist_ok=True)
     staging = root / f".staging-{uuid.uuid4().hex[:12]}"
@@ -317,7 +326,7 @@ def run_training(
         if request.kind == STUDENT:
             trained = _train_student(config, examples, dev, holdout, staging, progress, cancel)
             if trained is None:
-                return TrainOutcome(None, counts, {}, cancelled=True)
+                return TrainOutcome(None, counts, {}, cancelled=True, notes=notes)
         else:
             trained = _train_tfidf(request.kind, config, examples, dev, staging)
         labeler, training, oof, decision = trained
@@ -341,11 +350,16 @@ def run_training(
             "input": data.record,
             "decision": decision,
         }
+        if request.from_model:
+            params["warm_start"] = counts["replay"]["from"]
+        if request.learning_curve is not None:
+            params["learning_curve"] = request.learning_curve
+            stage_learning_curve(staging, request.learning_curve)
         base = config.resolved_base() if request.kind == STUDENT else "tfidf"
         model = register_model(store, request.kind, base, params, metrics, staging)
         if oof is not None:
             _store_out_of_fold(store, model.name, examples, oof, decision["threshold"])
-        return TrainOutcome(model, counts, metrics)
+        return TrainOutcome(model, counts, metrics, notes=notes)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
@@ -461,6 +475,30 @@ def _oof_scores(
         if e.item_id is not None
     }
     return evaluate("oof", truth, guessed, BINARY).as_json()
+
+
+def _warm_start(
+    store: Store,
+    request: TrainRequest,
+    config: TrainConfig,
+    examples: list[Example],
+    counts: dict[str, Any],
+) -> tuple[TrainConfig, list[Example], list[str]]:
+    """The config and examples to train on: unchanged, or warm-started with replay
+    (old examples join the training part only, never the held-out slice)."""
+    if not request.from_model:
+        return config, examples, []
+    if request.kind != STUDENT:
+        raise TrainingRefused(f"--from-model warm-starts students only, not {request.kind}")
+    try:
+        banned = held_out_sources(store, (request.dev_set, request.eval_set))
+        warm = prepare_warm_start(
+            store, request.from_model, request.replay, config, examples, banned
+        )
+    except ValueError as exc:
+        raise TrainingRefused(str(exc)) from exc
+    counts["replay"] = {"from": warm.model, **warm.counts}
+    return warm.config, warm.examples, [warm.note] if warm.note else []
 
 
 def perf_f1(scores: object) -> float | None:

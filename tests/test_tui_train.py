@@ -15,7 +15,7 @@ from curator.tui.screens.prompts import ChoicePrompt, TextPrompt
 from curator.tui.screens.train import TrainScreen
 from curator.tui.train_form import SETTINGS, FormError, TrainForm
 from store import open_store
-from store.models import current_model, list_models, promotions
+from store.models import current_model, list_models, promote_model, promotions, register_model
 from tests.tui_helpers import screen_text, text_of, until
 from tests.tui_store import build, copy_of
 from tests.tui_store import curator as curator_cli
@@ -226,6 +226,51 @@ def test_form_checks_each_value_and_builds_the_request() -> None:
     request = form.request()
     assert request.vote_sets == ("more",) and request.teacher == "teacher:m"
     assert request.kind == "tfidf-lr" and request.config.layers == 3
+    with pytest.raises(FormError, match="0 or more"):
+        form.set_number("replay", "-1")
+    form.set_number("replay", "2")
+    form.choose("from_model", "student@current")
+    assert form.request().from_model is None  # a TF-IDF baseline does not warm-start
+    form.choose("kind", "student")
+    assert (form.request().from_model, form.request().replay) == ("student@current", 2.0)
     form.set_number("layers", "")
     form.choose("teacher", "none")
     assert form.request().config.layers is None and form.request().teacher is None
+
+
+CURVE = {
+    "from_model": "student@1",
+    "eval": "[red]gt-eval",  # shown literally, never as markup
+    "start": {"n": 0, "order": "start", "f1": 0.5, "precision": 0.4, "recall": 0.6},
+    "points": [
+        {"n": 50, "order": "random", "f1": 0.7, "precision": 0.65, "recall": 0.75},
+        {"n": 50, "order": "uncertainty", "f1": 0.812, "precision": 0.8, "recall": 0.825},
+    ],
+}
+
+
+async def test_a_models_learning_curve_shows_and_warm_start_defaults_to_current(
+    db: Path, tmp_path: Path
+) -> None:
+    with open_store(db) as s:
+        for params in ({}, {"learning_curve": CURVE, "warm_start": "student@1"}):
+            staged = tmp_path / f"staged-{len(params)}"
+            staged.mkdir()
+            register_model(s, "student", "base", params, {}, staged)
+        promote_model(s, "student@1", "dave")
+    app = CuratorApp(db, "dave")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_train(pilot, app)
+        assert value_shown(screen, "from_model") == "student@current"
+        assert screen.form.request().from_model == "student@current"
+        await until(pilot, lambda: "learning curve of" in text_of_models(screen), "curve")
+        shown = text_of_models(screen)
+        assert "learning curve of student@2 (from student@1, on [red]gt-eval)" in shown
+        assert "uncertainty" in shown and "0.812" in shown and "random" in shown
+        await edit(pilot, screen, "from_model")  # the choices: none, @current, versions
+        prompt = app.screen
+        assert isinstance(prompt, ChoicePrompt)
+        assert prompt.choices == ["none", "student@current", "student@2", "student@1"]
+        await pilot.press(*"none", "enter")
+        await back_on(pilot, screen)
+        assert screen.form.from_model is None and value_shown(screen, "from_model") == "none"

@@ -19,8 +19,10 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from curator.adaptation import CurveRequest
 from curator.cli_context import open_db
 from curator.commands.options import DbOption
+from curator.commands.train_curve import parse_orders, parse_sizes, run_curve, warn_notes
 from curator.console import err, out
 from curator.ensemble_training import EnsembleRequest, train_ensemble
 from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table
@@ -105,6 +107,32 @@ def _summary(outcome: TrainOutcome) -> None:
                 f" details: curator models show {model.name}"
             )
         )
+    replay = counts.get("replay")
+    if replay:
+        out.print(Text(f"warm start from {replay['from']}: {replay['mixed']} replayed examples"))
+
+
+def _train_with_bar(db: Path | None, request: TrainRequest) -> TrainOutcome:
+    cancel = threading.Event()
+    with open_db(db) as store:
+        try:
+            reporter = _BarReporter()
+            try:
+                outcome = run_training(store, request, reporter, cancel)
+            finally:
+                if reporter.task is not None:
+                    reporter.progress.stop()
+        except TrainingRefused as exc:
+            fail(str(exc))
+        except (OSError, ValueError) as exc:  # an unreadable base model, a full disk...
+            fail(f"training failed: {type(exc).__name__}: {exc}")
+        except KeyboardInterrupt:
+            cancel.set()
+            err.print("[yellow]interrupted[/]: nothing was registered")
+            raise typer.Exit(130) from None
+    if outcome.model is None:
+        fail("training was cancelled; nothing was registered")
+    return outcome
 
 
 def _check_options(kind: str, text: str, base: Path | None, objective: str) -> None:
@@ -245,6 +273,37 @@ def train(
     weak_limit: Annotated[
         int | None, typer.Option("--weak-limit", min=1, help="At most N weak examples.")
     ] = None,
+    from_model: Annotated[
+        str | None,
+        typer.Option(
+            "--from-model",
+            help="Warm-start from a registered student (student@N, @latest, @current)"
+            " instead of the packaged base.",
+        ),
+    ] = None,
+    replay: Annotated[
+        float,
+        typer.Option(
+            "--replay",
+            min=0.0,
+            help="With --from-model: old examples (its replay sample) mixed in per new one.",
+        ),
+    ] = 0.5,
+    curve: Annotated[
+        str | None,
+        typer.Option(
+            "--curve",
+            help="Learning curve: warm-started runs on the first N of the --votes, e.g."
+            " 50,100,200,400, scored on --eval; then the full run is registered.",
+        ),
+    ] = None,
+    order: Annotated[
+        str,
+        typer.Option("--order", help="Curve order of the votes: random, uncertainty or both."),
+    ] = "both",
+    curve_only: Annotated[
+        bool, typer.Option("--curve-only", help="Measure the curve; register nothing.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
     db: DbOption = None,
 ) -> None:
@@ -285,10 +344,16 @@ def train(
         weak_weight=weak_weight,
         weak_min_confidence=weak_min_confidence,
         weak_limit=weak_limit,
+        from_model=from_model,
+        replay=replay,
     )
-    outcome = _run(request, db)
-    if outcome.model is None:
-        fail("training was cancelled; nothing was registered")
+    if curve is not None:
+        sizes, orders = parse_sizes(curve), parse_orders(order)
+        run_curve(db, CurveRequest(request, sizes, orders, curve_only), as_json)
+        return
+    outcome = _train_with_bar(db, request)
+    warn_notes(outcome.notes)
+    assert outcome.model is not None
     if as_json:
         print_json(
             {
@@ -300,28 +365,6 @@ def train(
         )
     else:
         _summary(outcome)
-
-
-def _run(request: TrainRequest, db: Path | None) -> TrainOutcome:
-    """Run one training with a progress bar; refusals and errors end the command."""
-    cancel = threading.Event()
-    with open_db(db) as store:
-        try:
-            reporter = _BarReporter()
-            try:
-                outcome = run_training(store, request, reporter, cancel)
-            finally:
-                if reporter.task is not None:
-                    reporter.progress.stop()
-        except TrainingRefused as exc:
-            fail(str(exc))
-        except (OSError, ValueError) as exc:  # an unreadable base model, a full disk...
-            fail(f"training failed: {type(exc).__name__}: {exc}")
-        except KeyboardInterrupt:
-            cancel.set()
-            err.print("[yellow]interrupted[/]: nothing was registered")
-            raise typer.Exit(130) from None
-    return outcome
 
 
 def _train_ensemble(

@@ -40,6 +40,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_length", "max length", "number", "tokens the student reads per item"),
     Setting("layers", "layers", "number", "keep N encoder layers (empty: all)"),
     Setting("base", "base model", "text", "local Hugging Face directory (empty: packaged)"),
+    Setting("from_model", "warm start from", "choice", "a registered student (none: the base)"),
+    Setting("replay", "replay", "number", "warm start: old examples mixed in per new one"),
     Setting("soft", "soft labels", "toggle", "learn the teacher's confidence too"),
     Setting("exclude_overlap", "drop overlap", "toggle", "drop training items from dev/eval repos"),
 )
@@ -61,6 +63,8 @@ class TrainForm:
     max_length: int = DEFAULT_MAX_LENGTH
     layers: int | None = None
     base: str | None = None
+    from_model: str | None = None
+    replay: float = 0.5
     soft: bool = False
     exclude_overlap: bool = False
 
@@ -83,13 +87,15 @@ class TrainForm:
             self.layers = None
             return
         try:
-            value: float = float(text) if key in ("tau", "lr") else int(text)
+            value: float = float(text) if key in ("tau", "lr", "replay") else int(text)
         except ValueError:
             raise FormError(f"{text!r} is not a number") from None
         if key == "tau" and not 0 <= value <= 100:
             raise FormError("tau is a confidence from 0 to 100")
         if key == "lr" and not 0 < value < 1:
             raise FormError("the learning rate must be above 0 and below 1")
+        if key == "replay" and value < 0:
+            raise FormError("replay is a ratio of 0 or more (0.5: one old example per two new)")
         if key in ("epochs", "batch", "layers") and value < 1:
             raise FormError(f"{key} must be at least 1")
         if key == "max_length" and value < 8:
@@ -140,13 +146,19 @@ class TrainForm:
             eval_set=self.eval,
             exclude_overlap=self.exclude_overlap,
             config=config,
+            from_model=self.from_model if self.kind == "student" else None,
+            replay=self.replay,
         )
 
 
-def initial_form(teachers: list[str], set_names: list[str]) -> TrainForm:
-    """Sensible first values: the teacher with the most answers, and sets named like the
-    docs' dev and eval sets when they exist."""
+def initial_form(
+    teachers: list[str], set_names: list[str], current_student: str | None = None
+) -> TrainForm:
+    """Sensible first values: the teacher with the most answers, sets named like the
+    docs' dev and eval sets when they exist, a warm start from the current student when
+    one has been promoted."""
     form = TrainForm()
+    form.from_model = "student@current" if current_student else None
     form.teacher = teachers[0] if teachers else None
     form.dev = next((n for n in set_names if n in ("gt-dev", "dev")), None)
     form.eval = next((n for n in set_names if n in ("gt-eval", "eval")), None)

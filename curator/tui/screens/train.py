@@ -30,7 +30,7 @@ from curator.training import KINDS, TrainingRefused, perf_f1, train_total
 from curator.tui import STYLES
 from curator.tui.screens.base import CuratorScreen
 from curator.tui.screens.prompts import ChoicePrompt, TextPrompt
-from curator.tui.service import Comparison
+from curator.tui.service import Comparison, LearningCurve
 from curator.tui.train_form import NONE, SETTINGS, FormError, Setting, TrainForm, initial_form
 from engines.labelers.student import TrainProgress
 from store.models import ModelRow
@@ -39,6 +39,29 @@ from store.sets import SetRow
 
 def scores_row(name: str, scores: dict[str, Any] | None) -> tuple[str, ...]:
     return (name, *tables.perf_scores(scores))
+
+
+def curve_table(curve: LearningCurve) -> Table:
+    """F1, precision and recall on the eval set per number of new votes and order."""
+    title = Text(f"learning curve of {curve.model} (from {curve.from_model}, on ")
+    title.append(curve.eval_set)
+    title.append(")")
+    table = Table(box=None, padding=(0, 1))
+    for column in ("n", "order", "F1(perf)", "P(perf)", "R(perf)"):
+        table.add_column(column, justify="left" if column == "order" else "right")
+    for p in curve.points:
+        table.add_row(
+            str(p.n),
+            Text(p.order),
+            render.number(p.f1, 3),
+            render.number(p.precision, 3),
+            render.number(p.recall, 3),
+        )
+    grid = Table.grid()
+    title.stylize("italic")
+    grid.add_row(title)
+    grid.add_row(table)
+    return grid
 
 
 def comparison_table(c: Comparison) -> Table:
@@ -76,6 +99,7 @@ class TrainScreen(CuratorScreen):
         super().__init__()
         self.form = TrainForm()
         self.teachers: list[str] = []
+        self.warm_starts: list[str] = []
         self.sets: list[SetRow] = []
         self.cancel: threading.Event | None = None
         self.trained: ModelRow | None = None
@@ -111,13 +135,15 @@ class TrainScreen(CuratorScreen):
         service = self.curation
         teachers = service.teachers()
         sets = [s for s in service.sets() if s.kind == "commit"]
-        self.app.call_from_thread(self._choices_loaded, teachers, sets)
+        warm = service.warm_starts()
+        self.app.call_from_thread(self._choices_loaded, teachers, sets, warm)
         self.load_models()
 
-    def _choices_loaded(self, teachers: list[str], sets: list[SetRow]) -> None:
-        self.teachers, self.sets = teachers, sets
+    def _choices_loaded(self, teachers: list[str], sets: list[SetRow], warm: list[str]) -> None:
+        self.teachers, self.sets, self.warm_starts = teachers, sets, warm
         if not self.loaded:
-            self.form = initial_form(teachers, [s.name for s in sets])
+            current = "student@current" if "student@current" in warm else None
+            self.form = initial_form(teachers, [s.name for s in sets], current)
             self.loaded = True
         self._show_form()
         self._set_status(
@@ -130,9 +156,16 @@ class TrainScreen(CuratorScreen):
         family = self.form.kind
         service = self.curation
         models, current = service.models(family), service.current_model(family)
-        self.app.call_from_thread(self._show_models, family, models, current)
+        curve = service.learning_curve(family)
+        self.app.call_from_thread(self._show_models, family, models, current, curve)
 
-    def _show_models(self, family: str, models: list[ModelRow], current: ModelRow | None) -> None:
+    def _show_models(
+        self,
+        family: str,
+        models: list[ModelRow],
+        current: ModelRow | None,
+        curve: LearningCurve | None = None,
+    ) -> None:
         box = self.query_one("#models", Static)
         if not models:
             box.update(Text(f"no {family} registered yet", style="dim"))
@@ -151,7 +184,14 @@ class TrainScreen(CuratorScreen):
                 number(perf_f1(m.metrics.get("eval")), 3),
                 Text("current", style="bold") if current and current.name == m.name else "",
             )
-        box.update(table)
+        if curve is None:
+            box.update(table)
+            return
+        grid = Table.grid()
+        grid.add_row(table)
+        grid.add_row(Text(""))
+        grid.add_row(curve_table(curve))
+        box.update(grid)
 
     # The form -----------------------------------------------------------------------
 
@@ -189,6 +229,8 @@ class TrainScreen(CuratorScreen):
                 choices = list(KINDS)
             elif setting.key == "teacher":
                 choices = [NONE, *self.teachers]
+            elif setting.key == "from_model":
+                choices = [NONE, *self.warm_starts]
             else:
                 choices = [NONE, *set_names]
             self.app.push_screen(
@@ -310,6 +352,7 @@ class TrainScreen(CuratorScreen):
         self.query_one(ProgressBar).display = False
         parts: list[Any] = [comparison_table(c)]
         new_f1, old_f1 = perf_f1(c.new_scores), perf_f1(c.previous_scores)
+        parts.extend(Text(f"warning: {w}", style="yellow") for w in c.warnings)
         if c.note:
             parts.append(Text(c.note, style="dim"))
         elif new_f1 is not None and old_f1 is not None:

@@ -23,7 +23,7 @@ from curator.tui.service.queue import (
     labels_of,
 )
 from curator.tui.service.reports import ReportService
-from curator.tui.service.training import Comparison, TrainingService
+from curator.tui.service.training import Comparison, LearningCurve, TrainingService
 
 
 class CurationService(QueueService, ReportService, TrainingService, KernelService):
@@ -34,6 +34,7 @@ class CurationService(QueueService, ReportService, TrainingService, KernelServic
 __all__ = [
     "Comparison",
     "CurationService",
+    "LearningCurve",
     "QueueState",
     "SetOverview",
     "categories_of",

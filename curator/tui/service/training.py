@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from curator.adaptation import CurvePoint, curve_points
 from curator.training import (
     TrainingRefused,
     TrainOutcome,
@@ -22,10 +23,22 @@ from curator.training import (
     score_model,
 )
 from curator.tui.service.lanes import ServiceBase
+from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import TrainProgress
 from store import Store, open_store
 from store.models import ModelRow, Promotion, current_model, list_models, promote_model
 from store.teaching import teacher_names
+
+
+@dataclass(frozen=True)
+class LearningCurve:
+    """A registered model's learning curve: F1 on ``eval_set`` per number of new votes,
+    warm-started from ``from_model`` (the n=0 point)."""
+
+    model: str
+    from_model: str
+    eval_set: str
+    points: list[CurvePoint]
 
 
 @dataclass(frozen=True)
@@ -37,6 +50,8 @@ class Comparison:
     previous: ModelRow | None
     previous_scores: dict[str, Any] | None
     note: str = ""
+    warnings: tuple[str, ...] = ()
+    """What the run said on the way (e.g. a warm start without a replay sample)."""
 
 
 class TrainingService(ServiceBase):
@@ -53,6 +68,35 @@ class TrainingService(ServiceBase):
     def current_model(self, family: str) -> ModelRow | None:
         """The family's promoted version (``family@current``), if any."""
         return self._slow(lambda s: current_model(s, family))
+
+    def warm_starts(self) -> list[str]:
+        """What a student can warm-start from: ``student@current`` when one has been
+        promoted, then the registered students, newest first."""
+
+        def names(s: Store) -> list[str]:
+            current = current_model(s, STUDENT)
+            found = [m.name for m in list_models(s, STUDENT)][::-1]
+            return ([f"{STUDENT}@current"] if current is not None else []) + found
+
+        return self._slow(names)
+
+    def learning_curve(self, family: str) -> LearningCurve | None:
+        """The learning curve of the family's newest model that has one, if any."""
+
+        def newest(s: Store) -> LearningCurve | None:
+            for model in reversed(list_models(s, family)):
+                curve = model.params.get("learning_curve")
+                points = curve_points(curve)
+                if points and isinstance(curve, dict):
+                    return LearningCurve(
+                        model.name,
+                        str(curve.get("from_model", "?")),
+                        str(curve.get("eval", "?")),
+                        points,
+                    )
+            return None
+
+        return self._slow(newest)
 
     def promote(self, name: str, note: str | None = None) -> Promotion | None:
         """Make ``name`` its family's current version, promoted by this annotator; None
@@ -77,7 +121,8 @@ class TrainingService(ServiceBase):
                 return None
             if registered is not None:
                 registered(outcome.model)
-            return _compare(store, outcome, request.eval_set or request.dev_set)
+            compared = _compare(store, outcome, request.eval_set or request.dev_set)
+            return replace(compared, warnings=tuple(outcome.notes))
 
 
 def _compare(store: Store, outcome: TrainOutcome, on: str | None) -> Comparison:

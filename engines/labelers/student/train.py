@@ -35,6 +35,7 @@ from engines.labelers.student.infer import (
     tokenize,
     use_all_cores,
 )
+from engines.labelers.student.replay import write_replay
 
 
 @dataclass(frozen=True)
@@ -298,6 +299,7 @@ def train_student(
     if best_state is not None and best_epoch != epochs_run:
         model.load_state_dict(best_state)
     save_student(model, tokenizer, out_dir, config, result)
+    write_replay(out_dir, train, config.seed)  # what a warm start from this model replays
     return result
 
 

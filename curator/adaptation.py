@@ -1,0 +1,320 @@
+"""Adapting the student to a new source: the learning curve of a warm start.
+
+:func:`run_learning_curve` answers "how many votes from the new source does the student
+need?". For each size n and each order it warm-starts a model from the starting student
+on the first n settled votes of the new set (with the usual replay share), scores
+perf-class F1 on an eval set from other repositories, and throws the model away; the
+starting model itself is the n=0 point. Orders:
+
+* ``random``: a seeded shuffle of the votes;
+* ``uncertainty``: the starting model's |p - 0.5| ascending, the order in which an
+  annotation team working a ``--prefer uncertain`` queue would have labeled them.
+
+Unless ``curve_only``, the full run (all votes) is then trained through
+:func:`curator.training.run_training` and registered with the curve in its params, its
+meta and ``learning_curve.json``. Progress goes to a callback, a ``threading.Event``
+cancels (nothing is registered); the store is not touched while a model learns.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from annotation.sets import SetError, require_set
+from annotation.training_data import POSITIVE, LabeledItem, human_items, repository_overlap
+from curator.training import (
+    TrainingRefused,
+    TrainOutcome,
+    TrainRequest,
+    _examples,
+    _Held,
+    _held_out,
+    _score,
+    run_training,
+)
+from curator.warm_start import held_out_sources, resolve_start, warm_config, with_replay
+from engines.labelers.base import Labeler
+from engines.labelers.student import (
+    Example,
+    StudentLabeler,
+    TrainProgress,
+    hard_example,
+    train_student,
+)
+from store import Store
+from store.models import ModelRow, models_dir
+from store.sets import set_item_ids
+
+ORDERS = ("random", "uncertainty")
+DEFAULT_SIZES = (50, 100, 200, 400)
+
+
+@dataclass(frozen=True)
+class CurveRequest:
+    """``train`` names the starting model (``from_model``), the new votes, the eval set
+    and the knobs; the curve trains on those votes only (no teacher labels)."""
+
+    train: TrainRequest
+    sizes: tuple[int, ...] = DEFAULT_SIZES
+    orders: tuple[str, ...] = ORDERS
+    curve_only: bool = False
+
+
+@dataclass(frozen=True)
+class CurveProgress:
+    """Where the curve is: ``label`` says which run (e.g. ``n=100 random (3/8)``);
+    ``train`` is that run's own report, None while a model is being scored."""
+
+    label: str
+    run: int
+    runs: int
+    train: TrainProgress | None = None
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """Perf-class scores of one model of the curve (``n`` = 0: the starting model)."""
+
+    n: int
+    order: str
+    f1: float | None
+    precision: float | None
+    recall: float | None
+    replayed: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "order": self.order,
+            "f1": self.f1,
+            "precision": self.precision,
+            "recall": self.recall,
+            "replayed": self.replayed,
+        }
+
+
+@dataclass
+class CurveOutcome:
+    """The curve (None when cancelled) and the registered full run, if any."""
+
+    curve: dict[str, Any] | None
+    points: list[CurvePoint]
+    final: TrainOutcome | None = None
+    cancelled: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def model(self) -> ModelRow | None:
+        return self.final.model if self.final is not None else None
+
+
+CurveProgressFn = Callable[[CurveProgress], None]
+
+
+def curve_points(curve: object) -> list[CurvePoint]:
+    """The points of a stored curve (a model's ``params["learning_curve"]``), n=0 first;
+    [] when there is none or it cannot be read."""
+    if not isinstance(curve, dict) or not isinstance(curve.get("points"), list):
+        return []
+    points = []
+    for row in [curve.get("start"), *curve["points"]]:
+        if not isinstance(row, dict):
+            continue
+        try:
+            points.append(
+                CurvePoint(
+                    int(row["n"]),
+                    str(row["order"]),
+                    _num(row.get("f1")),
+                    _num(row.get("precision")),
+                    _num(row.get("recall")),
+                    int(row.get("replayed") or 0),
+                )
+            )
+        except (KeyError, TypeError, ValueError):
+            continue
+    return points
+
+
+def _num(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _point(n: int, order: str, labeler: Labeler, held: _Held, replayed: int = 0) -> CurvePoint:
+    perf = _score(labeler, held).as_json()["per_class"].get(POSITIVE, {})  # type: ignore[union-attr]
+    return CurvePoint(n, order, perf.get("f1"), perf.get("precision"), perf.get("recall"), replayed)
+
+
+def _check(request: CurveRequest) -> None:
+    train = request.train
+    if not train.from_model:
+        raise TrainingRefused("--curve needs a starting model: --from-model student@current")
+    if not train.vote_sets:
+        raise TrainingRefused("--curve needs the new source's votes: --votes SET")
+    if not train.eval_set:
+        raise TrainingRefused("--curve needs an eval set from other repositories: --eval SET")
+    if train.teacher:
+        raise TrainingRefused("--curve learns from --votes only: drop --from teacher:...")
+    if train.kind != "student":
+        raise TrainingRefused(f"--curve warm-starts students only, not {train.kind}")
+    bad = [o for o in request.orders if o not in ORDERS]
+    if bad or not request.orders:
+        raise TrainingRefused(f"--order takes random, uncertainty or both, not {bad or '-'}")
+    if not request.sizes or min(request.sizes) < 1:
+        raise TrainingRefused("--curve takes positive sizes, e.g. 50,100,200,400")
+
+
+def _new_votes(store: Store, train: TrainRequest) -> list[LabeledItem]:
+    """The settled votes of the new sets, refused when they share a repository with the
+    eval (or dev) set."""
+    try:
+        items = human_items(store, [require_set(store, n) for n in train.vote_sets], train.rule)
+        held_ids = {
+            i
+            for name in (train.eval_set, train.dev_set)
+            if name
+            for i in set_item_ids(store, require_set(store, name).id)
+        }
+    except (SetError, ValueError) as exc:
+        raise TrainingRefused(str(exc)) from exc
+    overlap = repository_overlap(store, [x.item_id for x in items], held_ids)
+    if overlap:
+        shown = ", ".join(f"{src} ({n} items)" for src, n in list(overlap.items())[:3])
+        more = f" and {len(overlap) - 3} more" if len(overlap) > 3 else ""
+        raise TrainingRefused(
+            f"the eval/dev sets share {len(overlap)} repositories with the new votes"
+            f" ({', '.join(train.vote_sets)}): {shown}{more}; a learning curve needs an eval"
+            " set from other repositories (`curator set split`)"
+        )
+    if not items:
+        raise TrainingRefused(f"no settled perf/non-perf votes in {', '.join(train.vote_sets)}")
+    return items
+
+
+def ordered(
+    order: str, examples: Sequence[Example], p_start: Sequence[float], seed: int
+) -> list[Example]:
+    """The examples in the order they would have been labeled."""
+    idx = sorted(range(len(examples)), key=lambda i: examples[i].item_id or 0)
+    if order == "random":
+        random.Random(seed).shuffle(idx)
+    else:
+        idx.sort(key=lambda i: abs(p_start[i] - 0.5))  # stable: ties by item id
+    return [examples[i] for i in idx]
+
+
+def curve_sizes(sizes: Sequence[int], available: int, notes: list[str]) -> list[int]:
+    """The sizes to train, ascending; those above the votes available become one point
+    at all of them."""
+    kept = sorted({n for n in sizes if n <= available})
+    if any(n > available for n in sizes):
+        notes.append(f"only {available} settled votes: sizes above {available} use all of them")
+        if available not in kept:
+            kept.append(available)
+    return kept
+
+
+def run_learning_curve(
+    store: Store,
+    request: CurveRequest,
+    progress: CurveProgressFn | None = None,
+    cancel: threading.Event | None = None,
+) -> CurveOutcome:
+    """Measure the learning curve, then (unless ``curve_only``) train and register the
+    full warm-started run with the curve; raises :class:`TrainingRefused` on bad input."""
+    _check(request)
+    train = request.train
+    assert train.from_model and train.eval_set
+    try:
+        start = resolve_start(store, train.from_model)
+        config = warm_config(train.config, start)
+    except ValueError as exc:
+        raise TrainingRefused(str(exc)) from exc
+    items = _new_votes(store, train)
+    field_name = config.input_field
+    try:
+        held = _held_out(store, train.eval_set, train.rule, field_name)
+        dev = _held_out(store, train.dev_set, train.rule, field_name)
+    except SetError as exc:
+        raise TrainingRefused(str(exc)) from exc
+    assert held is not None
+    examples, _ = _examples(store, items, field_name)
+    notes: list[str] = []
+    sizes = curve_sizes(request.sizes, len(examples), notes)
+    runs = len(sizes) * len(request.orders) + (0 if request.curve_only else 1)
+
+    def report(label: str, run: int, inner: TrainProgress | None = None) -> None:
+        if progress is not None:
+            progress(CurveProgress(label, run, runs, inner))
+
+    report(f"scoring {start.name}", 0)
+    assert start.path is not None
+    labeler = StudentLabeler(start.path, start.name, batch_size=64)
+    start_point = _point(0, "start", labeler, held)
+    p_start = labeler.probabilities([e.text for e in examples])
+    del labeler
+    dev_examples = (
+        [hard_example(dev.texts[i], int(dev.truth[i] == POSITIVE)) for i in sorted(dev.texts)]
+        if dev
+        else []
+    )
+    banned = held_out_sources(store, (train.eval_set, train.dev_set))
+    root = models_dir(store)
+    root.mkdir(parents=True, exist_ok=True)
+    points: list[CurvePoint] = []
+    run = 0
+    for order in request.orders:
+        queue = ordered(order, examples, p_start, config.seed)
+        for n in sizes:
+            run += 1
+            label = f"n={n} {order} ({run}/{runs})"
+            mixed, counts, note = with_replay(start, queue[:n], train.replay, config.seed, banned)
+            if note and note not in notes:
+                notes.append(note)
+            staging = root / f".curve-{uuid.uuid4().hex[:12]}"
+            try:
+                result = train_student(
+                    config,
+                    mixed,
+                    dev_examples,
+                    staging,
+                    lambda r, label=label, run=run: report(label, run, r),
+                    cancel,
+                )
+                if result.cancelled:
+                    return CurveOutcome(None, points, cancelled=True, notes=notes)
+                report(f"{label}: scoring on {held.name}", run)
+                scored = StudentLabeler(staging, "curve", batch_size=64)
+                points.append(_point(n, order, scored, held, counts["mixed"]))
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+    curve = {
+        "from_model": start.name,
+        "votes": list(train.vote_sets),
+        "eval": held.name,
+        "dev": train.dev_set,
+        "replay": train.replay,
+        "seed": config.seed,
+        "available": len(examples),
+        "start": start_point.as_json(),
+        "points": [p.as_json() for p in points],
+    }
+    if request.curve_only:
+        return CurveOutcome(curve, [start_point, *points], notes=notes)
+    final_label = f"full run: {len(examples)} votes ({runs}/{runs})"
+    final = run_training(
+        store,
+        replace(train, learning_curve=curve),
+        lambda r: report(final_label, runs, r),
+        cancel,
+    )
+    notes.extend(n for n in final.notes if n not in notes)
+    return CurveOutcome(
+        curve, [start_point, *points], final, cancelled=final.cancelled, notes=notes
+    )
