@@ -40,6 +40,8 @@ from curator.training import (
 )
 from curator.warm_start import held_out_sources, resolve_start, warm_config, with_replay
 from engines.labelers.base import Labeler
+from engines.labelers.calibration import decide
+from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import (
     Example,
     StudentLabeler,
@@ -146,9 +148,20 @@ def _num(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-def _point(n: int, order: str, labeler: Labeler, held: _Held, replayed: int = 0) -> CurvePoint:
-    perf = _score(labeler, held).as_json()["per_class"].get(POSITIVE, {})  # type: ignore[union-attr]
+def _point(
+    store: Store, n: int, order: str, labeler: Labeler, held: _Held, replayed: int = 0
+) -> CurvePoint:
+    perf = _score(store, labeler, held).as_json()["per_class"].get(POSITIVE, {})  # type: ignore[union-attr]
     return CurvePoint(n, order, perf.get("f1"), perf.get("precision"), perf.get("recall"), replayed)
+
+
+def _curve_threshold(labeler: StudentLabeler, dev: Sequence[Example], fallback: float) -> float:
+    """A curve model's decision threshold: chosen on the dev set (best F1) like a
+    registered model's, else the starting model's."""
+    if not dev:
+        return fallback
+    probs = labeler.probabilities([e.text for e in dev])
+    return float(decide(probs, [e.label for e in dev], "f1", "dev")["threshold"])
 
 
 def _check(request: CurveRequest) -> None:
@@ -237,6 +250,8 @@ def run_learning_curve(
     except ValueError as exc:
         raise TrainingRefused(str(exc)) from exc
     items = _new_votes(store, train)
+    data = _examples(store, items, config, STUDENT)
+    config = data.config
     field_name = config.input_field
     try:
         held = _held_out(store, train.eval_set, train.rule, field_name)
@@ -244,7 +259,7 @@ def run_learning_curve(
     except SetError as exc:
         raise TrainingRefused(str(exc)) from exc
     assert held is not None
-    examples, _ = _examples(store, items, field_name)
+    examples = data.examples
     notes: list[str] = []
     sizes = curve_sizes(request.sizes, len(examples), notes)
     runs = len(sizes) * len(request.orders) + (0 if request.curve_only else 1)
@@ -256,8 +271,9 @@ def run_learning_curve(
     report(f"scoring {start.name}", 0)
     assert start.path is not None
     labeler = StudentLabeler(start.path, start.name, batch_size=64)
-    start_point = _point(0, "start", labeler, held)
+    start_point = _point(store, 0, "start", labeler, held)
     p_start = labeler.probabilities([e.text for e in examples])
+    start_threshold = labeler.threshold
     del labeler
     dev_examples = (
         [hard_example(dev.texts[i], int(dev.truth[i] == POSITIVE)) for i in sorted(dev.texts)]
@@ -291,7 +307,8 @@ def run_learning_curve(
                     return CurveOutcome(None, points, cancelled=True, notes=notes)
                 report(f"{label}: scoring on {held.name}", run)
                 scored = StudentLabeler(staging, "curve", batch_size=64)
-                points.append(_point(n, order, scored, held, counts["mixed"]))
+                scored.threshold = _curve_threshold(scored, dev_examples, start_threshold)
+                points.append(_point(store, n, order, scored, held, counts["mixed"]))
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
     curve = {

@@ -387,10 +387,12 @@ def _train_student(
     progress: Callable[[TrainProgress], None] | None,
     cancel: threading.Event | None,
 ) -> _Trained | None:
-    """Fine-tune on ``examples``, stop early on the dev set (else on the held-out
-    slice) and choose the threshold there; None when cancelled."""
+    """Fine-tune on ``examples``, stop early on the dev set and choose the threshold
+    there (without one, the held-out slice chooses the threshold only: a slice of the
+    training source says little about when to stop for another); None when cancelled."""
     tuning = _dev_examples(dev) if dev else list(holdout)
-    result = train_student(config, examples, tuning, staging, progress, cancel)
+    early_stop = tuning if dev else []
+    result = train_student(config, examples, early_stop, staging, progress, cancel)
     if result.cancelled:
         return None
     labeler = StudentLabeler(staging, "staged", batch_size=64)

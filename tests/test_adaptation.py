@@ -63,7 +63,15 @@ def test_replay_file_round_trips_a_seeded_sample_atomically(tmp_path: Path) -> N
         (e.text, e.label, e.source) for e in examples
     }
     with gzip.open(tmp_path / REPLAY_FILE, "rt", encoding="utf-8") as fh:
-        assert set(json.loads(fh.readline())) == {"text", "label", "target", "origin", "source"}
+        assert set(json.loads(fh.readline())) == {
+            "text",
+            "label",
+            "target",
+            "origin",
+            "source",
+            "message",
+            "weight",
+        }
     write_replay(tmp_path, examples, seed=1, limit=4)
     assert [e.text for e in read_replay(tmp_path) or []] == [e.text for e in back]  # seeded
     assert read_replay(tmp_path / "nowhere") is None

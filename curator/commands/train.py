@@ -309,7 +309,7 @@ def train(
 ) -> None:
     """Train a labeler from --from teacher:MODEL, --votes SET and/or --weak LABELER; or,
     with --kind ensemble, combine labelers into ensemble@N. Without --dev, a student holds
-    out 15% of its examples for early stopping and the decision threshold (TF-IDF:
+    out 15% of its examples to choose the decision threshold (TF-IDF:
     out-of-fold scores)."""
     if kind == ENSEMBLE:
         _train_ensemble(members, combiner, dev, eval_set, rule, seed, as_json, db)

@@ -53,9 +53,9 @@ def curve_table(curve: LearningCurve) -> Table:
         table.add_row(
             str(p.n),
             Text(p.order),
-            render.number(p.f1, 3),
-            render.number(p.precision, 3),
-            render.number(p.recall, 3),
+            number(p.f1, 3),
+            number(p.precision, 3),
+            number(p.recall, 3),
         )
     grid = Table.grid()
     title.stylize("italic")
