@@ -176,7 +176,7 @@ def train(
     ] = None,
     epochs: Annotated[int, typer.Option("--epochs", min=1)] = 3,
     batch: Annotated[int, typer.Option("--batch", min=1, help="Training batch size.")] = 32,
-    lr: Annotated[float, typer.Option("--lr", min=0.0, help="AdamW learning rate.")] = 2e-5,
+    lr: Annotated[float, typer.Option("--lr", min=0.0, help="AdamW learning rate.")] = 5e-5,
     dev: Annotated[
         str | None, typer.Option("--dev", help="Set for early stopping (dev F1).")
     ] = None,

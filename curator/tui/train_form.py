@@ -59,7 +59,7 @@ class TrainForm:
     eval: str | None = None
     epochs: int = 3
     batch: int = 32
-    lr: float = 2e-5
+    lr: float = 5e-5
     max_length: int = DEFAULT_MAX_LENGTH
     layers: int | None = None
     base: str | None = None

@@ -6,7 +6,7 @@ Usage (from the repository root, after ``make demo``)::
     python tests/benchmarks/accuracy_cross_source.py --cross build/cross_source \\
         [--data ../shared/data/perf-commit-messages] [--work build/xs-bench] \\
         [--labelers keyword@1,heuristics@1,tfidf-lr@latest,student@latest] \\
-        [--train-args "--epochs 2"] [--json OUT]
+        [--train-args "--epochs 2"] [--curve 50,100,200] [--no-ensemble] [--json OUT]
 
 What it does, every step a ``curator`` command on a fresh database in ``--work``:
 
@@ -18,8 +18,18 @@ What it does, every step a ``curator`` command on a fresh database in ``--work``
    ``scripts/cross_source_texts.py``) into set ``xsrc`` with its votes;
 3. ``curator train --votes train`` with the defaults (plus ``--train-args``) and
    ``curator train --kind tfidf-lr --votes train``;
-4. ``curator predict`` with each trained labeler on ``test`` and ``xsrc``, then
-   ``curator eval`` on both sets; prints one table of perf-class precision, recall, F1.
+4. ``curator train --kind ensemble --dev test``: keyword, heuristics, TF-IDF and the
+   student combined by the combiner that wins cross-validation on ``test.jsonl`` (so the
+   ensemble's ``test`` row is its own dev score; its ``xsrc`` row is unseen data);
+5. ``curator predict`` with each trained labeler on ``test`` and ``xsrc``, then
+   ``curator eval`` on both sets; prints one table of perf-class precision, recall, F1;
+6. with ``--curve 50,100,200``: adaptation. The cross-source set is split by repository
+   (``--adapt-repos``: their commits are the new source's votes, set ``xs-adapt``; the
+   other repositories' commits are set ``xs-heldout``), and
+   ``curator train --curve ... --order both --from-model student@1 --votes xs-adapt
+   --eval xs-heldout`` measures F1 after 50/100/200 in-domain votes, in random and in
+   uncertainty order, then registers the full adapted run; keyword@1 and the unadapted
+   student are scored on ``xs-heldout`` beside it.
 
 Training the student on ~2,500 messages takes 5-15 minutes on two CPU cores.
 """
@@ -104,6 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--train-args", default="", help="extra flags for curator train")
     parser.add_argument("--skip-train", action="store_true", help="reuse the work folder")
+    parser.add_argument("--no-ensemble", action="store_true")
+    parser.add_argument("--curve", default="", help="learning-curve sizes, e.g. 50,100,200")
+    parser.add_argument(
+        "--adapt-repos",
+        default="numpy/numpy,fmtlib/fmt,apache/commons-lang,google/re2,networkx/networkx",
+        help="repositories whose commits are the new source's votes (the rest: held out)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="xs-bench-"))
@@ -111,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     db = work / "curator.db"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
     labelers = [x for x in args.labelers.split(",") if x]
+    if not args.no_ensemble and not any(x.startswith("ensemble") for x in labelers):
+        labelers.append("ensemble@latest")
     if not args.skip_train:
         if db.exists():
             sys.exit(f"{db} exists: use another --work folder or --skip-train")
@@ -120,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         import_set(db, "xsrc", args.cross / "items.jsonl", args.cross / "votes.jsonl")
         curator(db, "train", "--votes", "train", *shlex.split(args.train_args))
         curator(db, "train", "--kind", "tfidf-lr", "--votes", "train")
+        if not args.no_ensemble:
+            curator(db, "train", "--kind", "ensemble", "--dev", "test")
     for name in labelers:
         if name.split("@")[0] in TRAINED or name.startswith("heuristics"):
             for set_name in ("test", "xsrc"):
@@ -132,9 +153,62 @@ def main(argv: list[str] | None = None) -> int:
                 f"{row['labeler']:24} {set_name:6} {row['precision']:6.3f} "
                 f"{row['recall']:6.3f} {row['f1']:6.3f}"
             )
+    if args.curve:
+        report["curve"] = adapt(
+            db, work, args.cross, args.adapt_repos.split(","), args.curve, args.train_args
+        )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
     return 0
+
+
+def adapt(
+    db: Path, work: Path, cross: Path, repos: list[str], sizes: str, train_args: str
+) -> dict[str, Any]:
+    """Split the cross-source set by repository, measure the learning curve of a warm
+    start from student@1 on one part, scored on the other; keyword and the unadapted
+    student on the same held-out part."""
+    items = [json.loads(line) for line in (cross / "items.jsonl").open(encoding="utf-8")]
+    votes = [json.loads(line) for line in (cross / "votes.jsonl").open(encoding="utf-8")]
+    for name, keep in (("xs-adapt", True), ("xs-heldout", False)):
+        chosen = {i["id"] for i in items if (i.get("repo") in repos) == keep}
+        part_items, part_votes = work / f"{name}-items.jsonl", work / f"{name}-votes.jsonl"
+        part_items.write_text(
+            "".join(json.dumps(i) + "\n" for i in items if i["id"] in chosen), encoding="utf-8"
+        )
+        part_votes.write_text(
+            "".join(json.dumps(v) + "\n" for v in votes if v["item"] in chosen),
+            encoding="utf-8",
+        )
+        import_set(db, name, part_items, part_votes)
+    curve = json.loads(
+        curator(
+            db,
+            "train",
+            "--curve",
+            sizes,
+            "--order",
+            "both",
+            "--from-model",
+            "student@1",
+            "--votes",
+            "xs-adapt",
+            "--eval",
+            "xs-heldout",
+            "--json",
+        )
+    )
+    adapted = curve.get("model") or curve.get("final", {}).get("model") or "student@latest"
+    for name in ("student@1", adapted):
+        curator(db, "predict", "xs-heldout", "--labeler", name)
+    beside = evaluate(db, "xs-heldout", ["keyword@1", "student@1", adapted])
+    print(json.dumps(curve.get("curve", curve), indent=2)[:4000])
+    for row in _perf_rows(beside):
+        print(
+            f"{row['labeler']:24} xs-heldout {row['precision']:6.3f} {row['recall']:6.3f} "
+            f"{row['f1']:6.3f}"
+        )
+    return {"curve": curve, "heldout": beside}
 
 
 def _perf_rows(result: Any) -> list[dict[str, Any]]:

@@ -45,7 +45,7 @@ class TrainConfig:
     base: str | None = None
     epochs: int = 3
     batch_size: int = 32
-    lr: float = 2e-5
+    lr: float = 5e-5
     max_length: int = DEFAULT_MAX_LENGTH
     seed: int = 0
     soft: bool = False
