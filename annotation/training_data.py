@@ -91,6 +91,14 @@ def repository_overlap(
     return dict(sorted(counts.items()))
 
 
+def describe_overlap(overlap: dict[str, int], limit: int = 5) -> str:
+    """``repo (N items), ...`` for the first ``limit`` shared repositories, then how many
+    more: the middle of every refusal that names a repository leak."""
+    shown = ", ".join(f"{src} ({n} items)" for src, n in list(overlap.items())[:limit])
+    more = f" and {len(overlap) - limit} more" if len(overlap) > limit else ""
+    return shown + more
+
+
 def drop_sources(
     store: Store, items: Sequence[LabeledItem], sources: Iterable[str]
 ) -> list[LabeledItem]:

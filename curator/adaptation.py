@@ -27,7 +27,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from annotation.sets import SetError, require_set
-from annotation.training_data import POSITIVE, LabeledItem, human_items, repository_overlap
+from annotation.training_data import (
+    POSITIVE,
+    LabeledItem,
+    describe_overlap,
+    human_items,
+    repository_overlap,
+)
 from curator.training import (
     TrainingRefused,
     TrainOutcome,
@@ -198,12 +204,10 @@ def _new_votes(store: Store, train: TrainRequest) -> list[LabeledItem]:
         raise TrainingRefused(str(exc)) from exc
     overlap = repository_overlap(store, [x.item_id for x in items], held_ids)
     if overlap:
-        shown = ", ".join(f"{src} ({n} items)" for src, n in list(overlap.items())[:3])
-        more = f" and {len(overlap) - 3} more" if len(overlap) > 3 else ""
         raise TrainingRefused(
             f"the eval/dev sets share {len(overlap)} repositories with the new votes"
-            f" ({', '.join(train.vote_sets)}): {shown}{more}; a learning curve needs an eval"
-            " set from other repositories (`curator set split`)"
+            f" ({', '.join(train.vote_sets)}): {describe_overlap(overlap, 3)};"
+            " a learning curve needs an eval set from other repositories (`curator set split`)"
         )
     if not items:
         raise TrainingRefused(f"no settled perf/non-perf votes in {', '.join(train.vote_sets)}")

@@ -30,6 +30,7 @@ from annotation.training_data import (
     POSITIVE,
     LabeledItem,
     combine,
+    describe_overlap,
     drop_sources,
     human_items,
     label_counts,
@@ -168,12 +169,10 @@ def gather(store: Store, request: TrainRequest) -> tuple[list[LabeledItem], dict
     overlap = repository_overlap(store, [x.item_id for x in items], held_ids)
     if overlap:
         if not request.exclude_overlap:
-            shown = ", ".join(f"{src} ({n} items)" for src, n in list(overlap.items())[:5])
-            more = f" and {len(overlap) - 5} more" if len(overlap) > 5 else ""
             raise TrainingRefused(
                 f"training data shares {len(overlap)} repositories with the dev/eval sets:"
-                f" {shown}{more}; use repository-disjoint sets (`curator set split`) or"
-                " --exclude-overlap to drop those training items"
+                f" {describe_overlap(overlap)}; use repository-disjoint sets"
+                " (`curator set split`) or --exclude-overlap to drop those training items"
             )
         items = drop_sources(store, items, overlap)
     if gathered != len(items):

@@ -3,9 +3,11 @@ then a rename. Shared by the engines' own outputs and the CLI's reports."""
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 
 def write_text_atomically(path: Path, text: str) -> None:
@@ -20,3 +22,11 @@ def write_text_atomically(path: Path, text: str) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+def update_json_atomically(path: Path, meta: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """``meta`` with ``fields`` added or replaced, written to ``path`` atomically (a
+    model's metadata file: a crash leaves the old one or the new one, never half)."""
+    updated = {**meta, **fields}
+    write_text_atomically(path, json.dumps(updated, indent=2, sort_keys=True))
+    return updated

@@ -15,7 +15,7 @@ from curator.commands.options import AnnotatorOption, DbOption, JsonOption
 from curator.console import out
 from curator.models_report import model_report
 from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table
-from curator.safe_text import one_line
+from curator.presentation.text import one_line
 from curator.training import perf_f1, train_total
 from engines.labelers.registry import TRAINED_FAMILIES, LabelerError, resolve_model
 from store import Store

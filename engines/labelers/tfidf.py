@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from engines.files import update_json_atomically
 from engines.labelers.base import Prediction
 from engines.labelers.calibration import DEFAULT_THRESHOLD, threshold_of, verdict
 from engines.labelers.inputs import recorded_input
@@ -179,12 +180,7 @@ def read_meta(path: str | Path) -> dict[str, Any]:
 
 def update_meta(path: str | Path, **fields: Any) -> dict[str, Any]:
     """Add or replace top-level entries of a TF-IDF model's metadata."""
-    meta = read_meta(path)
-    meta.update(fields)
-    (Path(path) / META_FILE).write_text(
-        json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8"
-    )
-    return meta
+    return update_json_atomically(Path(path) / META_FILE, read_meta(path), **fields)
 
 
 def to_prediction(p: float, threshold: float = DEFAULT_THRESHOLD) -> Prediction:
