@@ -208,3 +208,19 @@ def test_one_width_default_and_callers_pass_their_own() -> None:
     cut = one_line(long, 80).plain
     assert len(cut) == 80 and cut.endswith("…")
     assert one_line("short", 80).plain == "short"
+
+
+def test_a_warning_stays_one_line_in_a_log_however_long_or_multiline() -> None:
+    import io
+
+    from rich.console import Console
+
+    from curator.presentation.cli_output import warn
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=40, force_terminal=False)
+    message = "repo@abc: cannot read commit: fatal: dubious ownership\nhint: " + "x" * 200
+    warn(message, console, 300)
+    lines = buffer.getvalue().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("warning: repo@abc: cannot read commit: fatal: dubious")

@@ -10,6 +10,7 @@ import json
 from typing import Any, NoReturn
 
 import typer
+from rich.console import Console
 
 from annotation.sets import SetError, require_set
 from curator.console import err
@@ -54,8 +55,11 @@ def load_optional_set(store: Store, name: str | None) -> SetRow | None:
     return load_set(store, name) if name else None
 
 
-def warn(message: str) -> None:
-    err.print(labelled("warning", "yellow", one_line(message, 400)))
+def warn(message: str, console: Console | None = None, width: int = 400) -> None:
+    """One ``warning:`` line on stderr (or ``console``, e.g. a live progress display's),
+    never wrapped, so each problem stays one line in a log."""
+    line = labelled("warning", "yellow", one_line(message, width))
+    (console or err).print(line, soft_wrap=True)
 
 
 def print_json(data: Any) -> None:

@@ -18,6 +18,7 @@ from rich.progress import (
 from rich.text import Text
 
 from curator.console import err
+from curator.presentation.cli_output import warn
 from curator.presentation.text import labelled, one_line
 from engines.reporting import FinishedSource
 
@@ -87,7 +88,7 @@ class SourceReporter:
 
     def problem(self, text: str) -> None:
         self.problems += 1
-        self.progress.console.print(labelled("warning", "yellow", one_line(text, 300)))
+        warn(text, self.progress.console, 300)
 
     def source_finished(self, summary: FinishedSource) -> None:
         if summary.failed:
@@ -131,7 +132,7 @@ class ClusterProgress:
             self.progress.advance(self.commits, count)
 
     def problem(self, text: str) -> None:
-        self.progress.console.print(labelled("warning", "yellow", one_line(text, 300)))
+        warn(text, self.progress.console, 300)
 
     def worker_lost(self, address: str) -> None:
         self.failures["worker-lost"] += 1

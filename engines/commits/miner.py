@@ -155,15 +155,17 @@ def mine_repository(
                 opened.append(git)
             return _extract(git, source, rev, stat, options)
         except Exception as exc:  # a damaged object or a parser failure: skip this commit
-            detail = str(exc).strip().splitlines()[-1:] or [type(exc).__name__]
-            return Rejected(stat.sha, "error", f"cannot read commit: {detail[0]}")
+            detail = _flat(str(exc)) or type(exc).__name__
+            return Rejected(stat.sha, "error", f"cannot read commit: {detail}")
 
     queue: deque[Future[Outcome] | Outcome] = deque()
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="extract")
     try:
         for stat in iter_commit_stats(path, rev, options.since, options.until, after, window):
             if isinstance(stat, StatProblem):
-                queue.append(Rejected(stat.sha, "error", f"cannot read commit: {stat.message}"))
+                queue.append(
+                    Rejected(stat.sha, "error", f"cannot read commit: {_flat(stat.message)}")
+                )
             else:
                 verdict = cheap_filter(stat, options)
                 queue.append(verdict if verdict is not None else pool.submit(extract, stat))
@@ -320,3 +322,10 @@ def _message(git: Git, sha: str) -> tuple[str, bool]:
         return body.decode("utf-8", "replace").strip(), False
     except UnicodeDecodeError:
         return body.decode(encoding, "replace").strip(), False
+
+
+def _flat(text: str, limit: int = 300) -> str:
+    """A git or parser error on one line (git's own messages span several: "fatal:
+    detected dubious ownership ..." then the hint), cut to ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

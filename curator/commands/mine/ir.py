@@ -18,6 +18,7 @@ from rich.text import Text
 from curator.cli_context import open_db
 from curator.commands.options import DbOption
 from curator.console import err, out
+from curator.presentation.cli_output import warn
 from curator.presentation.progress import source_progress
 from curator.presentation.text import labelled, one_line
 from engines.ir.build import CompilerNotFound, parse_flags
@@ -41,7 +42,7 @@ class RichIRReporter:
             self.progress.advance(self.task, count)
 
     def problem(self, text: str) -> None:
-        self.progress.console.print(labelled("warning", "yellow", one_line(text, 300)))
+        warn(text, self.progress.console, 300)
 
 
 def _summary_table(summary: IRRunSummary) -> Table:
