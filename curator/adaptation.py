@@ -55,6 +55,7 @@ from engines.labelers.student import (
     hard_example,
     train_student,
 )
+from engines.labelers.student.data import stratified_holdout
 from store import Store
 from store.models import ModelRow, models_dir
 from store.sets import set_item_ids
@@ -162,8 +163,9 @@ def _point(
 
 
 def _curve_threshold(labeler: StudentLabeler, dev: Sequence[Example], fallback: float) -> float:
-    """A curve model's decision threshold: chosen on the dev set (best F1) like a
-    registered model's, else the starting model's."""
+    """A curve model's decision threshold, chosen as a registered model's is: on the
+    dev set, else on the held-out slice of its votes (best F1); the starting model's
+    when neither has examples."""
     if not dev:
         return fallback
     probs = labeler.probabilities([e.text for e in dev])
@@ -294,7 +296,12 @@ def run_learning_curve(
         for n in sizes:
             run += 1
             label = f"n={n} {order} ({run}/{runs})"
-            mixed, counts, note = with_replay(start, queue[:n], train.replay, config.seed, banned)
+            votes, holdout = (
+                (queue[:n], [])
+                if dev
+                else stratified_holdout(queue[:n], config.holdout, config.seed)
+            )
+            mixed, counts, note = with_replay(start, votes, train.replay, config.seed, banned)
             if note and note not in notes:
                 notes.append(note)
             staging = root / f".curve-{uuid.uuid4().hex[:12]}"
@@ -311,7 +318,9 @@ def run_learning_curve(
                     return CurveOutcome(None, points, cancelled=True, notes=notes)
                 report(f"{label}: scoring on {held.name}", run)
                 scored = StudentLabeler(staging, "curve", batch_size=64)
-                scored.threshold = _curve_threshold(scored, dev_examples, start_threshold)
+                scored.threshold = _curve_threshold(
+                    scored, dev_examples or holdout, start_threshold
+                )
                 points.append(_point(store, n, order, scored, held, counts["mixed"]))
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
