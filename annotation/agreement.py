@@ -15,9 +15,6 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
-import krippendorff
-import numpy as np
-
 Ratings = Mapping[Hashable, Mapping[str, str]]
 
 _LANDIS_KOCH = (
@@ -146,6 +143,11 @@ def krippendorff_alpha(ratings: Ratings, labels: Sequence[str] | None = None) ->
         return None
     if not any(len(votes) >= 2 for votes in ratings.values()):
         return None
+    # Imported here: numpy and krippendorff stay out of the CLI's start-up (the app and
+    # `curator --help` import this module for Landis-Koch readings).
+    import krippendorff
+    import numpy as np
+
     code = {label: i for i, label in enumerate(domain)}
     data = np.full((len(raters), len(ratings)), np.nan)
     for col, votes in enumerate(ratings.values()):
