@@ -129,3 +129,17 @@ def test_the_boundary_check_catches_a_planted_violation(tmp_path: Path) -> None:
         "from store.models import list_models",
         "import store.sets",
     ]
+
+
+def test_the_cli_starts_without_heavy_libraries() -> None:
+    """`curator --help` must start fast: the libraries only some commands need are
+    imported inside those commands (checked in a fresh interpreter)."""
+    import subprocess
+    import sys
+
+    heavy = ("pandas", "torch", "transformers", "dask", "pydriller", "httpx", "git")
+    code = f"import sys, curator.cli; print(','.join(m for m in {heavy!r} if m in sys.modules))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert done.stdout.strip() == ""

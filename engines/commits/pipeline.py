@@ -17,7 +17,6 @@ from typing import Any
 
 from engines.commits.gitlog import GitError, count_commits
 from engines.commits.labeling import label_rows
-from engines.commits.miner import file_outcome, mine_repository
 from engines.commits.options import MineOptions
 from engines.commits.sources import SourceError, source_name
 from engines.commits.start import finished_in, start_source
@@ -164,6 +163,9 @@ def _mine_source(
         save_commit_batch(store, pending, checkpoint_for)
         report.advance(repo.source, unflushed)
         pending, unflushed, flushed_at = [], 0, time.monotonic()
+
+    # Imported here: PyDriller (and GitPython) load when a run mines, not when the CLI starts.
+    from engines.commits.miner import file_outcome, mine_repository
 
     for outcome in mine_repository(repo.path, repo.source, rev, options, after):
         summary.seen += 1

@@ -18,7 +18,6 @@ from typing import Any
 
 from engines.commits.gitlog import CommitWindow, GitError, list_commits, tip_of
 from engines.commits.labeling import label_rows, labelers_for
-from engines.commits.miner import file_outcome, mine_repository
 from engines.commits.options import MineOptions
 from engines.commits.sources import LocalRepo, SourceError, resolve_source
 from engines.commits.start import start_source
@@ -89,6 +88,9 @@ class ChunkResult:
 def mine_chunk(task: ChunkTask) -> ChunkResult:
     """Mine the next ``task.budget`` commits of one source; failures come back in the
     result (``failed`` and ``reason``), never as an exception."""
+    # Imported here: PyDriller loads on the worker that mines, not where tasks are built.
+    from engines.commits.miner import file_outcome, mine_repository
+
     result = ChunkResult(task.spec, task.spec, worker=_worker_address())
     clone_dir = Path(task.clone_dir) if task.clone_dir else None
     try:

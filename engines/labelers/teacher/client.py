@@ -19,12 +19,14 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from engines.commits.representation import approximate_tokens, cut_to_budget
 from engines.labelers.base import Prediction
+
+if TYPE_CHECKING:
+    import httpx
+
 from engines.labelers.teacher.prompt import (
     PROMPT_VERSION,
     Answer,
@@ -164,6 +166,9 @@ class Teacher:
     ) -> None:
         """``count_tokens`` counts like the student for ``config.max_tokens``; ``window``
         instead cuts a text exactly as a student's tokenizer does (see ``teacher.window``)."""
+        # Imported here: httpx loads when a teacher is built, not when the CLI starts.
+        import httpx
+
         self.config = config
         self.name = config.labeler
         self.count_tokens = count_tokens
@@ -249,6 +254,8 @@ class Teacher:
         return parse_label_reply(text)
 
     def _post(self, body: dict[str, Any]) -> _Content:
+        import httpx  # loaded by __init__ already; this binds the name here
+
         try:
             response = self._http.post(self.config.url, json=body)
         except httpx.TimeoutException as exc:
