@@ -38,6 +38,7 @@ from curator.training import (
     TrainingRefused,
     TrainOutcome,
     TrainRequest,
+    _dev_examples,
     _examples,
     _Held,
     _held_out,
@@ -52,7 +53,6 @@ from engines.labelers.student import (
     Example,
     StudentLabeler,
     TrainProgress,
-    hard_example,
     train_student,
 )
 from engines.labelers.student.data import stratified_holdout
@@ -162,14 +162,16 @@ def _point(
     return CurvePoint(n, order, perf.get("f1"), perf.get("precision"), perf.get("recall"), replayed)
 
 
-def _curve_threshold(labeler: StudentLabeler, dev: Sequence[Example], fallback: float) -> float:
+def _curve_threshold(
+    labeler: StudentLabeler, dev: Sequence[Example], objective: str, fallback: float
+) -> float:
     """A curve model's decision threshold, chosen as a registered model's is: on the
-    dev set, else on the held-out slice of its votes (best F1); the starting model's
-    when neither has examples."""
+    dev set, else on the held-out slice of its votes, for the run's objective; the
+    starting model's when neither has examples."""
     if not dev:
         return fallback
     probs = labeler.probabilities([e.text for e in dev])
-    return float(decide(probs, [e.label for e in dev], "f1", "dev")["threshold"])
+    return float(decide(probs, [e.label for e in dev], objective, "dev")["threshold"])
 
 
 def _check(request: CurveRequest) -> None:
@@ -281,11 +283,7 @@ def run_learning_curve(
     p_start = labeler.probabilities([e.text for e in examples])
     start_threshold = labeler.threshold
     del labeler
-    dev_examples = (
-        [hard_example(dev.texts[i], int(dev.truth[i] == POSITIVE)) for i in sorted(dev.texts)]
-        if dev
-        else []
-    )
+    dev_examples = _dev_examples(dev) if dev else []
     banned = held_out_sources(store, (train.eval_set, train.dev_set))
     root = models_dir(store)
     root.mkdir(parents=True, exist_ok=True)
@@ -319,7 +317,7 @@ def run_learning_curve(
                 report(f"{label}: scoring on {held.name}", run)
                 scored = StudentLabeler(staging, "curve", batch_size=64)
                 scored.threshold = _curve_threshold(
-                    scored, dev_examples or holdout, start_threshold
+                    scored, dev_examples or holdout, config.threshold_objective, start_threshold
                 )
                 points.append(_point(store, n, order, scored, held, counts["mixed"]))
             finally:

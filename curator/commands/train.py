@@ -9,23 +9,18 @@ from typing import Annotated, Any
 
 import typer
 from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
     TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
 )
 from rich.text import Text
 
 from curator.adaptation import CurveRequest
 from curator.cli_context import open_db
 from curator.commands.options import DbOption
-from curator.commands.train_curve import parse_orders, parse_sizes, run_curve, warn_notes
+from curator.commands.train_curve import parse_orders, parse_sizes, run_curve
 from curator.console import err, out
 from curator.ensemble_training import EnsembleRequest, train_ensemble
-from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table
+from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table, warn
+from curator.presentation.progress import training_bar
 from curator.training import KINDS, TrainingRefused, TrainOutcome, TrainRequest, run_training
 from engines.labelers.calibration import DEFAULT_OBJECTIVE, parse_objective
 from engines.labelers.ensemble import FAMILY as ENSEMBLE
@@ -34,31 +29,18 @@ from engines.labelers.inputs import DEFAULT_DIFF_DROPOUT, describe, recorded_inp
 from engines.labelers.student import DEFAULT_MAX_LENGTH, TrainConfig, TrainProgress
 
 
-def _progress_bar() -> Progress:
-    return Progress(
-        TextColumn("{task.description}", markup=False),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[status]}", markup=False),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err,
-    )
-
-
 class _BarReporter:
     """Turns training reports into one rich bar: epoch, step, loss, dev F1."""
 
     def __init__(self) -> None:
-        self.progress = _progress_bar()
+        self.progress = training_bar()
         self.task: TaskID | None = None
 
     def __call__(self, report: TrainProgress) -> None:
         if self.task is None:  # the bar appears once training starts, not before checks
             self.progress.start()
             self.task = self.progress.add_task("training", total=report.steps, status="")
-        loss = "-" if report.loss is None else f"{report.loss:.4f}"
-        f1 = "-" if report.dev_f1 is None else f"{report.dev_f1:.3f}"
+        loss, f1 = number(report.loss, 4), number(report.dev_f1)
         phase = " (scoring dev)" if report.phase == "dev" else ""
         self.progress.update(
             self.task,
@@ -352,7 +334,8 @@ def train(
         run_curve(db, CurveRequest(request, sizes, orders, curve_only), as_json)
         return
     outcome = _train_with_bar(db, request)
-    warn_notes(outcome.notes)
+    for note in outcome.notes:
+        warn(note)
     assert outcome.model is not None
     if as_json:
         print_json(

@@ -9,12 +9,7 @@ from pathlib import Path
 
 import typer
 from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
     TaskID,
-    TextColumn,
-    TimeElapsedColumn,
 )
 from rich.table import Table
 from rich.text import Text
@@ -29,7 +24,8 @@ from curator.adaptation import (
 )
 from curator.cli_context import open_db
 from curator.console import err, out
-from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table
+from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table, warn
+from curator.presentation.progress import training_bar
 from curator.training import TrainingRefused
 
 
@@ -49,23 +45,11 @@ def parse_orders(text: str) -> tuple[str, ...]:
     return (text,)
 
 
-def warn_notes(notes: Sequence[str]) -> None:
-    for note in notes:
-        err.print(Text.assemble(("warning", "yellow"), f": {note}"))
-
-
 class _CurveBar:
     """One rich bar per curve run: which run, epoch, step and loss."""
 
     def __init__(self) -> None:
-        self.progress = Progress(
-            TextColumn("{task.description}", markup=False),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[status]}", markup=False),
-            TimeElapsedColumn(),
-            console=err,
-        )
+        self.progress = training_bar()
         self.task: TaskID | None = None
 
     def __call__(self, report: CurveProgress) -> None:
@@ -76,13 +60,12 @@ class _CurveBar:
         if r is None:
             self.progress.update(self.task, description=report.label, status="")
             return
-        loss = "-" if r.loss is None else f"{r.loss:.4f}"
         self.progress.update(
             self.task,
             total=r.steps,
             completed=r.step,
             description=f"{report.label} epoch {r.epoch}/{r.epochs}",
-            status=f"loss {loss}",
+            status=f"loss {number(r.loss, 4)}",
         )
 
     def stop(self) -> None:
@@ -142,5 +125,6 @@ def run_curve(db: Path | None, request: CurveRequest, as_json: bool) -> None:
             raise typer.Exit(130) from None
     if outcome.cancelled or outcome.curve is None:
         fail("the learning curve was cancelled; nothing was registered")
-    warn_notes(outcome.notes)
+    for note in outcome.notes:
+        warn(note)
     _show(outcome, as_json)

@@ -69,6 +69,20 @@ def source_progress(rate_unit: str | None = None) -> Progress:
     return Progress(*columns, console=err, transient=False)
 
 
+def training_bar() -> Progress:
+    """One bar for a training run (or each run of a learning curve): what it is doing,
+    steps done of all, a free ``status`` field (loss, dev F1), elapsed and remaining."""
+    return Progress(
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}", markup=False),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+    )
+
+
 class SourceReporter:
     """The reporter the commit and kernel pipelines call: a bar per source, a warning
     line per problem, an error line for a source that could not be mined."""
