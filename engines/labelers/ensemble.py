@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.labelers.base import NON_PERF, PERF, Labeler, Prediction, p_perf, run_labeler
+from engines.labelers.student.data import binary_f1
 
 FAMILY = "ensemble"
 ENSEMBLE_FILE = "ensemble.json"
@@ -57,7 +58,7 @@ def best_threshold(scores: Sequence[float], truth: Sequence[int]) -> float:
     half-way between two distinct scores; among equal F1, the cut nearest 0.5."""
     pairs = sorted(zip(scores, truth, strict=True), key=lambda x: -x[0])
     positives = sum(truth)
-    best, best_f1 = 0.5, f1_score(truth, [int(s > 0.5) for s in scores])
+    best, best_f1 = 0.5, binary_f1(truth, [int(s > 0.5) for s in scores])
     tp = fp = 0
     for k, (score, t) in enumerate(pairs):
         tp += t
@@ -71,13 +72,6 @@ def best_threshold(scores: Sequence[float], truth: Sequence[int]) -> float:
         if f1 > best_f1 + 1e-12 or (abs(f1 - best_f1) <= 1e-12 and closer):
             best, best_f1 = cut, f1
     return best
-
-
-def f1_score(truth: Sequence[int], guessed: Sequence[int]) -> float:
-    tp = sum(1 for t, g in zip(truth, guessed, strict=True) if t and g)
-    fp = sum(1 for t, g in zip(truth, guessed, strict=True) if not t and g)
-    fn = sum(1 for t, g in zip(truth, guessed, strict=True) if t and not g)
-    return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
 
 
 @dataclass(frozen=True)
@@ -176,7 +170,7 @@ def choose_combiner(
             ):
                 oof[i] = s
                 guessed[i] = int(s > cut)
-        f1 = f1_score(truth, guessed)
+        f1 = binary_f1(truth, guessed)
         cv[cand.label(names)] = round(f1, 6)
         key = (round(f1, 9), -_SIMPLICITY[cand.kind])
         if best_key is None or key > best_key:
