@@ -48,6 +48,7 @@ from curator.training import (
 from curator.warm_start import held_out_sources, resolve_start, warm_config, with_replay
 from engines.labelers.base import Labeler
 from engines.labelers.calibration import decide
+from engines.labelers.rule_floor import floor_block
 from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import (
     Example,
@@ -316,6 +317,7 @@ def run_learning_curve(
                     return CurveOutcome(None, points, cancelled=True, notes=notes)
                 report(f"{label}: scoring on {held.name}", run)
                 scored = StudentLabeler(staging, "curve", batch_size=64)
+                scored.floor = floor_block(config.rule_floor)
                 scored.threshold = _curve_threshold(
                     scored, dev_examples or holdout, config.threshold_objective, start_threshold
                 )

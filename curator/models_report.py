@@ -8,6 +8,7 @@ from typing import Any
 
 from curator.training import perf_f1, train_total
 from engines.labelers.inputs import describe, recorded_input
+from engines.labelers.rule_floor import describe_floor, recorded_floor
 from store.models import ModelRow
 
 SCORE_PARTS = ("dev", "eval", "out_of_fold")
@@ -67,6 +68,8 @@ def model_report(row: ModelRow, current: bool) -> dict[str, Any]:
         "counts": counts,
         "input": record,
         "input_text": describe(record),
+        "rule_floor": recorded_floor(params),
+        "rule_floor_text": describe_floor(recorded_floor(params)),
         "threshold": decision["threshold"] if decision else 0.5,
         "decision": decision,
         "scores": _scores(row.metrics),

@@ -43,6 +43,7 @@ from engines.labelers import tfidf
 from engines.labelers.base import Labeler
 from engines.labelers.calibration import decide, parse_objective
 from engines.labelers.inputs import input_block, recorded_input, resolve_field
+from engines.labelers.rule_floor import apply_floor, floor_block
 from engines.labelers.storing import predict_stored
 from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import (
@@ -348,6 +349,7 @@ def run_training(
             "config": asdict(config),
             "input": data.record,
             "decision": decision,
+            "rule_floor": floor_block(config.rule_floor),
         }
         if request.from_model:
             params["warm_start"] = counts["replay"]["from"]
@@ -394,6 +396,7 @@ def _train_student(
     result = train_student(config, examples, early_stop, staging, progress, cancel)
     if result.cancelled:
         return None
+    update_student_meta(staging, rule_floor=floor_block(config.rule_floor))
     labeler = StudentLabeler(staging, "staged", batch_size=64)
     training: dict[str, Any] = {
         "epochs_run": result.epochs_run,
@@ -428,7 +431,12 @@ def _train_tfidf(
     fit_texts, fit_labels, fit_weights = tfidf.with_alternates(texts, labels, alternates, weights)
     uniform = all(w == 1.0 for w in weights)
     model = tfidf.fit(kind, fit_texts, fit_labels, seed, None if uniform else fit_weights)
-    tfidf.save(model, staging, {"kind": kind, "input_field": config.input_field, "seed": seed})
+    floor = floor_block(config.rule_floor)
+    tfidf.save(
+        model,
+        staging,
+        {"kind": kind, "input_field": config.input_field, "seed": seed, "rule_floor": floor},
+    )
     labeler = tfidf.TfidfLabeler(staging, "staged")
     all_human = all(e.origin == "human" for e in examples)
     oof = None
@@ -438,6 +446,8 @@ def _train_tfidf(
             oof = tfidf.out_of_fold(kind, texts, labels, groups, seed=seed, alternates=alternates)
         except ValueError:
             oof = None
+        if oof is not None and floor:
+            oof = apply_floor(oof, texts)
     if dev is not None:
         ids = sorted(dev.texts)
         probs = labeler.probabilities([dev.texts[i] for i in ids])

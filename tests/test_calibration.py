@@ -27,7 +27,8 @@ from engines.labelers.calibration import (
 )
 from engines.labelers.inputs import input_mismatch, resolve_field
 from engines.labelers.registry import load_labeler
-from engines.labelers.student import TrainConfig, read_meta
+from engines.labelers.rule_floor import floor_block
+from engines.labelers.student import StudentLabeler, TrainConfig, read_meta
 from engines.labelers.student.data import hard_example, stratified_holdout
 from store import Store
 from tests.conftest import ROOT
@@ -160,6 +161,13 @@ def test_a_student_on_messages_only_learns_and_reads_messages(store: Store, tmp_
     )
     meta = read_meta(outcome.model.path or "")
     assert meta["input"] == params["input"] and meta["input_field"] == "message"
+    # the keyword rules' floor: recorded, and applied to what the rules match only
+    assert meta["rule_floor"] == params["rule_floor"] == floor_block("keyword")
+    student = StudentLabeler(outcome.model.path or "", "s", batch_size=8)
+    ruled, silent = "Speed up the tokenizer by caching lookups", "Update the contributor list"
+    model_only = student.model_probabilities([ruled, silent])
+    assert model_only[0] < 1.0
+    assert student.probabilities([ruled, silent]) == [1.0, model_only[1]]
     assert meta["decision"] == params["decision"] and params["decision"]["chosen_on"] == "holdout"
     held = outcome.counts["held_out"]
     assert held["perf"] >= 1 and held["non-perf"] >= 1
@@ -231,7 +239,18 @@ def test_predict_and_eval_use_the_threshold_and_warn_on_diffless_items(cli, tmp_
     made = cli("set", "split", "--from-set", "gt-sample", "--into", "tr:60,gt-dev:20,gt-eval:20")
     assert made.exit_code == 0, made.output
     trained = _json(
-        cli("train", "--kind", "tfidf-lr", "--votes", "tr", "--dev", "gt-dev", "--json")
+        cli(
+            "train",
+            "--kind",
+            "tfidf-lr",
+            "--votes",
+            "tr",
+            "--dev",
+            "gt-dev",
+            "--rule-floor",
+            "none",
+            "--json",
+        )
     )
     path = Path(trained["path"])
     meta = tfidf.read_meta(path)

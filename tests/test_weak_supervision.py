@@ -48,7 +48,18 @@ def test_weak_only_tfidf_learns_the_weak_labels(weak_corpus) -> None:  # type: i
     cli, unvoted, confident = weak_corpus
     assert unvoted == 24
     trained = _json(
-        cli("train", "--kind", "tfidf-lr", "--weak", "flip@latest", "--eval", "dev", "--json")
+        cli(
+            "train",
+            "--kind",
+            "tfidf-lr",
+            "--weak",
+            "flip@latest",
+            "--eval",
+            "dev",
+            "--rule-floor",
+            "none",
+            "--json",
+        )  # no rule floor: what is scored is what the model learned
     )
     counts = trained["counts"]
     assert counts["origins"] == {"weak": confident}

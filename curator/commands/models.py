@@ -243,6 +243,8 @@ def show_command(
     out.print(Text(f"{data['name']}{mark}: {_short_base(data['base'])}, {data['path']}"))
     out.print(Text(f"created {_when(data['created_at'])} UTC; {_sources(data)}"))
     out.print(Text(f"input: {data['input_text']}"))
+    if data["family"] != "ensemble":
+        out.print(Text(f"rule floor: {data['rule_floor_text']}"))
     out.print(Text(_decision_line(data)))
     if data["scores"]:
         out.print(_scores_table(data))

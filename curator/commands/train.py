@@ -26,6 +26,8 @@ from engines.labelers.calibration import DEFAULT_OBJECTIVE, parse_objective
 from engines.labelers.ensemble import FAMILY as ENSEMBLE
 from engines.labelers.inputs import CHOICES as INPUT_CHOICES
 from engines.labelers.inputs import DEFAULT_DIFF_DROPOUT, describe, recorded_input
+from engines.labelers.rule_floor import DEFAULT_RULE, describe_floor, recorded_floor
+from engines.labelers.rule_floor import RULES as FLOOR_RULES
 from engines.labelers.student import DEFAULT_MAX_LENGTH, TrainConfig, TrainProgress
 
 
@@ -80,6 +82,7 @@ def _summary(outcome: TrainOutcome) -> None:
         out.print(Text(f"training examples: {counts.get('train_total')} {counts.get('train')}"))
     if model.params.get("input"):
         out.print(Text(f"input: {describe(recorded_input(model.params))}"))
+        out.print(Text(f"rule floor: {describe_floor(recorded_floor(model.params))}"))
     decision = model.params.get("decision") or {}
     if decision:
         out.print(
@@ -117,11 +120,16 @@ def _train_with_bar(db: Path | None, request: TrainRequest) -> TrainOutcome:
     return outcome
 
 
-def _check_options(kind: str, text: str, base: Path | None, objective: str) -> None:
+def _check_options(
+    kind: str, text: str, base: Path | None, objective: str, rule_floor: str
+) -> None:
     if kind not in KINDS:
         fail(f"--kind must be one of {', '.join((*KINDS, ENSEMBLE))}, not {kind!r}", EXIT_USAGE)
     if text not in INPUT_CHOICES:
         fail(f"--input must be one of {', '.join(INPUT_CHOICES)}, not {text!r}", EXIT_USAGE)
+    if rule_floor not in FLOOR_RULES:
+        choices = ", ".join(FLOOR_RULES)
+        fail(f"--rule-floor must be one of {choices}, not {rule_floor!r}", EXIT_USAGE)
     try:
         parse_objective(objective)
     except ValueError as exc:
@@ -216,6 +224,15 @@ def train(
             " precision:P (the lowest threshold reaching precision P, for audits).",
         ),
     ] = DEFAULT_OBJECTIVE,
+    rule_floor: Annotated[
+        str,
+        typer.Option(
+            "--rule-floor",
+            help="keyword: messages the keyword rules match are perf whatever the model"
+            " believes (it decides the rest; a student trained on one source misses what the"
+            " rules catch on another); none: the model alone decides.",
+        ),
+    ] = DEFAULT_RULE,
     exclude_overlap: Annotated[
         bool,
         typer.Option("--exclude-overlap", help="Drop training items from dev/eval repositories."),
@@ -292,11 +309,12 @@ def train(
     """Train a labeler from --from teacher:MODEL, --votes SET and/or --weak LABELER; or,
     with --kind ensemble, combine labelers into ensemble@N. Without --dev, a student holds
     out 15% of its examples to choose the decision threshold (TF-IDF:
-    out-of-fold scores)."""
+    out-of-fold scores). Messages the keyword rules match are perf unless --rule-floor
+    none."""
     if kind == ENSEMBLE:
         _train_ensemble(members, combiner, dev, eval_set, rule, seed, as_json, db)
         return
-    _check_options(kind, text, base, objective)
+    _check_options(kind, text, base, objective, rule_floor)
     config = TrainConfig(
         base=str(base.resolve()) if base else None,
         epochs=epochs,
@@ -311,6 +329,7 @@ def train(
         layers=layers,
         diff_dropout=diff_dropout,
         threshold_objective=objective,
+        rule_floor=rule_floor,
     )
     request = TrainRequest(
         kind=kind,

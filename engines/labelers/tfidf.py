@@ -20,6 +20,7 @@ from engines.files import update_json_atomically
 from engines.labelers.base import Prediction
 from engines.labelers.calibration import DEFAULT_THRESHOLD, threshold_of, verdict
 from engines.labelers.inputs import recorded_input
+from engines.labelers.rule_floor import apply_floor, recorded_floor
 
 KINDS = ("lr", "svm")
 MODEL_FILE = "model.pkl"
@@ -201,9 +202,12 @@ class TfidfLabeler:
         self.input_record = recorded_input(meta)
         self.input_field: str = self.input_record["field"]
         self.threshold = threshold_of(meta)
+        self.floor = recorded_floor(meta)
 
     def probabilities(self, texts: Sequence[str]) -> list[float]:
-        return positive_scores(self.model, texts)
+        """P(perf) of each text, with the model's rule floor applied when it has one."""
+        probs = positive_scores(self.model, texts)
+        return apply_floor(probs, texts) if self.floor else probs
 
     def predict(self, texts: Sequence[str]) -> list[Prediction]:
         """perf iff P(perf) reaches the model's decision threshold (0.5 for models

@@ -16,6 +16,7 @@ from engines.files import update_json_atomically
 from engines.labelers.base import Prediction
 from engines.labelers.calibration import threshold_of, verdict
 from engines.labelers.inputs import recorded_input
+from engines.labelers.rule_floor import apply_floor, recorded_floor
 from engines.labelers.student.data import LABELS, length_sorted_batches, pad_id_of, padded
 
 if TYPE_CHECKING:
@@ -203,6 +204,7 @@ class StudentLabeler:
         self.input_record = recorded_input(meta)
         self.input_field: str = self.input_record["field"]
         self.threshold = threshold_of(meta)
+        self.floor = recorded_floor(meta)
         self.max_length: int = int(meta.get("max_length", DEFAULT_MAX_LENGTH))
         self.batch_size = batch_size
         use_all_cores()
@@ -237,6 +239,12 @@ class StudentLabeler:
         self.model = model.eval()
 
     def probabilities(self, texts: Sequence[str]) -> list[float]:
+        """P(perf) of each text, with the model's rule floor applied when it has one."""
+        probs = self.model_probabilities(texts)
+        return apply_floor(probs, texts) if self.floor else probs
+
+    def model_probabilities(self, texts: Sequence[str]) -> list[float]:
+        """P(perf) as the network alone gives it."""
         if self.openvino is not None:
             pad_id = pad_id_of(self.tokenizer)
             ids = tokenize(self.tokenizer, texts, self.max_length)

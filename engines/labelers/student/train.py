@@ -63,6 +63,9 @@ class TrainConfig:
     """P(an example with a diff is read as its message alone), per example and epoch."""
     threshold_objective: str = "f1"
     """How the decision threshold is chosen on dev data: ``f1`` or ``precision:P``."""
+    rule_floor: str = "keyword"
+    """``keyword``: messages the keyword rules match are perf whatever the model believes
+    (see engines.labelers.rule_floor); ``none``: the model alone decides."""
     holdout: float = 0.15
     """Without a dev set, this stratified share of the training examples is held out for
     early stopping and the threshold (0 turns it off)."""

@@ -1,0 +1,66 @@
+"""The keyword rules as a floor under a trained labeler's belief.
+
+A model that learned from the messages of one source misses, on another source, perf
+commits whose wording it never saw, and it misses them with confidence: no threshold
+brings them back. The keyword rules do not depend on the source they were tuned on in
+the same way. With a floor, a message the rules call perf gets P(perf) = 1 whatever the
+model believes; every other message keeps the model's probability. The decision
+threshold is chosen on these floored probabilities, so the model only has to decide the
+messages the rules are silent on.
+
+The floor reads the commit message only (the part before the diff of a message || diff
+text), as the keyword labeler does. A model records its floor in its metadata
+(``"rule_floor": {"labeler": "keyword@1"}``); models trained without one have none.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from engines.labelers.keyword import find_matches, load_terms
+
+RULES = ("keyword", "none")
+DEFAULT_RULE = "keyword"
+
+# Where the diff of a message || diff text begins (representation.model_input).
+_DIFF_START = re.compile(r"\n\n(?=diff --git |@@ |--- )")
+
+
+def message_part(text: str) -> str:
+    """The commit message of a ``message`` or ``message || diff`` text."""
+    match = _DIFF_START.search(text)
+    return text[: match.start()] if match else text
+
+
+def floor_block(rule: str) -> dict[str, Any] | None:
+    """The ``rule_floor`` record for a training run's choice (None for ``none``)."""
+    if rule not in RULES:
+        raise ValueError(f"rule floor {rule!r}: use {' or '.join(RULES)}")
+    if rule == "none":
+        return None
+    return {"labeler": f"keyword@{load_terms().version}", "reads": "message"}
+
+
+def recorded_floor(meta: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The floor a model's metadata records, if any."""
+    block = meta.get("rule_floor")
+    return dict(block) if isinstance(block, Mapping) and block.get("labeler") else None
+
+
+def rule_fires(text: str) -> bool:
+    """Whether the keyword rules call this text's message perf."""
+    return bool(find_matches(message_part(text)))
+
+
+def apply_floor(probs: Sequence[float], texts: Sequence[str]) -> list[float]:
+    """``probs`` with 1.0 wherever the rules fire on the matching text's message."""
+    return [1.0 if rule_fires(t) else float(p) for p, t in zip(probs, texts, strict=True)]
+
+
+def describe_floor(block: Mapping[str, Any] | None) -> str:
+    """``keyword@1 (messages it matches are perf)`` or ``none``."""
+    if not block:
+        return "none"
+    return f"{block['labeler']} (messages it matches are perf)"
