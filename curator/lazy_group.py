@@ -9,6 +9,7 @@ checks that each table line says what the command's own docstring says.
 from __future__ import annotations
 
 import importlib
+from difflib import get_close_matches
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -70,6 +71,19 @@ class LazyGroup(TyperGroup):
         command = load_command(entry, self.rich_markup_mode)
         self.commands[cmd_name] = command
         return command
+
+    def resolve_command(
+        self, ctx: _click.Context, args: list[str]
+    ) -> tuple[str | None, _click.Command | None, list[str]]:
+        """Typer's "Did you mean" looks at loaded commands only; this one sees them all."""
+        try:
+            return super().resolve_command(ctx, args)
+        except _click.exceptions.UsageError as exc:
+            matches = get_close_matches(args[0], self.list_commands(ctx)) if args else []
+            if self.suggest_commands and matches and "Did you mean" not in exc.message:
+                suggestions = ", ".join(repr(m) for m in matches)
+                exc.message = f"{exc.message.rstrip('.')}. Did you mean {suggestions}?"
+            raise
 
     def format_help(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
         self._listing = True
