@@ -9,8 +9,8 @@ checks that each table line says what the command's own docstring says.
 from __future__ import annotations
 
 import importlib
-from difflib import get_close_matches
 from dataclasses import dataclass
+from difflib import get_close_matches
 from typing import Any, ClassVar
 
 from typer import _click

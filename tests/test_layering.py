@@ -137,10 +137,7 @@ def test_the_cli_starts_without_heavy_libraries() -> None:
     import subprocess
     import sys
 
-    code = (
-        "import sys, curator.cli; "
-        f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
-    )
+    code = f"import sys, curator.cli; print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )
