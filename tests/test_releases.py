@@ -55,6 +55,7 @@ def test_export_holds_every_commit_with_its_label_and_validates(cli, db, tmp_pat
         "commit.jsonl",
         "schema/commit.schema.json",
         "DATASHEET.md",
+        "README.md",
         "manifest.json",
     }
     rows = records(release / "commit.jsonl")

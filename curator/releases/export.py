@@ -23,6 +23,7 @@ from annotation.audit import resolve_labeler
 from annotation.sets import SetError
 from annotation.splits import SplitError
 from curator import __version__
+from curator.releases.card import CARD, render_card
 from curator.releases.datasheet import render_datasheet
 from curator.releases.files import (
     RecordFile,
@@ -218,8 +219,10 @@ def export_release(
                 name = schema_file(plan.kind)
                 files[name] = _document(staging / name, record_schema(plan.kind))
             facts.source_parts = {p.kind: p.parts for p in plans if p.parts is not None}
-            sheet = render_datasheet(store, facts).encode("utf-8")
-            files[DATASHEET] = _write_bytes(staging / DATASHEET, sheet)
+            datasheet = render_datasheet(store, facts)
+            files[DATASHEET] = _write_bytes(staging / DATASHEET, datasheet.encode("utf-8"))
+            card = render_card(options.version, files, created_at, datasheet)
+            files[CARD] = _write_bytes(staging / CARD, card.encode("utf-8"))
             manifest = build_manifest(
                 version=options.version,
                 created_at=created_at,
