@@ -2,8 +2,9 @@
 
 The YAML header names one config per kind (the first, alphabetically, is the default),
 each with its data files per split (``train`` when the release is not split), the
-features derived from the kind's JSON Schema, the licence and a citation; the body is the datasheet. ``manifest.json`` and ``schema/`` are not data
-files of any config, so they do not get in the way, and kinds never share a split.
+features derived from the kind's JSON Schema, the licence and a citation; the body is
+the datasheet. ``manifest.json`` and ``schema/`` are not data files of any config, so
+they do not get in the way, and kinds never share a split.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from curator import __version__
 from curator.releases.schema import record_schema
 
 CARD = "README.md"
@@ -59,9 +61,10 @@ def _split_name(part: str | None) -> str:
     return UNSPLIT if part is None else part
 
 
-def card_header(version: str, files: dict[str, dict[str, Any]], citation_year: str) -> list[str]:
-    """The YAML front matter: configs with their data files per split, dataset_info with
-    features (split sizes are left to ``datasets``: it wants Arrow bytes), licence. ``files`` maps data file names to their manifest entries."""
+def card_header(version: str, files: dict[str, dict[str, Any]]) -> list[str]:
+    """The YAML front matter: configs with their data files per split, dataset_info
+    with features (split sizes are left to ``datasets``: it wants Arrow bytes), licence.
+    ``files`` maps data file names to their manifest entries."""
     by_kind: dict[str, list[tuple[str, str]]] = {}
     for name, entry in sorted(files.items()):
         if "kind" in entry:
@@ -94,11 +97,10 @@ def card_header(version: str, files: dict[str, dict[str, Any]], citation_year: s
     return [*lines, "---", ""]
 
 
-def render_card(
-    version: str, files: dict[str, dict[str, Any]], created_at: str, datasheet: str
-) -> str:
-    """The whole card: header, how to load, licence, citation, then the datasheet."""
-    year = created_at[:4]
+def render_card(version: str, files: dict[str, dict[str, Any]], datasheet: str) -> str:
+    """The whole card: header, how to load, licence, citation, then the datasheet. It
+    holds no creation time, so a re-export gives the same bytes (only the manifest
+    differs)."""
     kinds = sorted({e["kind"] for e in files.values() if "kind" in e})
     loads = [f'load_dataset("path/to/{version}", "{kind}")' for kind in kinds]
     body = [
@@ -127,14 +129,13 @@ def render_card(
         "```bibtex",
         f"@misc{{curator_release_{_bib_key(version)},",
         f"  title = {{Curator release {version}: ground truth of {', '.join(kinds)} items}},",
-        f"  year = {{{year}}},",
-        f"  note = {{Exported by Curator on {created_at}}}",
+        f"  note = {{Exported by Curator {__version__}; see manifest.json for the date}}",
         "}",
         "```",
         "",
     ]
     sheet = datasheet.replace("# Datasheet", "## Datasheet", 1)
-    return "\n".join([*card_header(version, files, year), *body, sheet])
+    return "\n".join([*card_header(version, files), *body, sheet])
 
 
 def _bib_key(version: str) -> str:

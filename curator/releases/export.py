@@ -221,7 +221,7 @@ def export_release(
             facts.source_parts = {p.kind: p.parts for p in plans if p.parts is not None}
             datasheet = render_datasheet(store, facts)
             files[DATASHEET] = _write_bytes(staging / DATASHEET, datasheet.encode("utf-8"))
-            card = render_card(options.version, files, created_at, datasheet)
+            card = render_card(options.version, files, datasheet)
             files[CARD] = _write_bytes(staging / CARD, card.encode("utf-8"))
             manifest = build_manifest(
                 version=options.version,
