@@ -93,6 +93,10 @@ def export_command(
         int, typer.Option("--seed", help="Seed of the split's tie-breaking order.")
     ] = 0,
     gzip: Annotated[bool, typer.Option("--gzip", help="Write KIND.jsonl.gz files.")] = False,
+    file_format: Annotated[
+        str,
+        typer.Option("--format", help="jsonl, or parquet (KIND.parquet: the same records, typed)."),
+    ] = "jsonl",
     force: Annotated[
         bool, typer.Option("--force", help="Replace a release of that version.")
     ] = False,
@@ -118,6 +122,7 @@ def export_command(
         split=split,
         seed=seed,
         gzip=gzip,
+        file_format=file_format,
         force=force,
         created_at=created_at,
     )

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from curator import __version__
-from curator.releases.schema import record_schema
+from curator.releases.parquet import columns
 
 CARD = "README.md"
 UNSPLIT = "train"  # the split name Hugging Face gives a dataset that has one
@@ -23,37 +23,18 @@ def _quote(text: str) -> str:
     return json.dumps(text)  # a JSON string is a valid YAML scalar
 
 
-def _dtype(schema: dict[str, Any]) -> str:
-    """The Hugging Face feature of one JSON Schema property (``json`` for objects)."""
-    if "const" in schema:
-        return "string"
-    if "enum" in schema:
-        kinds = {type(v) for v in schema["enum"] if v is not None}
-        return "string" if kinds <= {str} else "json"
-    types = schema.get("type")
-    types = [types] if isinstance(types, str) else [t for t in (types or []) if t != "null"]
-    if len(types) != 1:
-        return "json"
-    if types[0] == "array":
-        item = schema.get("items", {})
-        return "list:string" if item.get("type") == "string" else "json"
-    return {"string": "string", "integer": "int64", "number": "float64", "boolean": "bool"}.get(
-        types[0], "json"
-    )
-
-
 # pyarrow's JSON reader turns ISO 8601 strings into timestamps, which ``datasets`` casts
 # back to strings in another format; a ``json`` feature is read as the JSON text itself,
 # so these fields come back exactly as written.
 DATE_FIELDS = frozenset({"date"})
 
 
-def features(kind: str) -> list[tuple[str, str]]:
-    """(name, feature) for every field of a kind's records, in name order."""
-    properties = record_schema(kind)["properties"]
+def features(kind: str, parquet: bool = False) -> list[tuple[str, str]]:
+    """(name, feature) for every field of a kind's records, in name order: the Parquet
+    column types (``json`` for objects), and ``json`` for dates read from JSONL."""
     return [
-        (name, "json" if name in DATE_FIELDS else _dtype(properties[name]))
-        for name in sorted(properties)
+        (name, "json" if name in DATE_FIELDS and not parquet else dtype)
+        for name, dtype in columns(kind)
     ]
 
 
@@ -66,6 +47,7 @@ def card_header(version: str, files: dict[str, dict[str, Any]]) -> list[str]:
     with features (split sizes are left to ``datasets``: it wants Arrow bytes), licence.
     ``files`` maps data file names to their manifest entries."""
     by_kind: dict[str, list[tuple[str, str]]] = {}
+    parquet = any(name.endswith(".parquet") for name in files)
     for name, entry in sorted(files.items()):
         if "kind" in entry:
             split = _split_name(entry.get("split"))
@@ -89,7 +71,7 @@ def card_header(version: str, files: dict[str, dict[str, Any]]) -> list[str]:
     lines.append("dataset_info:")
     for kind in sorted(by_kind):
         lines += [f"- config_name: {kind}", "  features:"]
-        for name, dtype in features(kind):
+        for name, dtype in features(kind, parquet):
             if dtype.startswith("list:"):
                 lines += [f"  - name: {name}", f"    list: {dtype.split(':', 1)[1]}"]
             else:
