@@ -110,8 +110,9 @@ def export_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Write a release: one JSONL file per kind (and split), schemas, DATASHEET.md and
-    manifest.json, in a temporary folder renamed into place when complete."""
+    """Write a release: one JSONL (or Parquet) file per kind (and split), schemas,
+    DATASHEET.md, the dataset card README.md and manifest.json, in a temporary folder
+    renamed into place when complete (the default command of curator export)."""
     options = ExportOptions(
         version=version,
         kinds=tuple(kinds or ()),
