@@ -45,7 +45,7 @@ def _import(
             done = import_file(store, fmt, path, set_name, kind, allowed, votes)
         except FileImportError as exc:
             for line in exc.errors[:20]:
-                err.print(labelled("error", "red", one_line(line, 400)))
+                err.print(labelled("error", "red", one_line(line, 400)), soft_wrap=True)
             if len(exc.errors) > 20:
                 err.print(f"... and {len(exc.errors) - 20} more errors")
             fail(f"{path}: nothing imported", EXIT_INPUT)
