@@ -23,7 +23,9 @@ def first_paragraph(help_text: str | None) -> str:
 
 
 def test_each_listed_help_is_the_command_s_own() -> None:
-    for entry in COMMANDS:
+    from curator.commands.mine import MineGroup
+
+    for entry in (*COMMANDS, *MineGroup.LAZY):
         command = load_command(entry, "rich")
         assert command.name == entry.name
         assert first_paragraph(command.help) == " ".join(entry.help.split()), entry.name
