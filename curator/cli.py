@@ -1,60 +1,123 @@
-"""The ``curator`` command: a typer app that wires engines and annotation to the store."""
+"""The ``curator`` command: a typer app that wires engines and annotation to the store.
+
+Commands load lazily (:mod:`curator.lazy_group`): ``COMMANDS`` names each one's module
+and one-line help, and a command's module is imported only when that command runs, so
+``curator --help`` or ``curator vote`` pay for nothing else (docs/benchmarks.md).
+"""
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
 
 from curator import __version__
-from curator.cli_context import begin_run
-from curator.commands import (
-    adjudicate,
-    agree,
-    audit,
-    check,
-    config,
-    evaluate,
-    importing,
-    mine,
-    sets,
-    stats,
-    votes,
-)
-from curator.commands.models import app as models_app
 from curator.commands.options import AnnotatorOption, DbOption
-from curator.commands.predict import predict
-from curator.commands.releases import export_command, validate_command
-from curator.commands.teach import teach_command
-from curator.commands.train import train
-from curator.commands.tui import interactive, label_command, run_app
+from curator.lazy_group import Lazy, LazyGroup
+
+C = "curator.commands"
+COMMANDS = (
+    Lazy("mine", f"{C}.mine:app", "Mine candidates into the store."),
+    Lazy("check", f"{C}.check:check_app", "Run dynamic checks on stored items."),
+    Lazy("stats", f"{C}.stats:stats", "Counts by kind, language, source, labeler and label."),
+    Lazy("set", f"{C}.sets:app", "Create and inspect sets of items to label."),
+    Lazy(
+        "import",
+        f"{C}.importing:app",
+        "Import items or votes from JSONL/CSV files, Prodigy or Label Studio, or a release.",
+    ),
+    Lazy(
+        "vote",
+        f"{C}.votes:vote",
+        "Record one vote; the annotator's earlier vote on the item stays in the history.",
+    ),
+    Lazy(
+        "undo",
+        f"{C}.votes:undo_command",
+        "Take back your latest vote (repeat to go further back); history is kept.",
+    ),
+    Lazy(
+        "agree",
+        f"{C}.agree:agree",
+        "Agreement: Cohen's kappa per pair, Fleiss' kappa, Krippendorff's alpha, per label.",
+    ),
+    Lazy(
+        "adjudicate",
+        f"{C}.adjudicate:adjudicate",
+        "Final labels: unanimous and majority items settle; ties and skips are conflicts,"
+        " settled by an adjudicator's vote (`curator vote ITEM LABEL --adjudicate`).",
+    ),
+    Lazy("audit", f"{C}.audit:app", "Audit the precision of a labeler's positives."),
+    Lazy(
+        "eval",
+        f"{C}.evaluate:eval_command",
+        "One table comparing labelers: precision, recall, F1 and FPR per class, accuracy;"
+        " then each labeler's confusion matrix.",
+    ),
+    Lazy(
+        "export",
+        f"{C}.exporting:app",
+        "Write a release (curator export VERSION --out DIR), or a set for Prodigy or"
+        " Label Studio (curator export prodigy|label-studio SET --out FILE).",
+    ),
+    Lazy(
+        "validate",
+        f"{C}.releases:validate_command",
+        "Check a release: manifest, every record against its schema, counts and sha256.",
+    ),
+    Lazy(
+        "label",
+        f"{C}.tui:label_command",
+        "Open the app on a set's queue: one key per vote, u undoes, ? lists every key.",
+    ),
+    Lazy(
+        "train",
+        f"{C}.train:train",
+        "Train a labeler from --from teacher:MODEL, --votes SET and/or --weak LABELER; or,"
+        " with --kind ensemble, combine labelers into ensemble@N. Without --dev, a student"
+        " holds out 15% of its examples to choose the decision threshold (TF-IDF:"
+        " out-of-fold scores).",
+    ),
+    Lazy(
+        "models",
+        f"{C}.models:app",
+        "Trained labelers: list the versions, show one (threshold, calibration), promote"
+        " one to current, show who promoted what.",
+    ),
+    Lazy(
+        "predict",
+        f"{C}.predict:predict",
+        "Pre-label a set (or every unvoted commit, or all commits) with one labeler.",
+    ),
+    Lazy(
+        "teach",
+        f"{C}.teach:teach_command",
+        "Ask a teacher model for a label and a 0-100 confidence per commit; store each"
+        " answer as a prediction of ``teacher:MODEL``. A rerun asks only what is missing.",
+    ),
+    Lazy("config", f"{C}.config:app", "Show the settings in force."),
+)
+
+
+class CuratorGroup(LazyGroup):
+    """The root group: every command of ``COMMANDS``, loaded when it runs."""
+
+    LAZY = COMMANDS
+
 
 app = typer.Typer(
     name="curator",
+    cls=CuratorGroup,
     invoke_without_command=True,
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-app.add_typer(mine.app, name="mine")
-app.add_typer(check.check_app, name="check")
-app.command("stats")(stats.stats)
-app.add_typer(sets.app, name="set")
-app.add_typer(importing.app, name="import")
-app.command("vote")(votes.vote)
-app.command("undo")(votes.undo_command)
-app.command("agree")(agree.agree)
-app.command("adjudicate")(adjudicate.adjudicate)
-app.add_typer(audit.app, name="audit")
-app.command("eval")(evaluate.eval_command)
-app.command("export")(export_command)
-app.command("validate")(validate_command)
-app.command("label")(label_command)
-app.command("train")(train)
-app.add_typer(models_app, name="models")
-app.command("predict")(predict)
-app.command("teach")(teach_command)
-app.add_typer(config.app, name="config")
+
+
+def interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def _version(value: bool) -> None:
@@ -83,12 +146,16 @@ def root(
     [bold]CURATOR_DB[/] environment variable, else [bold]db[/] in ./curator.toml or
     the user config, else [bold]./curator.db[/] ([bold]curator config show[/]).
     """
+    from curator.cli_context import begin_run
+
     begin_run(annotator=annotator, db=db)
     if ctx.invoked_subcommand is not None:
         return
     if not interactive():
         typer.echo(ctx.get_help())
         raise typer.Exit()
+    from curator.commands.tui import run_app
+
     run_app(db, annotator)
 
 

@@ -55,6 +55,7 @@ def test_export_holds_every_commit_with_its_label_and_validates(cli, db, tmp_pat
         "commit.jsonl",
         "schema/commit.schema.json",
         "DATASHEET.md",
+        "README.md",
         "manifest.json",
     }
     rows = records(release / "commit.jsonl")
@@ -89,7 +90,7 @@ def test_export_holds_every_commit_with_its_label_and_validates(cli, db, tmp_pat
     assert manifest["store"]["schema_version"] >= 4 and manifest["tool"]["name"] == "curator"
     assert manifest["filters"]["kinds"] == ["commit"] and manifest["filters"]["labels"] is None
     shown = cli("validate", str(release))
-    assert shown.exit_code == 0 and "valid (60 records in 3 files)" in shown.stdout
+    assert shown.exit_code == 0 and "valid (60 records in 4 files)" in shown.stdout
     with open_store(db) as store:
         recorded = get_release(store, "v1.0")
     assert recorded is not None and recorded.counts == manifest["counts"]

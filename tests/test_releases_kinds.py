@@ -139,3 +139,16 @@ def test_a_record_the_store_refuses_is_named_and_nothing_is_imported(
     with open_store(other) as store:
         assert raw_sql.scalar(store, "SELECT COUNT(*) FROM items") == 0
         assert raw_sql.scalar(store, "SELECT COUNT(*) FROM releases") == 0
+
+
+def test_each_kind_is_a_config_of_the_hugging_face_dataset(mined: Path, tmp_path: Path) -> None:
+    """Kernels and IR load with ``datasets`` too, one config per kind, none sharing a split."""
+    from datasets import load_dataset
+
+    run(mined, "export", "hf", "--out", str(tmp_path))
+    release = tmp_path / "hf"
+    cache = str(tmp_path / "hf-cache")
+    default = load_dataset(str(release), cache_dir=cache)  # the first kind, alphabetically
+    assert list(default["train"]) == list(records(release / "ir.jsonl").values())
+    kernels = load_dataset(str(release), "kernel", cache_dir=cache)
+    assert list(kernels["train"]) == list(records(release / "kernel.jsonl").values())

@@ -11,6 +11,7 @@ from rich.text import Text
 from annotation.importing import FileImportError, import_items_file, import_votes_file
 from annotation.labels import LabelError, parse_labels
 from curator.cli_context import open_db
+from curator.commands.interop import import_label_studio_command, import_prodigy_command
 from curator.commands.options import DbOption, KindOption, check_kind
 from curator.commands.releases import import_release_command
 from curator.console import err, out
@@ -22,9 +23,12 @@ from store.items import ImportedItem
 from store.records import PredictionRow
 
 app = typer.Typer(
-    help="Import items or votes from JSONL/CSV files, or a release.", no_args_is_help=True
+    help="Import items or votes from JSONL/CSV files, Prodigy or Label Studio, or a release.",
+    no_args_is_help=True,
 )
 app.command("release")(import_release_command)
+app.command("prodigy")(import_prodigy_command)
+app.command("label-studio")(import_label_studio_command)
 
 
 def _report(errors: list[str]) -> None:

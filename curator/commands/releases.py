@@ -93,6 +93,10 @@ def export_command(
         int, typer.Option("--seed", help="Seed of the split's tie-breaking order.")
     ] = 0,
     gzip: Annotated[bool, typer.Option("--gzip", help="Write KIND.jsonl.gz files.")] = False,
+    file_format: Annotated[
+        str,
+        typer.Option("--format", help="jsonl, or parquet (KIND.parquet: the same records, typed)."),
+    ] = "jsonl",
     force: Annotated[
         bool, typer.Option("--force", help="Replace a release of that version.")
     ] = False,
@@ -106,8 +110,9 @@ def export_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Write a release: one JSONL file per kind (and split), schemas, DATASHEET.md and
-    manifest.json, in a temporary folder renamed into place when complete."""
+    """Write a release: one JSONL (or Parquet) file per kind (and split), schemas,
+    DATASHEET.md, the dataset card README.md and manifest.json, in a temporary folder
+    renamed into place when complete (the default command of curator export)."""
     options = ExportOptions(
         version=version,
         kinds=tuple(kinds or ()),
@@ -118,6 +123,7 @@ def export_command(
         split=split,
         seed=seed,
         gzip=gzip,
+        file_format=file_format,
         force=force,
         created_at=created_at,
     )

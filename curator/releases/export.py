@@ -2,10 +2,11 @@
 
 Per kind the items the filters take are streamed in key order, turned into records by
 the kind's builder, given their label fields (and split), and written one line at a
-time into ``KIND.jsonl`` (``KIND.PART.jsonl`` with ``--split``), hashed as they are
-written. Schemas, ``DATASHEET.md`` and ``manifest.json`` follow. Everything is written
-in a temporary directory beside the target that is renamed into place at the end; a
-failure anywhere leaves the previous release (if any) as it was.
+time into ``KIND.jsonl`` (``KIND.PART.jsonl`` with ``--split``; ``KIND.parquet`` with
+``--format parquet``), hashed as they are written. Schemas, ``DATASHEET.md``,
+``README.md`` (the dataset card) and ``manifest.json`` follow. Everything is written in
+a temporary directory beside the target that is renamed into place at the end; a failure
+anywhere leaves the previous release (if any) as it was.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from annotation.audit import resolve_labeler
 from annotation.sets import SetError
 from annotation.splits import SplitError
 from curator import __version__
+from curator.releases.card import CARD, render_card
 from curator.releases.datasheet import render_datasheet
 from curator.releases.files import (
     RecordFile,
@@ -33,7 +35,14 @@ from curator.releases.files import (
     write_document,
 )
 from curator.releases.labels import UNLABELED, LabelInfo, adjudicated_labels, predicted_label
-from curator.releases.manifest import DATASHEET, MANIFEST, build_manifest, data_file_name
+from curator.releases.manifest import (
+    DATASHEET,
+    FORMATS,
+    MANIFEST,
+    build_manifest,
+    data_file_name,
+)
+from curator.releases.parquet import ParquetRecordFile
 from curator.releases.records import RECORD_BUILDERS
 from curator.releases.schema import record_schema, schema_file
 from curator.releases.splits import SplitSpec, assign_sources, parse_split, part_names
@@ -72,6 +81,7 @@ class ExportOptions:
     split: str | None = None
     seed: int = 0
     gzip: bool = False
+    file_format: str = "jsonl"
     force: bool = False
     created_at: str | None = None
 
@@ -113,6 +123,10 @@ def _check(options: ExportOptions) -> SplitSpec | None:
         raise ExportUsageError(
             f"version {options.version!r}: use letters, digits and . _ + - (e.g. v1.0)"
         )
+    if options.file_format not in FORMATS:
+        raise ExportUsageError(f"--format {options.file_format!r}: use {' or '.join(FORMATS)}")
+    if options.gzip and options.file_format != "jsonl":
+        raise ExportUsageError("--gzip applies to JSONL; Parquet files are compressed inside")
     if options.labels is not None and options.labels not in LABEL_MODES:
         raise ExportUsageError(f"--labels {options.labels!r}: use {' or '.join(LABEL_MODES)}")
     if options.labels == "predicted" and not options.labeler:
@@ -206,6 +220,7 @@ def export_release(
         "split": options.split,
         "seed": options.seed if spec is not None else None,
         "gzip": options.gzip,
+        **({"format": options.file_format} if options.file_format != "jsonl" else {}),
     }
     facts = ReleaseFacts(version=options.version, filters=filters, split=spec)
     target = out_dir / options.version
@@ -213,13 +228,15 @@ def export_release(
     try:
         with staged_directory(target, options.force) as staging:
             for plan in plans:
-                _write_kind(store, staging, plan, spec, options.gzip, facts, files, progress)
+                _write_kind(store, staging, plan, spec, options, facts, files, progress)
             for plan in plans:
                 name = schema_file(plan.kind)
                 files[name] = _document(staging / name, record_schema(plan.kind))
             facts.source_parts = {p.kind: p.parts for p in plans if p.parts is not None}
-            sheet = render_datasheet(store, facts).encode("utf-8")
-            files[DATASHEET] = _write_bytes(staging / DATASHEET, sheet)
+            datasheet = render_datasheet(store, facts)
+            files[DATASHEET] = _write_bytes(staging / DATASHEET, datasheet.encode("utf-8"))
+            card = render_card(options.version, files, datasheet)
+            files[CARD] = _write_bytes(staging / CARD, card.encode("utf-8"))
             manifest = build_manifest(
                 version=options.version,
                 created_at=created_at,
@@ -252,17 +269,22 @@ def _write_kind(
     staging: Path,
     plan: _KindPlan,
     spec: SplitSpec | None,
-    compress: bool,
+    options: ExportOptions,
     facts: ReleaseFacts,
     files: dict[str, dict[str, Any]],
     progress: Progress | None,
 ) -> None:
     build = RECORD_BUILDERS[plan.kind]
     facts.start_kind(plan.kind)
-    outputs = {
-        part: RecordFile(staging / data_file_name(plan.kind, part, compress), compress)
-        for part in part_names(spec)
-    }
+    compress = options.gzip
+    outputs: dict[str | None, RecordFile | ParquetRecordFile] = {}
+    for part in part_names(spec):
+        path = staging / data_file_name(plan.kind, part, compress, options.file_format)
+        outputs[part] = (
+            ParquetRecordFile(path, plan.kind)
+            if options.file_format == "parquet"
+            else RecordFile(path, compress)
+        )
     try:
         for row in _rows(store, plan):
             part = plan.parts[row["source"]] if plan.parts is not None else None

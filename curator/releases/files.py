@@ -10,7 +10,7 @@ import json
 import os
 import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -92,8 +92,13 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def open_lines(path: Path) -> IO[bytes]:
-    """A release data file opened for reading lines, decompressed when it is gzip."""
+def open_lines(path: Path) -> IO[bytes] | closing[Iterator[bytes]]:
+    """A release data file opened for reading lines, decompressed when it is gzip; a
+    Parquet file gives each row as its canonical JSON line."""
+    if path.name.endswith(".parquet"):
+        from curator.releases.parquet import parquet_lines
+
+        return closing(parquet_lines(path))
     return gzip.open(path, "rb") if path.name.endswith(".gz") else path.open("rb")
 
 

@@ -14,9 +14,14 @@ MANIFEST = "manifest.json"
 DATASHEET = "DATASHEET.md"
 
 
-def data_file_name(kind: str, part: str | None, compress: bool) -> str:
-    """``commit.jsonl``, ``commit.train.jsonl``, ``ir.jsonl.gz``..."""
+FORMATS = ("jsonl", "parquet")
+
+
+def data_file_name(kind: str, part: str | None, compress: bool, file_format: str = "jsonl") -> str:
+    """``commit.jsonl``, ``commit.train.jsonl``, ``ir.jsonl.gz``, ``kernel.parquet``..."""
     name = kind if part is None else f"{kind}.{part}"
+    if file_format == "parquet":
+        return f"{name}.parquet"
     return f"{name}.jsonl" + (".gz" if compress else "")
 
 

@@ -1,14 +1,36 @@
-"""``curator mine``: the one place the group is built from its three commands."""
+"""``curator mine``: the one place the group is built from its three commands, each
+imported only when it runs (mining commits never loads the kernel or IR engines)."""
 
 from __future__ import annotations
 
 import typer
 
-from curator.commands.mine.commits import mine_commits_command
-from curator.commands.mine.ir import mine_ir_command
-from curator.commands.mine.kernels import mine_kernels_command
+from curator.lazy_group import Lazy, LazyGroup
 
-app = typer.Typer(help="Mine candidates into the store.", no_args_is_help=True)
-app.command("commits")(mine_commits_command)
-app.command("kernels")(mine_kernels_command)
-app.command("ir")(mine_ir_command)
+M = "curator.commands.mine"
+
+
+class MineGroup(LazyGroup):
+    """``mine commits|kernels|ir``."""
+
+    LAZY = (
+        Lazy(
+            "commits",
+            f"{M}.commits:mine_commits_command",
+            "Mine single-file, single-function commits and pre-label them with keywords (and"
+            " any --labeler), in this process or on a Dask cluster.",
+        ),
+        Lazy(
+            "kernels",
+            f"{M}.kernels:mine_kernels_command",
+            "Scrape OpenCL kernels, filter, normalise, featurise and store them.",
+        ),
+        Lazy(
+            "ir",
+            f"{M}.ir:mine_ir_command",
+            "Ingest LLVM IR modules: structural-hash dedup, provenance, license, statistics.",
+        ),
+    )
+
+
+app = typer.Typer(cls=MineGroup, help="Mine candidates into the store.", no_args_is_help=True)

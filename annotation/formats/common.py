@@ -1,0 +1,306 @@
+"""What the Prodigy and Label Studio formats share: tasks read from another tool, mapped
+onto a set's labels and categories, stored all or nothing; and a set's items with their
+live votes, read for export.
+
+A tool's file becomes a list of :class:`Task` (one item, the votes cast on it); each vote
+carries the tool's raw answer (the choices ticked, or a binary accept/reject/ignore on a
+label), resolved against the set's labels here, so both formats map answers one way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotation.importing import FileImportError
+from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
+from annotation.sets import require_set
+from annotation.votes import VoteError, prepare_vote
+from store import Store
+from store.ir import ir_module
+from store.item_views import commit_row, item_row
+from store.items import ImportedItem, find_by_id, insert_imported_items, keys_to_ids
+from store.kernels import kernel_row
+from store.sets import NewSet, SetRow, add_set_items, create_set, get_set, set_item_ids
+from store.votes import LiveVote, VoteRow, append_votes, live_votes_for_items, live_votes_in_set
+
+ACCEPT, REJECT, IGNORE = "accept", "reject", "ignore"
+ANSWERS = (ACCEPT, REJECT, IGNORE)
+COMMIT_FIELDS = ("repo", "sha", "file", "language")
+
+
+@dataclass(frozen=True)
+class TaskVote:
+    """One annotator's answer on a task: the choices ticked (labels and categories), or
+    ``binary``, the one label a binary task asked about; ``answer`` accept/reject/ignore."""
+
+    where: str
+    annotator: str
+    answer: str
+    choices: tuple[str, ...] = ()
+    binary: str | None = None
+    note: str | None = None
+    adjudicator: bool = False
+
+
+@dataclass(frozen=True)
+class Task:
+    """One item as another tool holds it: our external id, its text and fields."""
+
+    where: str
+    key: str
+    text: str
+    fields: dict[str, Any] = field(default_factory=dict)
+    votes: tuple[TaskVote, ...] = ()
+
+
+@dataclass(frozen=True)
+class TaskImport:
+    stored: int
+    known: int
+    added_to_set: int
+    set_created: bool
+    votes: int
+    unchanged: int
+    annotators: list[str]
+
+
+def text_of(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def resolve_answer(
+    vote: TaskVote, labels: Sequence[str], categories: Sequence[str]
+) -> tuple[str, str | None]:
+    """(label, category) for a vote in a set with these labels; raises ``ValueError``."""
+    if vote.answer == IGNORE:
+        return SKIP, None
+    by_name = {label.lower(): label for label in [*labels, SKIP]}
+    if vote.binary is not None:
+        label = by_name.get(vote.binary.strip().lower())
+        if label is None:
+            raise ValueError(f"label {vote.binary!r} is not one of {', '.join(labels)}")
+        category = vote.choices[0] if vote.choices else None
+        if vote.answer == ACCEPT:
+            return label, category
+        others = [x for x in labels if x != label]
+        if len(others) != 1:
+            raise ValueError(
+                f"rejecting {label!r} names no single other label of {', '.join(labels)}"
+            )
+        return others[0], category
+    known_categories = set(categories or taxonomy_slugs())
+    chosen = [by_name[c.strip().lower()] for c in vote.choices if c.strip().lower() in by_name]
+    picked = [c.strip() for c in vote.choices if c.strip() in known_categories]
+    unknown = [
+        c
+        for c in vote.choices
+        if c.strip().lower() not in by_name and c.strip() not in known_categories
+    ]
+    if unknown:
+        raise ValueError(
+            f"choice {unknown[0]!r} is neither a label ({', '.join(labels)}) nor a category"
+        )
+    if len(chosen) > 1 or len(picked) > 1:
+        raise ValueError(f"several labels or categories chosen: {', '.join(vote.choices)}")
+    if vote.answer == REJECT or not chosen:
+        if vote.answer == REJECT:
+            return SKIP, None
+        raise ValueError("no label among the choices")
+    return chosen[0], picked[0] if picked else None
+
+
+def _new_item(
+    task: Task, kind: str, model_input: Callable[[str, str], str], origin: str
+) -> ImportedItem:
+    fields = {k: text_of(task.fields.get(k)) for k in COMMIT_FIELDS}
+    diff = text_of(task.fields.get("diff")) or ""
+    payload = {k: v for k, v in fields.items() if v}
+    payload.update(message=task.text, diff=diff, model_input=model_input(task.text, diff))
+    return ImportedItem(
+        kind=kind,
+        key=task.key,
+        source=fields["repo"] or f"import:{origin}",
+        language=fields["language"],
+        path=fields["file"],
+        payload=payload,
+        provenance={"imported_from": origin},
+    )
+
+
+def _target_set(
+    store: Store, set_name: str, kind: str, labels: list[str] | None, origin: str
+) -> SetRow | None:
+    target = get_set(store, set_name)
+    if target is not None and target.kind != kind:
+        raise FileImportError([f"{origin}: set {set_name!r} holds {target.kind} items, not {kind}"])
+    if target is not None and labels and labels != target.labels:
+        raise FileImportError(
+            [f"{origin}: set {set_name!r} already has labels {', '.join(target.labels)}"]
+        )
+    return target
+
+
+def import_tasks(
+    store: Store,
+    tasks: Sequence[Task],
+    *,
+    origin: str,
+    set_name: str,
+    kind: str = "commit",
+    labels: list[str] | None = None,
+    votes_per_item: int = 2,
+    model_input: Callable[[str, str], str],
+) -> TaskImport:
+    """Store the tasks' items (new commits are created from the task's text and fields),
+    put them in the set (created if needed) and append their votes, in one transaction:
+    any bad task raises :class:`FileImportError` naming each, and nothing is written.
+    A vote equal to the annotator's live vote is not appended again."""
+    errors: list[str] = []
+    seen: dict[str, str] = {}
+    for task in tasks:
+        if task.key in seen:
+            errors.append(f"{task.where}: item {task.key!r} already in {seen[task.key]}")
+        seen.setdefault(task.key, task.where)
+    if errors:
+        raise FileImportError(errors)
+    target = _target_set(store, set_name, kind, labels, origin)
+    known = keys_to_ids(store, kind, [t.key for t in tasks])
+    fresh = [t for t in tasks if t.key not in known]
+    if fresh and kind != "commit":
+        raise FileImportError(
+            [
+                f"{t.where}: no {kind} item {t.key!r} in the store (only commits can be created)"
+                for t in fresh
+            ]
+        )
+    with store.transaction():
+        results = insert_imported_items(
+            store, [_new_item(t, kind, model_input, origin) for t in fresh]
+        )
+        ids = {**known, **{t.key: item_id for t, (_, item_id) in zip(fresh, results, strict=True)}}
+        created = target is None
+        if target is None:
+            target = create_set(
+                store,
+                NewSet(
+                    name=set_name,
+                    kind=kind,
+                    labels=list(labels or DEFAULT_LABELS[kind]),
+                    categories=taxonomy_slugs() if kind == "commit" else [],
+                    params={"imported": [origin]},
+                    votes_per_item=votes_per_item,
+                ),
+            )
+        added = add_set_items(store, target.id, [ids[t.key] for t in tasks])
+        rows = _vote_rows(store, tasks, ids, target, origin, errors)
+        if errors:
+            raise FileImportError(errors)
+        appended, unchanged = _append_fresh(store, rows)
+    return TaskImport(
+        stored=len(fresh),
+        known=len(tasks) - len(fresh),
+        added_to_set=added,
+        set_created=created,
+        votes=appended,
+        unchanged=unchanged,
+        annotators=sorted({r.annotator for r in rows}),
+    )
+
+
+def _vote_rows(
+    store: Store,
+    tasks: Sequence[Task],
+    ids: dict[str, int],
+    target: SetRow,
+    origin: str,
+    errors: list[str],
+) -> list[VoteRow]:
+    rows: list[VoteRow] = []
+    for task in tasks:
+        item = find_by_id(store, ids[task.key])
+        assert item is not None
+        for vote in task.votes:
+            try:
+                label, category = resolve_answer(vote, target.labels, target.categories)
+                rows.append(
+                    prepare_vote(
+                        store,
+                        item,
+                        label,
+                        vote.annotator,
+                        category=category,
+                        note=vote.note,
+                        adjudicate=vote.adjudicator,
+                        in_set=target,
+                        origin=f"import:{origin}",
+                    )
+                )
+            except (ValueError, VoteError) as exc:
+                errors.append(f"{vote.where}: {exc}")
+    return rows
+
+
+def _append_fresh(store: Store, rows: list[VoteRow]) -> tuple[int, int]:
+    live = {
+        (v.item_id, v.annotator, v.role): (v.label, v.category, v.note)
+        for v in live_votes_for_items(store, {r.item_id for r in rows})
+    }
+    fresh = []
+    for row in rows:
+        key = (row.item_id, row.annotator, row.role)
+        if live.get(key) != (row.label, row.category, row.note):
+            fresh.append(row)
+            live[key] = (row.label, row.category, row.note)
+    append_votes(store, fresh)
+    return len(fresh), len(rows) - len(fresh)
+
+
+@dataclass(frozen=True)
+class ExportItem:
+    """One member of a set, as another tool shows it, with every live vote on it."""
+
+    key: str
+    kind: str
+    text: str
+    fields: dict[str, Any]
+    votes: list[LiveVote]
+
+
+def _item_text(store: Store, item_id: int, kind: str) -> tuple[str, dict[str, Any]]:
+    if kind == "commit":
+        row = commit_row(store, item_id) or {}
+        fields = {k: row.get(k) for k in ("repo", "sha", "file")}
+        return row.get("message") or "", {**fields, "diff": row.get("diff") or ""}
+    if kind == "kernel":
+        row = kernel_row(store, item_id) or {}
+        return str(row.get("normalized_source") or row.get("original_source") or ""), {}
+    module = ir_module(store, item_id) or {}
+    return str(module.get("text") or ""), {}
+
+
+def set_for_export(store: Store, set_name: str) -> tuple[SetRow, list[ExportItem]]:
+    """The set and its members in set order, each with its live votes (both roles)."""
+    target = require_set(store, set_name)
+    votes: dict[int, list[LiveVote]] = {}
+    for vote in live_votes_in_set(store, target.id):
+        votes.setdefault(vote.item_id, []).append(vote)
+    items = []
+    for item_id in set_item_ids(store, target.id):
+        row = item_row(store, item_id) or {}
+        text, fields = _item_text(store, item_id, target.kind)
+        fields = {"language": row.get("language"), **fields}
+        items.append(
+            ExportItem(
+                key=row["key"],
+                kind=target.kind,
+                text=text,
+                fields={k: v for k, v in fields.items() if v not in (None, "")},
+                votes=votes.get(item_id, []),
+            )
+        )
+    return target, items

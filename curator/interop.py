@@ -1,0 +1,70 @@
+"""The work of ``curator import|export prodigy|label-studio``: read another tool's file
+into a set, or write a set's items and live votes in that tool's format (atomically)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from annotation.formats import label_studio, prodigy
+from annotation.formats.common import TaskImport, import_tasks, set_for_export
+from engines.commits.representation import model_input
+from engines.files import write_text_atomically
+from store import Store
+
+FORMATS = ("prodigy", "label-studio")
+
+
+class InteropUsageError(ValueError):
+    """An export the set cannot take (e.g. binary tasks for a set of three labels)."""
+
+
+def import_file(
+    store: Store,
+    fmt: str,
+    path: Path,
+    set_name: str,
+    kind: str = "commit",
+    labels: list[str] | None = None,
+    votes_per_item: int = 2,
+) -> TaskImport:
+    """Read ``path`` in ``fmt`` and store its items and votes in ``set_name``; all or
+    nothing (``FileImportError`` lists every bad line or task)."""
+    tasks = (
+        prodigy.read_tasks(path, set_name) if fmt == "prodigy" else label_studio.read_tasks(path)
+    )
+    return import_tasks(
+        store,
+        tasks,
+        origin=path.name,
+        set_name=set_name,
+        kind=kind,
+        labels=labels,
+        votes_per_item=votes_per_item,
+        model_input=model_input,
+    )
+
+
+def export_file(
+    store: Store, fmt: str, set_name: str, out: Path, binary: bool = False
+) -> tuple[int, int, list[Path]]:
+    """Write the set for ``fmt``; returns (items, votes, files written). Label Studio
+    gets its labeling config beside the tasks (``NAME.label-config.xml``)."""
+    target, items = set_for_export(store, set_name)
+    votes = sum(len(item.votes) for item in items)
+    if fmt == "prodigy":
+        if binary and len(target.labels) != 2:
+            raise InteropUsageError(
+                f"binary Prodigy tasks need a set of two labels; {set_name!r} has"
+                f" {', '.join(target.labels)}"
+            )
+        lines = prodigy.task_lines(target, items, binary=binary)
+        write_text_atomically(
+            out, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+        )
+        return len(items), votes, [out]
+    tasks = label_studio.export_tasks(target, items)
+    write_text_atomically(out, json.dumps(tasks, indent=2, ensure_ascii=False) + "\n")
+    config = out.with_name(f"{out.stem}.label-config.xml")
+    write_text_atomically(config, label_studio.labeling_config(target))
+    return len(items), votes, [out, config]

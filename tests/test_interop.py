@@ -1,0 +1,181 @@
+"""Prodigy and Label Studio: their files (sample_data/interop/, written from each tool's
+documented format) import as sets and votes, a set exports in their format, and a
+round trip ours -> theirs -> ours keeps every vote, annotator, category and note."""
+
+from __future__ import annotations
+
+import json
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from store import open_store
+from store.sets import get_set
+from store.votes import live_votes_in_set
+
+ROOT = Path(__file__).resolve().parents[1]
+INTEROP = ROOT / "sample_data" / "interop"
+SAMPLE = ROOT / "sample_data" / "annotation"
+
+Vote = tuple[str, str, str, str, str | None, str | None]
+
+
+def live(db: Path, set_name: str) -> set[Vote]:
+    """(item, annotator, role, label, category, note) of every live vote in the set."""
+    with open_store(db, create=False) as store:
+        found = get_set(store, set_name)
+        assert found is not None
+        from store.items import item_summaries
+
+        votes = live_votes_in_set(store, found.id)
+        keys = {i: s["key"] for i, s in item_summaries(store, [v.item_id for v in votes]).items()}
+        return {(keys[v.item_id], v.annotator, v.role, v.label, v.category, v.note) for v in votes}
+
+
+def set_keys(db: Path, set_name: str) -> list[str]:
+    with open_store(db, create=False) as store:
+        from store.items import item_summaries
+        from store.sets import set_item_ids
+
+        found = get_set(store, set_name)
+        assert found is not None
+        ids = set_item_ids(store, found.id)
+        summaries = item_summaries(store, ids)
+        return [summaries[i]["key"] for i in ids]
+
+
+def test_prodigy_binary_and_choice_tasks_become_votes(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    done = cli("import", "prodigy", str(INTEROP / "prodigy.jsonl"), "--set", "perf-review")
+    assert done.exit_code == 0, done.output
+    assert "4 new items" in done.stdout and "6 votes from 2 annotators" in done.stdout
+    category = "inefficient-algorithm-data-structure/suboptimal-data-structures"
+    assert live(tmp_path / "cli.db", "perf-review") == {
+        ("pd-1", "alice", "annotator", "perf", None, None),
+        ("pd-1", "bob", "annotator", "perf", None, None),
+        ("pd-2", "alice", "annotator", "non-perf", None, None),  # reject of PERF
+        ("pd-2", "bob", "annotator", "skip", None, None),  # ignore
+        ("pd-3", "alice", "annotator", "perf", category, None),
+        ("pd-3", "bob", "annotator", "non-perf", None, "heap insert is O(log n)"),
+    }
+    assert set_keys(tmp_path / "cli.db", "perf-review") == ["pd-1", "pd-2", "pd-3", "pd-4"]
+    again = cli("import", "prodigy", str(INTEROP / "prodigy.jsonl"), "--set", "perf-review")
+    assert "0 votes" in again.stdout and "6 already recorded" in again.stdout
+
+
+def test_label_studio_annotations_become_votes(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    done = cli("import", "label-studio", str(INTEROP / "label-studio.json"), "--set", "ls")
+    assert done.exit_code == 0, done.output
+    assert live(tmp_path / "cli.db", "ls") == {
+        (
+            "ls-1",
+            "carol@example.org",
+            "annotator",
+            "perf",
+            "memory-inefficiency/unnecessary-memory-allocation",
+            None,
+        ),
+        ("ls-1", "dan@example.org", "annotator", "perf", None, "allocation moved out of the loop"),
+        ("ls-2", "carol@example.org", "annotator", "non-perf", None, None),
+        ("ls-2", "label-studio-user-2", "annotator", "skip", None, None),  # was_cancelled
+    }
+    assert set_keys(tmp_path / "cli.db", "ls") == ["ls-1", "ls-2", "ls-3"]
+
+
+@pytest.fixture
+def voted(cli, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
+    """gt-sample with three annotators' votes, plus an adjudicator's vote with a note."""
+    assert cli("import", "items", str(SAMPLE / "items.jsonl"), "--set", "gt-sample").exit_code == 0
+    assert cli("import", "votes", str(SAMPLE / "votes.csv")).exit_code == 0
+    adjudicated = cli(
+        "vote",
+        "ex-002",
+        "perf",
+        "--set",
+        "gt-sample",
+        "--adjudicate",
+        "--annotator",
+        "judge",
+        "--category",
+        "inefficient-i-o",
+        "--note",
+        'settled: "cache" in the title',
+    )
+    assert adjudicated.exit_code == 0, adjudicated.output
+    return tmp_path / "cli.db"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "extra"), [("prodigy", []), ("prodigy", ["--binary"]), ("label-studio", [])]
+)
+def test_round_trip_keeps_every_vote(
+    cli, voted: Path, tmp_path: Path, fmt: str, extra: list[str]
+) -> None:  # type: ignore[no-untyped-def]
+    before = live(voted, "gt-sample")
+    assert any(v[4] for v in before) and any(v[3] == "skip" for v in before)
+    out = tmp_path / ("tasks.jsonl" if fmt == "prodigy" else "tasks.json")
+    exported = cli("export", fmt, "gt-sample", "--out", str(out), *extra)
+    assert exported.exit_code == 0, exported.output
+    other = tmp_path / "other.db"
+    done = cli("--db", str(other), "import", fmt, str(out), "--set", "gt-sample")
+    assert done.exit_code == 0, done.output
+    assert live(other, "gt-sample") == before
+    assert set_keys(other, "gt-sample") == set_keys(voted, "gt-sample")
+
+
+def test_exports_follow_each_tool_s_shape(cli, voted: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("export", "prodigy", "gt-sample", "--out", str(tmp_path / "p.jsonl")).exit_code == 0
+    lines = [json.loads(x) for x in (tmp_path / "p.jsonl").read_text().splitlines()]
+    judged = [x for x in lines if x.get("_annotator_id") == "gt-sample-judge"]
+    assert len(judged) == 1 and judged[0]["meta"]["role"] == "adjudicator"
+    assert judged[0]["accept"] == ["perf", "inefficient-i-o"] and judged[0]["answer"] == "accept"
+    for line in lines:
+        assert isinstance(line["_input_hash"], int) and -(2**31) <= line["_task_hash"] < 2**31
+        assert {o["id"] for o in line["options"]} >= {"perf", "non-perf"}
+    assert (
+        cli("export", "label-studio", "gt-sample", "--out", str(tmp_path / "ls.json")).exit_code
+        == 0
+    )
+    tasks = json.loads((tmp_path / "ls.json").read_text())
+    assert len(tasks) == 40 and all({"id", "data", "annotations"} <= set(t) for t in tasks)
+    config = ET.fromstring((tmp_path / "ls.label-config.xml").read_text())
+    label = config.find("Choices[@name='label']")
+    assert label is not None and [c.get("value") for c in label] == ["perf", "non-perf"]
+    binary = cli("export", "prodigy", "nope", "--out", str(tmp_path / "x.jsonl"))
+    assert binary.exit_code == 1 and "no set named 'nope'" in binary.output
+
+
+def test_bad_lines_are_named_and_nothing_is_stored(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "bad.jsonl"
+    good = (INTEROP / "prodigy.jsonl").read_text().splitlines()
+    bad.write_text(
+        "\n".join(
+            [
+                good[0],
+                good[1].replace('"accept"', '"maybe"'),
+                good[2].replace('"PERF"', '"FAST"'),
+                "{not json",
+            ]
+        )
+        + "\n"
+    )
+    done = cli("import", "prodigy", str(bad), "--set", "perf-review")
+    assert done.exit_code == 1
+    assert f"{bad}:2: answer must be one of accept, reject, ignore" in done.output
+    assert f"{bad}:4: malformed JSON" in done.output
+    assert "nothing imported" in done.output
+    semantic = tmp_path / "semantic.jsonl"
+    semantic.write_text(good[0] + "\n" + good[2].replace('"PERF"', '"FAST"') + "\n")
+    later = cli("import", "prodigy", str(semantic), "--set", "perf-review")
+    assert (
+        later.exit_code == 1
+        and f"{semantic}:2: label 'FAST' is not one of perf, non-perf" in later.output
+    )
+    with open_store(tmp_path / "cli.db") as store:
+        assert get_set(store, "perf-review") is None  # the transaction rolled back
+    broken = tmp_path / "broken.json"
+    broken.write_text('[{"data": {"text": "x"}, "annotations": [{"result": []}]}]')
+    ls = cli("import", "label-studio", str(broken), "--set", "ls")
+    assert ls.exit_code == 1 and f"{broken}: task 1 annotation 1: an annotation needs" in ls.output
+    assert os.path.exists(tmp_path / "cli.db")
