@@ -309,8 +309,10 @@ def train(
     """Train a labeler from --from teacher:MODEL, --votes SET and/or --weak LABELER; or,
     with --kind ensemble, combine labelers into ensemble@N. Without --dev, a student holds
     out 15% of its examples to choose the decision threshold (TF-IDF:
-    out-of-fold scores). Messages the keyword rules match are perf unless --rule-floor
-    none."""
+    out-of-fold scores).
+
+    Messages the keyword rules match are perf whatever the model believes, unless
+    --rule-floor none."""
     if kind == ENSEMBLE:
         _train_ensemble(members, combiner, dev, eval_set, rule, seed, as_json, db)
         return
