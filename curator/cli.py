@@ -25,6 +25,7 @@ from curator.commands.models import app as models_app
 from curator.commands.options import AnnotatorOption, DbOption
 from curator.commands.predict import predict
 from curator.commands.releases import export_command, validate_command
+from curator.commands.search import search_command
 from curator.commands.teach import teach_command
 from curator.commands.train import train
 from curator.commands.tui import interactive, label_command, run_app
@@ -39,6 +40,7 @@ app = typer.Typer(
 app.add_typer(mine.app, name="mine")
 app.add_typer(check.check_app, name="check")
 app.command("stats")(stats.stats)
+app.command("search")(search_command)
 app.add_typer(sets.app, name="set")
 app.add_typer(importing.app, name="import")
 app.command("vote")(votes.vote)
