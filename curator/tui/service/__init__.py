@@ -10,6 +10,7 @@ connection of its own. Each concern lives in its own module:
 - :mod:`.reports`: conflicts, audit, agreement
 - :mod:`.training`: teachers, training runs, models, promotions
 - :mod:`.kernels`: stored kernels and their dynamic check
+- :mod:`.search`: full-text search over the whole store or one set
 """
 
 from __future__ import annotations
@@ -23,10 +24,11 @@ from curator.tui.service.queue import (
     labels_of,
 )
 from curator.tui.service.reports import ReportService
+from curator.tui.service.search import SearchService
 from curator.tui.service.training import Comparison, LearningCurve, TrainingService
 
 
-class CurationService(QueueService, ReportService, TrainingService, KernelService):
+class CurationService(QueueService, ReportService, TrainingService, KernelService, SearchService):
     """Sets, queues, votes, reports, training and kernel checks for one annotator on one
     database."""
 
