@@ -77,7 +77,9 @@ class SearchScreen(CuratorScreen):
             self.find(text)
 
     def action_focus_query(self) -> None:
-        self.query_one(Input).focus()
+        query = self.query_one(Input)
+        query.value = ""
+        query.focus()
 
     def action_scope(self) -> None:
         if self.set_row is None:

@@ -1,0 +1,285 @@
+"""Full-text search: the FTS5 indexes stay in step with the rows, the migration builds
+them for an existing store, and ``curator search`` / ``set create --from-search`` / the
+app's ``/`` find, rank, filter and show matches safely."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from curator.cli import app
+from curator.presentation.search import highlighted, snippet_spans
+from curator.search import SearchError, SearchRequest, create_set_from_search, run_search
+from store import Store, open_store
+from store.commits import insert_predictions
+from store.items import ImportedItem, insert_imported_items
+from store.kernel_records import KernelCheck
+from store.kernels import get_kernel, kernel_ids_by_name, save_checks
+from store.migrations import MIGRATIONS
+from store.records import PredictionRow
+from store.search import SOURCES, Scope, create_indexes, search
+from store.sets import NewSet, create_set, set_item_ids
+from store.votes import VoteRow, append_votes, undo_last
+from tests import raw_sql
+from tests.tui_store import build, copy_of
+
+MESSAGES = {
+    "a": ("Cache the parsed config to avoid reparsing", "+cache = {}\n+return cache[key]\n"),
+    "b": ("Speed up the hot loop by hoisting the bounds check", "-for i in range(n):\n"),
+    "c": ("Fix typo in README", "-teh\n+the\n"),
+    "d": ("cache cache cache: memoize every lookup", "+@lru_cache\n"),
+    "e": ("Markup [bold red]boom[/] and \x1b[31mred\x1b[0m in a cache message", "+x\n"),
+}
+
+
+def commit(key: str, message: str, diff: str, source: str = "repo-a") -> ImportedItem:
+    return ImportedItem(
+        kind="commit",
+        key=key,
+        source=source,
+        language="python",
+        path=f"src/{key}.py",
+        payload={"message": message, "diff": diff, "model_input": message},
+        provenance={},
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    s = open_store(tmp_path / "s.db")
+    insert_imported_items(s, [commit(k, m, d) for k, (m, d) in MESSAGES.items()])
+    return s
+
+
+def ids(store: Store, query: str, **scope: object) -> list[int]:
+    return [h.item_id for h in search(store, query, Scope(**scope), limit=50)]  # type: ignore[arg-type]
+
+
+def item(store: Store, key: str) -> int:
+    return int(raw_sql.scalar(store, "SELECT id FROM items WHERE key = ?", (key,)))  # type: ignore[arg-type]
+
+
+def integrity_ok(store: Store) -> None:
+    conn = raw_sql.connection(store)
+    for source in SOURCES:
+        conn.execute(f"INSERT INTO {source.fts} ({source.fts}, rank) VALUES ('integrity-check', 1)")
+
+
+# --------------------------------------------------------------------------- the index
+
+
+def test_query_syntax_phrases_prefix_near_and_columns(store: Store) -> None:
+    a, b, d = item(store, "a"), item(store, "b"), item(store, "d")
+    assert set(ids(store, "cache")) == {a, d, item(store, "e")}
+    assert ids(store, '"hot loop"') == [b]
+    assert ids(store, '"loop hot"') == []
+    assert set(ids(store, "hoist*")) == {b}
+    assert ids(store, "NEAR(speed bounds, 8)") == [b]
+    assert ids(store, "NEAR(speed bounds, 5)") == []
+    assert ids(store, "diff: lru_cache") == [d]
+    assert ids(store, "message: lru_cache") == []
+    # bm25: the short message that says cache three times ranks first
+    assert ids(store, "cache")[0] == d
+
+
+def test_bad_syntax_is_one_clear_error(store: Store) -> None:
+    with pytest.raises(SearchError, match="unterminated string") as info:
+        run_search(store, SearchRequest('"unbalanced'))
+    assert "\n" not in str(info.value)
+    with pytest.raises(SearchError, match="no such column: nosuch"):
+        run_search(store, SearchRequest("nosuch: cache"))
+
+
+def test_the_index_follows_every_write(store: Store) -> None:
+    a = item(store, "a")
+    insert_imported_items(store, [commit("f", "Vectorize the zebra kernel", "+simd\n")])
+    assert ids(store, "zebra") == [item(store, "f")]
+    append_votes(store, [VoteRow(a, "ann", "perf", note="saw a quokka regression")])
+    assert ids(store, "quokka") == [a]
+    append_votes(store, [VoteRow(a, "ann", "perf", note="measured on a wombat")])
+    assert ids(store, "quokka") == [] and ids(store, "wombat") == [a]
+    undo_last(store, "ann")
+    assert ids(store, "wombat") == [] and ids(store, "quokka") == [a]
+    with store.transaction() as conn:
+        conn.execute("DELETE FROM items WHERE id = ?", (a,))
+    assert ids(store, "quokka") == [] and a not in ids(store, "cache")
+    with pytest.raises(RuntimeError), store.transaction():
+        insert_imported_items(store, [commit("g", "an aardvark appears", "+x\n")])
+        raise RuntimeError("rolled back")
+    assert ids(store, "aardvark") == []
+    integrity_ok(store)
+
+
+def test_sqlite_utils_sees_the_indexes_it_lays_out(store: Store) -> None:
+    import sqlite_utils
+
+    db = sqlite_utils.Database(raw_sql.connection(store))
+    for source in SOURCES:
+        assert db[source.table].detect_fts() == source.fts
+    assert [r["rowid"] for r in db["commits"].search("hoisting")] == [item(store, "b")]
+
+
+def test_the_migration_builds_the_index_of_an_existing_store_with_progress(
+    tmp_path: Path,
+) -> None:
+    version = next(v for v, _, step in MIGRATIONS if step is create_indexes)
+    path = tmp_path / "old.db"
+    with open_store(path) as s:
+        insert_imported_items(
+            s, [commit(f"k{i}", f"message {i} about tuning", "+x\n") for i in range(2500)]
+        )
+        append_votes(s, [VoteRow(item(s, "k7"), "ann", "perf", note="platypus")])
+        conn = raw_sql.connection(s)
+        # As a store written before the indexes existed: no index, no triggers.
+        for source in SOURCES:
+            conn.execute(f"DROP TABLE {source.fts}")
+            for suffix in ("ai", "ad", "au"):
+                conn.execute(f"DROP TRIGGER {source.table}_{suffix}")
+        conn.execute("DELETE FROM schema_version WHERE version >= ?", (version,))
+    seen: list[tuple[str, int, int]] = []
+    with open_store(path, progress=lambda *a: seen.append(a)) as s:
+        assert s.schema_version() >= version
+        assert ids(s, "platypus") == [item(s, "k7")]
+        assert len(search(s, "tuning", limit=5000)) == 2500
+        integrity_ok(s)
+    commits = [(done, total) for what, done, total in seen if what == "commits"]
+    assert commits[0] == (0, 2500) and commits[-1] == (2500, 2500) and len(commits) >= 3
+
+
+# --------------------------------------------------------------------------- filters
+
+
+def test_filters_kind_set_label_and_disagreement(store: Store) -> None:
+    a, b, d, e = (item(store, k) for k in "abde")
+    row = create_set(store, NewSet(name="s", kind="commit", labels=["perf", "non-perf"]), [a, b])
+    assert [h.item_id for h in run_search(store, SearchRequest("cache", set_name="s"))] == [a]
+    assert run_search(store, SearchRequest("cache", kind="kernel")) == []
+    for item_id, label in ((a, "perf"), (d, "non-perf"), (e, "perf")):
+        insert_predictions(store, item_id, [PredictionRow("keyword@1", label, 0.9)])
+    perf = run_search(store, SearchRequest("cache", label="perf", labeler="keyword@latest"))
+    assert {h.item_id for h in perf} == {a, e}
+    append_votes(
+        store,
+        [
+            VoteRow(a, "ann", "non-perf", set_id=row.id),
+            VoteRow(a, "bob", "non-perf", set_id=row.id),
+            VoteRow(b, "ann", "perf", set_id=row.id),
+            VoteRow(b, "bob", "perf", set_id=row.id),
+            VoteRow(d, "ann", "perf"),
+        ],
+    )
+    # keyword@1 says perf on a, the settled label is non-perf: a model's mistake
+    found = run_search(store, SearchRequest("", disagree=("keyword@1", "final")))
+    assert [h.item_id for h in found] == [a]
+    found = run_search(store, SearchRequest("cache", disagree=("ann", "keyword@1")))
+    assert {h.item_id for h in found} == {a, d}
+    with pytest.raises(SearchError, match="neither a labeler"):
+        run_search(store, SearchRequest("cache", disagree=("ann", "nobody")))
+    with pytest.raises(SearchError, match="--label needs --labeler"):
+        run_search(store, SearchRequest("cache", label="perf"))
+
+
+def test_a_search_becomes_a_set_in_rank_order(store: Store) -> None:
+    row = create_set_from_search(store, "cache-hunt", SearchRequest("cache", limit=2))
+    assert set_item_ids(store, row.id) == [item(store, "d"), *ids(store, "cache")[1:2]]
+    assert row.params["search"]["query"] == "cache"
+    with pytest.raises(SearchError, match="already exists"):
+        create_set_from_search(store, "cache-hunt", SearchRequest("cache"))
+    with pytest.raises(SearchError, match="would be empty"):
+        create_set_from_search(store, "none", SearchRequest("zzqx"))
+
+
+def test_snippets_are_shown_literally_with_their_matches_marked(store: Store) -> None:
+    hit = next(h for h in search(store, "boom") if h.key == "e")
+    text, spans = snippet_spans(hit.snippet)
+    assert "[bold red]boom[/]" in text and "\x1b" not in text
+    assert [text[s:t] for s, t in spans] == ["boom"]
+    shown = highlighted(hit.snippet)
+    assert shown.plain == text and [str(s.style) for s in shown.spans] == ["bold yellow"]
+
+
+# --------------------------------------------------------------------------- CLI and app
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build(tmp_path_factory.mktemp("search") / "template.db")
+
+
+def cli(db: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, [*args, "--db", str(db)], env={"COLUMNS": "120"})
+    return result.exit_code, result.output
+
+
+def test_cli_searches_every_kind_of_text(built: Path, tmp_path: Path) -> None:
+    db = copy_of(built, tmp_path / "c.db")
+    code, out = cli(db, "search", "get_global_id", "--json")
+    assert code == 0
+    kernels = json.loads(out)
+    assert kernels and kernels[0]["kind"] == "kernel" and kernels[0]["field"] == "original_source"
+    code, out = cli(db, "search", "text: clamp", "--kind", "ir", "--json")
+    assert code == 0 and json.loads(out)[0]["kind"] == "ir"
+    code, out = cli(db, "search", '"speed up lookup"', "--set", "inbox", "--limit", "3")
+    assert code == 0 and "3 best matches" in out and "inbox-" in out
+    code, out = cli(db, "search", '"broken', "--kind", "commit")
+    assert code == 1 and "unterminated string" in out
+    with open_store(db) as s:
+        kernel = kernel_ids_by_name(s, "saxpy")[0]
+        save_checks(s, [KernelCheck(kernel, "useful", {}, {})])
+        assert get_kernel(s, kernel) is not None
+        integrity_ok(s)
+
+
+def test_cli_set_create_from_search(built: Path, tmp_path: Path) -> None:
+    db = copy_of(built, tmp_path / "c.db")
+    code, out = cli(db, "set", "create", "lookups", "--from-search", "lookup", "--sample", "4")
+    assert code == 0 and "4 items found by lookup" in out
+    code, out = cli(db, "set", "show", "lookups", "--json")
+    assert json.loads(out)["params"]["search"]["limit"] == 4
+    code, out = cli(db, "set", "create", "nothing", "--from-search", "zzqx")
+    assert code == 1 and "would be empty" in out
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_slash_on_home_searches_and_opens_the_detail_view(
+    built: Path, tmp_path: Path
+) -> None:
+    from textual.widgets import DataTable
+
+    from curator.tui.app import CuratorApp
+    from curator.tui.screens.detail import ItemDetailScreen
+    from curator.tui.screens.home import HomeScreen
+    from curator.tui.screens.search import SearchScreen
+    from tests.tui_helpers import until
+
+    db = copy_of(built, tmp_path / "a.db")
+    with open_store(db) as s:
+        target = item(s, "inbox-3")
+    app = CuratorApp(db, "dave")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+        await pilot.press("slash")
+        await until(pilot, lambda: isinstance(app.screen, SearchScreen), "the search screen")
+        await pilot.press(*'"lookup 3"', "enter")
+        screen = app.screen
+        assert isinstance(screen, SearchScreen)
+        await until(pilot, lambda: [h.item_id for h in screen.hits] == [target], "the hit")
+        assert screen.query_one(DataTable).row_count == 1
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ItemDetailScreen), "the detail view")
+        assert app.screen.item_id == target  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, SearchScreen), "back to the hits")
+        # text FTS5 refuses is searched as a phrase instead of failing
+        await pilot.press("slash", *"non-perf [x", "enter")
+        await until(
+            pilot, lambda: "no item matches" in str(screen.query_one("#status").content), "no match"
+        )
