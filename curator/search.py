@@ -15,7 +15,7 @@ from annotation.adjudication import final_labels
 from annotation.labels import DEFAULT_LABELS, SKIP
 from annotation.sets import SetError, default_categories, resolve_latest
 from store import Store
-from store.search import Hit, Scope, SearchSyntaxError, scoped_items, search
+from store.search import RANK_WINDOW, Found, Scope, SearchSyntaxError, scoped_items, search
 from store.search import annotator_labels as _annotator_labels
 from store.sets import NewSet, SetRow, all_sets, create_set, get_set, latest_predictions
 
@@ -97,8 +97,9 @@ def _allowed_ids(store: Store, request: SearchRequest, set_row: SetRow | None) -
     return None if keep is None else sorted(keep)
 
 
-def run_search(store: Store, request: SearchRequest) -> list[Hit]:
-    """The items a request finds, best match first (item id order without a query)."""
+def run_search(store: Store, request: SearchRequest) -> Found:
+    """The items a request finds, best match first (item id order without a query);
+    bm25 ranks at least the newest ``RANK_WINDOW`` matches of each index, or ``limit``."""
     if request.labeler is not None and request.label is None:
         raise SearchError("--labeler needs --label: which of its labels to match")
     set_row = None
@@ -109,13 +110,13 @@ def run_search(store: Store, request: SearchRequest) -> list[Hit]:
     ids = _allowed_ids(store, request, set_row)
     scope = Scope(request.kind, set_row.id if set_row else None, ids)
     if ids is not None and not ids:
-        return []
+        return Found([])
     if not request.query.strip():
         if ids is None and set_row is None:
             raise SearchError("give a query, or a filter (--set, --label, --disagree) to list")
-        return scoped_items(store, scope, request.limit)
+        return Found(scoped_items(store, scope, request.limit))
     try:
-        return search(store, request.query, scope, request.limit)
+        return search(store, request.query, scope, request.limit, max(RANK_WINDOW, request.limit))
     except SearchSyntaxError as exc:
         raise SearchError(f"query {request.query!r}: {exc}") from exc
 
@@ -133,7 +134,7 @@ def create_set_from_search(
     kind = request.kind or "commit"
     if get_set(store, name) is not None:
         raise SearchError(f"a set named {name!r} already exists")
-    hits = run_search(store, SearchRequest(**{**request.__dict__, "kind": kind}))
+    hits = run_search(store, SearchRequest(**{**request.__dict__, "kind": kind})).hits
     if not hits:
         raise SearchError(f"no {kind} item matches {request.query!r}: the set would be empty")
     return create_set(

@@ -196,7 +196,24 @@ def _load_scope(store: Store, ids: Iterable[int]) -> None:
     )
 
 
-def search(store: Store, query: str, scope: Scope = Scope(), limit: int = 20) -> list[Hit]:
+RANK_WINDOW = 4_000
+"""The most matches of one index that bm25 scores for a query: a query matching more is
+ranked among the newest this many (scoring costs about 7 microseconds a match, so a word
+in half of a million items would otherwise take seconds)."""
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a search found; ``windowed`` when some index matched more than its ranking
+    window, so the ranking covers the newest matches only."""
+
+    hits: list[Hit]
+    windowed: bool = False
+
+
+def search(
+    store: Store, query: str, scope: Scope = Scope(), limit: int = 20, window: int = RANK_WINDOW
+) -> Found:
     """Items matching an FTS5 query, best bm25 first, with a snippet each.
 
     Each index answers on its own (a query naming a column only some indexes have is
@@ -204,31 +221,33 @@ def search(store: Store, query: str, scope: Scope = Scope(), limit: int = 20) ->
     :class:`SearchSyntaxError` with FTS5's own message when no index accepts the query."""
     if scope.item_ids is not None:
         _load_scope(store, scope.item_ids)
-    best: dict[int, tuple[float, int, str, str]] = {}
+    best: dict[int, tuple[float, int, int]] = {}
     refused: list[str] = []
-    asked = 0
+    asked, windowed = 0, False
     for order, source in enumerate(SOURCES):
         if scope.kind is not None and source.kind not in (None, scope.kind):
             continue
         asked += 1
         try:
-            rows = _match(store, source, query, scope, limit)
+            rows, matched = _match(store, source, query, scope, limit, window)
         except sqlite3.OperationalError as exc:
             refused.append(str(exc))
             continue
-        for item_id, score, column, snippet in rows:
+        windowed = windowed or matched > window
+        for item_id, rowid, score in rows:
             seen = best.get(item_id)
             if seen is None or (score, order) < seen[:2]:
-                best[item_id] = (score, order, column, snippet)
+                best[item_id] = (score, order, rowid)
     if asked and len(refused) == asked:
         raise SearchSyntaxError(_why(refused))
     ranked = sorted(best.items(), key=lambda kv: (kv[1][0], kv[1][1], kv[0]))[:limit]
     meta = _items(store, [item_id for item_id, _ in ranked])
-    return [
-        Hit(item_id, *meta[item_id], score=score, field=column, snippet=snippet)
-        for item_id, (score, _, column, snippet) in ranked
-        if item_id in meta
-    ]
+    hits = []
+    for item_id, (score, order, rowid) in ranked:
+        if item_id in meta:
+            column, snippet = _snippet(store, SOURCES[order], query, rowid)
+            hits.append(Hit(item_id, *meta[item_id], score=score, field=column, snippet=snippet))
+    return Found(hits, windowed)
 
 
 def _why(messages: list[str]) -> str:
@@ -238,25 +257,36 @@ def _why(messages: list[str]) -> str:
 
 
 def _match(
-    store: Store, source: FtsSource, query: str, scope: Scope, limit: int
-) -> list[tuple[int, float, str, str]]:
+    store: Store, source: FtsSource, query: str, scope: Scope, limit: int, window: int
+) -> tuple[list[tuple[int, int, float]], int]:
+    """The ``limit`` best (item id, index rowid, bm25) among the newest ``window + 1``
+    matches of one index, and how many matches that window held."""
     item = "f.rowid" if source.table != "live_votes" else "t.item_id"
     join = "" if source.table != "live_votes" else " JOIN live_votes AS t ON t.rowid = f.rowid"
     where, params = _scope_sql(source, scope, item)
-    # highlight()/snippet() read the content row; -1 lets FTS5 pick the best column.
+    # Newest first by rowid, which FTS5 walks without sorting; bm25 only for these.
+    sql = (
+        "SELECT item, fts_rowid, score, COUNT(*) OVER () FROM ("
+        f"SELECT {item} AS item, f.rowid AS fts_rowid, bm25([{source.fts}]) AS score"
+        f" FROM [{source.fts}] AS f{join}"
+        f" WHERE [{source.fts}] MATCH ?{where} ORDER BY f.rowid DESC LIMIT ?"
+        ") ORDER BY score, item LIMIT ?"
+    )
+    rows = store._conn.execute(sql, [query, *params, window + 1, limit]).fetchall()
+    return [(int(r[0]), int(r[1]), float(r[2])) for r in rows], int(rows[0][3]) if rows else 0
+
+
+def _snippet(store: Store, source: FtsSource, query: str, rowid: int) -> tuple[str, str]:
+    """The column of one matching row whose snippet marks the most terms, and that
+    snippet (snippet() reads the row back from the content table)."""
     snippets = ", ".join(
         f"snippet([{source.fts}], {i}, ?, ?, '…', 12)" for i in range(len(source.columns))
     )
-    marks = [HIGHLIGHT_START, HIGHLIGHT_END] * len(source.columns)
-    sql = (
-        f"SELECT {item}, f.rank, {snippets} FROM [{source.fts}] AS f{join}"
-        f" WHERE [{source.fts}] MATCH ?{where} ORDER BY f.rank LIMIT ?"
-    )
-    found = []
-    for row in store._conn.execute(sql, [*marks, query, *params, limit]):
-        column, snippet = _best_snippet(source.columns, list(row[2:]))
-        found.append((int(row[0]), float(row[1]), column, snippet))
-    return found
+    row = store._conn.execute(
+        f"SELECT {snippets} FROM [{source.fts}] WHERE [{source.fts}] MATCH ? AND rowid = ?",
+        [*([HIGHLIGHT_START, HIGHLIGHT_END] * len(source.columns)), query, rowid],
+    ).fetchone()
+    return _best_snippet(source.columns, list(row) if row else [None] * len(source.columns))
 
 
 def _best_snippet(columns: Sequence[str], snippets: list[str | None]) -> tuple[str, str]:

@@ -55,7 +55,7 @@ def store(tmp_path: Path) -> Store:
 
 
 def ids(store: Store, query: str, **scope: object) -> list[int]:
-    return [h.item_id for h in search(store, query, Scope(**scope), limit=50)]  # type: ignore[arg-type]
+    return [h.item_id for h in search(store, query, Scope(**scope), limit=50).hits]  # type: ignore[arg-type]
 
 
 def item(store: Store, key: str) -> int:
@@ -143,7 +143,7 @@ def test_the_migration_builds_the_index_of_an_existing_store_with_progress(
     with open_store(path, progress=lambda *a: seen.append(a)) as s:
         assert s.schema_version() >= version
         assert ids(s, "platypus") == [item(s, "k7")]
-        assert len(search(s, "tuning", limit=5000)) == 2500
+        assert len(search(s, "tuning", limit=5000, window=5000).hits) == 2500
         integrity_ok(s)
     commits = [(done, total) for what, done, total in seen if what == "commits"]
     assert commits[0] == (0, 2500) and commits[-1] == (2500, 2500) and len(commits) >= 3
@@ -155,12 +155,12 @@ def test_the_migration_builds_the_index_of_an_existing_store_with_progress(
 def test_filters_kind_set_label_and_disagreement(store: Store) -> None:
     a, b, d, e = (item(store, k) for k in "abde")
     row = create_set(store, NewSet(name="s", kind="commit", labels=["perf", "non-perf"]), [a, b])
-    assert [h.item_id for h in run_search(store, SearchRequest("cache", set_name="s"))] == [a]
-    assert run_search(store, SearchRequest("cache", kind="kernel")) == []
+    assert [h.item_id for h in run_search(store, SearchRequest("cache", set_name="s")).hits] == [a]
+    assert run_search(store, SearchRequest("cache", kind="kernel")).hits == []
     for item_id, label in ((a, "perf"), (d, "non-perf"), (e, "perf")):
         insert_predictions(store, item_id, [PredictionRow("keyword@1", label, 0.9)])
     perf = run_search(store, SearchRequest("cache", label="perf", labeler="keyword@latest"))
-    assert {h.item_id for h in perf} == {a, e}
+    assert {h.item_id for h in perf.hits} == {a, e}
     append_votes(
         store,
         [
@@ -173,9 +173,9 @@ def test_filters_kind_set_label_and_disagreement(store: Store) -> None:
     )
     # keyword@1 says perf on a, the settled label is non-perf: a model's mistake
     found = run_search(store, SearchRequest("", disagree=("keyword@1", "final")))
-    assert [h.item_id for h in found] == [a]
+    assert [h.item_id for h in found.hits] == [a]
     found = run_search(store, SearchRequest("cache", disagree=("ann", "keyword@1")))
-    assert {h.item_id for h in found} == {a, d}
+    assert {h.item_id for h in found.hits} == {a, d}
     with pytest.raises(SearchError, match="neither a labeler"):
         run_search(store, SearchRequest("cache", disagree=("ann", "nobody")))
     with pytest.raises(SearchError, match="--label needs --labeler"):
@@ -193,7 +193,7 @@ def test_a_search_becomes_a_set_in_rank_order(store: Store) -> None:
 
 
 def test_snippets_are_shown_literally_with_their_matches_marked(store: Store) -> None:
-    hit = next(h for h in search(store, "boom") if h.key == "e")
+    hit = next(h for h in search(store, "boom").hits if h.key == "e")
     text, spans = snippet_spans(hit.snippet)
     assert "[bold red]boom[/]" in text and "\x1b" not in text
     assert [text[s:t] for s, t in spans] == ["boom"]
@@ -283,3 +283,16 @@ async def test_slash_on_home_searches_and_opens_the_detail_view(
         await until(
             pilot, lambda: "no item matches" in str(screen.query_one("#status").content), "no match"
         )
+
+
+def test_a_query_matching_more_than_the_window_is_ranked_among_the_newest(store: Store) -> None:
+    insert_imported_items(
+        store, [commit(f"w{i}", f"tune {'tune ' * (i % 3)}", "+x\n") for i in range(12)]
+    )
+    full = search(store, "tune", limit=3, window=100)
+    assert not full.windowed and len(full.hits) == 3
+    newest = search(store, "tune", limit=3, window=5)
+    assert newest.windowed
+    # ranked by bm25, but only among the five newest matches
+    assert {h.key for h in newest.hits} <= {f"w{i}" for i in range(7, 12)}
+    assert [h.score for h in newest.hits] == sorted(h.score for h in newest.hits)

@@ -12,6 +12,12 @@ from curator.console import out
 from curator.presentation.cli_output import EXIT_USAGE, fail, print_json
 from curator.presentation.search import hits_json, hits_table
 from curator.search import SearchError, SearchRequest, parse_pair, run_search
+from store.search import RANK_WINDOW
+
+WINDOW_NOTE = (
+    f"more than {RANK_WINDOW:,} items match: ranked among the newest {RANK_WINDOW:,};"
+    " narrow the query (a phrase, a column, --set) for a full ranking"
+)
 
 
 def _kind(value: str | None) -> str | None:
@@ -58,13 +64,16 @@ def search_command(
     request = SearchRequest(query, kind, set_name, label, labeler, pair, limit)
     with open_db(db) as store:
         try:
-            hits = run_search(store, request)
+            found = run_search(store, request)
         except SearchError as exc:
             fail(str(exc))
     if as_json:
-        print_json(hits_json(hits))
+        print_json(hits_json(found.hits))
         return
-    if not hits:
+    if not found.hits:
         out.print("no item matches")
         return
+    hits = found.hits
     out.print(hits_table(hits, f"{len(hits)} best matches" if len(hits) == limit else None))
+    if found.windowed:
+        out.print(WINDOW_NOTE)

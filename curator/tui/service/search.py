@@ -21,9 +21,10 @@ def as_phrase(text: str) -> str:
 def find_text(store: Store, text: str, set_name: str | None, limit: int) -> list[Hit]:
     """``text`` as an FTS5 query, else as one phrase; SearchError when both are refused."""
     try:
-        return run_search(store, SearchRequest(text, set_name=set_name, limit=limit))
+        return run_search(store, SearchRequest(text, set_name=set_name, limit=limit)).hits
     except SearchError:
-        return run_search(store, SearchRequest(as_phrase(text), set_name=set_name, limit=limit))
+        phrase = SearchRequest(as_phrase(text), set_name=set_name, limit=limit)
+        return run_search(store, phrase).hits
 
 
 class SearchService(ServiceBase):
