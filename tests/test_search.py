@@ -296,3 +296,18 @@ def test_a_query_matching_more_than_the_window_is_ranked_among_the_newest(store:
     # ranked by bm25, but only among the five newest matches
     assert {h.key for h in newest.hits} <= {f"w{i}" for i in range(7, 12)}
     assert [h.score for h in newest.hits] == sorted(h.score for h in newest.hits)
+
+
+def test_rebuild_through_sqlite_utils_restores_a_stale_index(store: Store) -> None:
+    from store.search import rebuild
+
+    a = item(store, "a")
+    conn = raw_sql.connection(store)
+    # A write that bypassed the triggers (as a tool editing the file directly would).
+    conn.execute("DROP TRIGGER commits_au")
+    conn.execute("UPDATE commits SET message = 'now about a narwhal' WHERE item_id = ?", (a,))
+    assert ids(store, "narwhal") == []
+    seen: list[str] = []
+    rebuild(store, lambda what, done, total: seen.append(what))
+    assert ids(store, "narwhal") == [a]
+    assert seen == [s.table for s in SOURCES]
