@@ -21,6 +21,7 @@ from curator.commands import (
     stats,
     votes,
 )
+from curator.commands.chart import chart_command
 from curator.commands.models import app as models_app
 from curator.commands.options import AnnotatorOption, DbOption
 from curator.commands.predict import predict
@@ -41,6 +42,7 @@ app.add_typer(mine.app, name="mine")
 app.add_typer(check.check_app, name="check")
 app.command("stats")(stats.stats)
 app.command("search")(search_command)
+app.command("chart")(chart_command)
 app.add_typer(sets.app, name="set")
 app.add_typer(importing.app, name="import")
 app.command("vote")(votes.vote)

@@ -37,6 +37,7 @@ class HomeScreen(CuratorScreen):
         Binding("t", "audit", "Audit"),
         Binding("g", "goto", "Go to item"),
         Binding("slash", "search", "Search", key_display="/"),
+        Binding("c", "charts", "Charts"),
         Binding("m", "train", "Train"),
         Binding("f5,ctrl+r", "refresh", "Refresh"),
         Binding("q", "app.quit", "Quit"),
@@ -49,6 +50,7 @@ class HomeScreen(CuratorScreen):
         "audit": "running precision of an audit set with its Wilson interval",
         "goto": "open any item by #id, sha or key",
         "search": "search the whole store (or the highlighted set) by text; open a hit",
+        "charts": "charts of the highlighted set: labels, agreement per week, audit, threshold",
         "train": "retrain the student, compare it with the previous one, promote it",
         "refresh": "reload progress and agreement",
         "app.quit": "quit Curator",
@@ -68,7 +70,7 @@ class HomeScreen(CuratorScreen):
         yield Static(
             Text(
                 "enter label · r review · a agreement · t audit · g go to item · / search"
-                " · m train · ? all keys"
+                " · c charts · m train · ? all keys"
             ),
             classes="hint",
         )
@@ -211,6 +213,15 @@ class HomeScreen(CuratorScreen):
 
     def action_search(self) -> None:
         self.app.push_screen(SearchScreen(self._selected()))
+
+    def action_charts(self) -> None:
+        selected = self._selected()
+        if selected is None:
+            self.curator_app.say("no set to chart yet")
+            return
+        from curator.tui.screens.charts import ChartsScreen  # loads plotext on first use
+
+        self.app.push_screen(ChartsScreen(selected))
 
     def action_train(self) -> None:
         self.app.push_screen(TrainScreen())

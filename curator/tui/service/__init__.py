@@ -11,10 +11,12 @@ connection of its own. Each concern lives in its own module:
 - :mod:`.training`: teachers, training runs, models, promotions
 - :mod:`.kernels`: stored kernels and their dynamic check
 - :mod:`.search`: full-text search over the whole store or one set
+- :mod:`.charts`: the charts screen's figures
 """
 
 from __future__ import annotations
 
+from curator.tui.service.charts import ChartService
 from curator.tui.service.kernels import KernelService
 from curator.tui.service.queue import (
     QueueService,
@@ -28,7 +30,9 @@ from curator.tui.service.search import SearchService
 from curator.tui.service.training import Comparison, LearningCurve, TrainingService
 
 
-class CurationService(QueueService, ReportService, TrainingService, KernelService, SearchService):
+class CurationService(
+    QueueService, ReportService, TrainingService, KernelService, SearchService, ChartService
+):
     """Sets, queues, votes, reports, training and kernel checks for one annotator on one
     database."""
 
