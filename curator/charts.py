@@ -24,7 +24,7 @@ from annotation.trends import (
     threshold_curve,
 )
 from curator.adaptation import curve_points
-from curator.presentation.text import flat
+from curator.presentation.text import flat, strip_controls
 from engines.labelers.calibration import threshold_of
 from store import Store
 from store.models import get_model, list_models
@@ -249,11 +249,12 @@ def render_text(chart: Chart, width: int = 80, height: int = 24, color: bool = F
     import plotext as plt
 
     draw(plt, chart)
+    plt.limitsize(False, False)  # a size, not the terminal's
     plt.plotsize(width, height)
     plt.theme("pro" if color else "clear")
     text = plt.build()
     plt.clear_figure()
-    return text
+    return text if color else strip_controls(text)
 
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b")

@@ -17,6 +17,7 @@ from textual.pilot import Pilot
 from curator.tui.app import CuratorApp
 from curator.tui.screens.agreement import AgreementScreen
 from curator.tui.screens.audit import AuditScreen
+from curator.tui.screens.charts import ChartsScreen
 from curator.tui.screens.detail import ItemDetailScreen
 from curator.tui.screens.home import HomeScreen
 from curator.tui.screens.label import LabelScreen
@@ -150,6 +151,10 @@ SCREENS = {
     "search": opens(
         lambda db: SearchScreen(set_named(db, "inbox"), '"speed up" cache'),
         lambda app: isinstance(app.screen, SearchScreen) and status_has(app, "matches"),
+    ),
+    "charts": opens(
+        lambda db: ChartsScreen(set_named(db, "gt-sample")),
+        lambda app: isinstance(app.screen, ChartsScreen) and app.screen.chart is not None,
     ),
     "train": opens(
         lambda db: TrainScreen(),
