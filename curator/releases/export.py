@@ -24,6 +24,7 @@ from annotation.sets import SetError
 from annotation.splits import SplitError
 from curator import __version__
 from curator.releases.datasheet import render_datasheet
+from curator.releases.datasheet_charts import chart_documents, chart_section, release_charts
 from curator.releases.files import (
     RecordFile,
     ReleaseExistsError,
@@ -218,7 +219,10 @@ def export_release(
                 name = schema_file(plan.kind)
                 files[name] = _document(staging / name, record_schema(plan.kind))
             facts.source_parts = {p.kind: p.parts for p in plans if p.parts is not None}
-            sheet = render_datasheet(store, facts).encode("utf-8")
+            charts = release_charts(store, facts)
+            for name, data in chart_documents(charts).items():
+                files[name] = _write_bytes(staging / name, data)
+            sheet = render_datasheet(store, facts, chart_section(charts)).encode("utf-8")
             files[DATASHEET] = _write_bytes(staging / DATASHEET, sheet)
             manifest = build_manifest(
                 version=options.version,
