@@ -12,10 +12,12 @@ connection of its own. Each concern lives in its own module:
 - :mod:`.kernels`: stored kernels and their dynamic check
 - :mod:`.search`: full-text search over the whole store or one set
 - :mod:`.charts`: the charts screen's figures
+- :mod:`.active`: re-ranking a set's queue as votes come in (active learning)
 """
 
 from __future__ import annotations
 
+from curator.tui.service.active import ActiveLearningService
 from curator.tui.service.charts import ChartService
 from curator.tui.service.kernels import KernelService
 from curator.tui.service.queue import (
@@ -31,7 +33,13 @@ from curator.tui.service.training import Comparison, LearningCurve, TrainingServ
 
 
 class CurationService(
-    QueueService, ReportService, TrainingService, KernelService, SearchService, ChartService
+    QueueService,
+    ReportService,
+    TrainingService,
+    KernelService,
+    SearchService,
+    ChartService,
+    ActiveLearningService,
 ):
     """Sets, queues, votes, reports, training and kernel checks for one annotator on one
     database."""
