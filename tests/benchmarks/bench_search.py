@@ -33,11 +33,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from curator.search import SearchRequest, run_search  # noqa: E402
 from store import Store, open_store  # noqa: E402
 from store.items import ImportedItem, insert_imported_items  # noqa: E402
 from store.migrations import MIGRATIONS  # noqa: E402
-from store.search import SOURCES, create_indexes, index_bytes, like_scan  # noqa: E402
+from store.search import (  # noqa: E402
+    RANK_WINDOW,
+    SOURCES,
+    create_indexes,
+    index_bytes,
+    like_scan,
+    search,
+)
 from tests import raw_sql  # noqa: E402
 
 VOCABULARY = 5_000
@@ -188,9 +194,10 @@ def timed(fn, repeat: int) -> tuple[dict[str, float], object]:  # type: ignore[n
     }, result
 
 
-def query_figures(db: Path, repeat: int) -> dict[str, object]:
+def query_figures(db: Path, repeat: int, window: int = RANK_WINDOW) -> dict[str, object]:
     figures: dict[str, object] = {}
     with open_store(db) as store:
+        ranked = {"window": window}
         fts = {
             "word": lambda i: MID[i % len(MID)],
             "phrase": lambda i: f'"{PHRASE}"',
@@ -198,7 +205,9 @@ def query_figures(db: Path, repeat: int) -> dict[str, object]:
             "common word": lambda i: COMMON[i % len(COMMON)],
         }
         for name, query in fts.items():
-            stats, hits = timed(lambda i, q=query: run_search(store, SearchRequest(q(i))), repeat)
+            stats, hits = timed(
+                lambda i, q=query: search(store, q(i), limit=20, window=ranked["window"]), repeat
+            )
             figures[f"fts {name}"] = {**stats, "hits": len(hits.hits), "windowed": hits.windowed}  # type: ignore[arg-type]
         like = {
             "word": lambda i: MID[i % len(MID)],
@@ -217,6 +226,12 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=60)
     parser.add_argument("--quick", action="store_true", help="2,000 items, 10 repeats")
+    parser.add_argument(
+        "--windows", default=str(RANK_WINDOW), help="Ranking windows to compare, e.g. 1000,4000."
+    )
+    parser.add_argument(
+        "--queries-only", action="store_true", help="Reuse the built store and its index."
+    )
     args = parser.parse_args()
     n, repeat = (2_000, 10) if args.quick else (args.items, args.repeat)
     db = ROOT / "build" / f"bench-search-{n}.db"
@@ -226,15 +241,16 @@ def main() -> None:
     report: dict[str, object] = {"items": n}
     if fresh:
         report["store_build_with_triggers_s"] = round(time.perf_counter() - t0, 1)
-    report["write_s"] = write_overhead(db.parent, 2_000 if args.quick else 20_000)
-    report["index"] = rebuild_as_migration(db)
-    report["queries"] = query_figures(db, repeat)
-    q = report["queries"]
-    assert isinstance(q, dict)
-    report["speedup_p95"] = {
-        name: round(q[f"like {name}"]["p95_ms"] / max(q[f"fts {name}"]["p95_ms"], 1e-3), 1)
-        for name in ("word", "phrase", "rare word")
-    }
+    if not args.queries_only:
+        report["write_s"] = write_overhead(db.parent, 2_000 if args.quick else 20_000)
+        report["index"] = rebuild_as_migration(db)
+    for window in (int(w) for w in args.windows.split(",")):
+        q = query_figures(db, repeat, window)
+        report[f"queries, window {window}"] = q
+        report[f"speedup_p95, window {window}"] = {
+            name: round(q[f"like {name}"]["p95_ms"] / max(q[f"fts {name}"]["p95_ms"], 1e-3), 1)  # type: ignore[index]
+            for name in ("word", "phrase", "rare word")
+        }
     print(json.dumps(report, indent=2))
 
 
