@@ -196,7 +196,7 @@ def _load_scope(store: Store, ids: Iterable[int]) -> None:
     )
 
 
-RANK_WINDOW = 4_000
+RANK_WINDOW = 1_000
 """The most matches of one index that bm25 scores for a query: a query matching more is
 ranked among the newest this many (scoring costs about 7 microseconds a match, so a word
 in half of a million items would otherwise take seconds)."""

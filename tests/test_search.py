@@ -16,8 +16,8 @@ from curator.search import SearchError, SearchRequest, create_set_from_search, r
 from store import Store, open_store
 from store.commits import insert_predictions
 from store.items import ImportedItem, insert_imported_items
-from store.kernel_records import KernelCheck
-from store.kernels import get_kernel, kernel_ids_by_name, save_checks
+from store.kernel_records import KernelCheck, KernelRow
+from store.kernels import save_checks
 from store.migrations import MIGRATIONS
 from store.records import PredictionRow
 from store.search import SOURCES, Scope, create_indexes, search
@@ -206,7 +206,7 @@ def test_snippets_are_shown_literally_with_their_matches_marked(store: Store) ->
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build(tmp_path_factory.mktemp("search") / "template.db")
+    return build(tmp_path_factory.mktemp("search") / "template.db", with_engines=False)
 
 
 def cli(db: Path, *args: str) -> tuple[int, str]:
@@ -214,23 +214,83 @@ def cli(db: Path, *args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_cli_searches_every_kind_of_text(built: Path, tmp_path: Path) -> None:
+def test_kernel_sources_and_ir_text_are_indexed(store: Store) -> None:
+    from store.ir import IRModuleRow, save_ir_batch
+    from store.kernels import save_kernel_batch
+
+    source = "__kernel void saxpy(__global float *y) { y[get_global_id(0)] *= 2.0f; }"
+    save_kernel_batch(
+        store,
+        [
+            KernelRow(
+                "repo-k",
+                "k.cl:saxpy",
+                "k.cl",
+                "saxpy",
+                "cl",
+                source,
+                source,
+                "h1",
+                False,
+                [],
+                True,
+                12,
+                None,
+                None,
+            )
+        ],
+    )
+    text = "define i32 @clamp_value(i32 %x) {\n  ret i32 %x\n}\n"
+    save_ir_batch(
+        store,
+        [
+            IRModuleRow(
+                "repo-ir",
+                "clamp.ll",
+                "c",
+                "sh1",
+                "in1",
+                "ll",
+                None,
+                "mathlib",
+                "MIT",
+                text,
+                b"BC",
+                len(text),
+                2,
+                9,
+                1,
+                0,
+                0,
+                1,
+                1,
+            )
+        ],
+    )
+    kernel = run_search(store, SearchRequest("get_global_id", kind="kernel")).hits
+    assert [(h.kind, h.field) for h in kernel] == [("kernel", "original_source")]
+    ir = run_search(store, SearchRequest("text: clamp_value")).hits
+    assert [(h.kind, h.field) for h in ir] == [("ir", "text")]
+    assert run_search(store, SearchRequest("project: mathlib", kind="ir")).hits
+    kernel_id = kernel[0].item_id
+    save_checks(store, [KernelCheck(kernel_id, "useful", {}, {})])  # not an indexed column
+    assert run_search(store, SearchRequest("saxpy")).hits[0].item_id == kernel_id
+    integrity_ok(store)
+
+
+def test_cli_search_prints_json_ranks_and_fails_on_bad_syntax(built: Path, tmp_path: Path) -> None:
     db = copy_of(built, tmp_path / "c.db")
-    code, out = cli(db, "search", "get_global_id", "--json")
+    code, out = cli(db, "search", "cache", "--json", "--limit", "3")
     assert code == 0
-    kernels = json.loads(out)
-    assert kernels and kernels[0]["kind"] == "kernel" and kernels[0]["field"] == "original_source"
-    code, out = cli(db, "search", "text: clamp", "--kind", "ir", "--json")
-    assert code == 0 and json.loads(out)[0]["kind"] == "ir"
+    found = json.loads(out)
+    assert len(found) == 3 and found[0]["score"] >= found[-1]["score"]
+    assert all(
+        f["snippet"][s:e].lower().startswith("cach") for f in found for s, e in f["highlights"]
+    )
     code, out = cli(db, "search", '"speed up lookup"', "--set", "inbox", "--limit", "3")
     assert code == 0 and "3 best matches" in out and "inbox-" in out
     code, out = cli(db, "search", '"broken', "--kind", "commit")
     assert code == 1 and "unterminated string" in out
-    with open_store(db) as s:
-        kernel = kernel_ids_by_name(s, "saxpy")[0]
-        save_checks(s, [KernelCheck(kernel, "useful", {}, {})])
-        assert get_kernel(s, kernel) is not None
-        integrity_ok(s)
 
 
 def test_cli_set_create_from_search(built: Path, tmp_path: Path) -> None:
