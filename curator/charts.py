@@ -23,7 +23,6 @@ from annotation.trends import (
     label_distribution,
     threshold_curve,
 )
-from curator.adaptation import curve_points
 from curator.presentation.text import flat, strip_controls
 from engines.labelers.calibration import threshold_of
 from store import Store
@@ -155,6 +154,8 @@ def audit_chart(store: Store, set_name: str) -> Chart:
 
 
 def learning_chart(store: Store, family: str = "student") -> Chart:
+    from curator.adaptation import curve_points  # loads the student's stack (numpy)
+
     for model in reversed(list_models(store, family)):
         curve = model.params.get("learning_curve")
         points = curve_points(curve)
