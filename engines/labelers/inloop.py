@@ -52,7 +52,9 @@ def fit_inloop(
             ),
             (
                 "clf",
-                LogisticRegression(C=4.0, max_iter=500, class_weight="balanced", random_state=seed),
+                LogisticRegression(
+                    C=4.0, solver="liblinear", class_weight="balanced", random_state=seed
+                ),
             ),
         ]
     )
