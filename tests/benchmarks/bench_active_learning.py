@@ -137,6 +137,8 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=20)
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args()
+    if not (args.data / "train.jsonl").is_file() or not (args.data / "test.jsonl").is_file():
+        sys.exit(f"error: {args.data}: no train.jsonl and test.jsonl here (give --data DIR)")
     pool, test = load(args.data / "train.jsonl"), load(args.data / "test.jsonl")
     report: dict[str, object] = {"pool": len(pool), "test": len(test), "every": args.every}
     t0 = time.perf_counter()
