@@ -188,12 +188,24 @@ def _scope_sql(source: FtsSource, scope: Scope, item: str) -> tuple[str, list[ob
 
 
 def _load_scope(store: Store, ids: Iterable[int]) -> None:
+    """The allowed item ids into this connection's temporary table, in one deferred
+    transaction (it writes only the temporary database, so it takes no write lock)."""
     conn = store._conn
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS search_scope (item_id INTEGER PRIMARY KEY)")
-    conn.execute("DELETE FROM temp.search_scope")
-    conn.executemany(
-        "INSERT OR IGNORE INTO temp.search_scope (item_id) VALUES (?)", ((i,) for i in ids)
-    )
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        conn.execute("DELETE FROM temp.search_scope")
+        conn.executemany(
+            "INSERT OR IGNORE INTO temp.search_scope (item_id) VALUES (?)", ((i,) for i in ids)
+        )
+    except BaseException:
+        if own:
+            conn.execute("ROLLBACK")
+        raise
+    if own:
+        conn.execute("COMMIT")
 
 
 RANK_WINDOW = 1_000
