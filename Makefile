@@ -21,6 +21,8 @@ bench: setup
 	.venv/bin/python tests/benchmarks/bench_kernels.py
 	.venv/bin/python tests/benchmarks/bench_ir.py
 	.venv/bin/python tests/benchmarks/bench_tui.py
+	.venv/bin/python tests/benchmarks/bench_search.py
+	.venv/bin/python tests/benchmarks/bench_active_learning.py
 	.venv/bin/python tests/benchmarks/bench_teacher.py
 	.venv/bin/python tests/benchmarks/bench_heuristics.py
 	.venv/bin/python tests/benchmarks/bench_release.py

@@ -21,6 +21,16 @@ COMMANDS = (
     Lazy("mine", f"{C}.mine:app", "Mine candidates into the store."),
     Lazy("check", f"{C}.check:check_app", "Run dynamic checks on stored items."),
     Lazy("stats", f"{C}.stats:stats", "Counts by kind, language, source, labeler and label."),
+    Lazy(
+        "search",
+        f"{C}.search:search_command",
+        "Find items by their text: messages, diffs, kernel sources, IR text, vote notes.",
+    ),
+    Lazy(
+        "chart",
+        f"{C}.chart:chart_command",
+        "Draw one chart: labels, agreement, threshold, audit or learning.",
+    ),
     Lazy("set", f"{C}.sets:app", "Create and inspect sets of items to label."),
     Lazy(
         "import",

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from curator.presentation.cli_output import EXIT_USAGE, fail
+from curator.presentation.migration_progress import MigrationBar
 from curator.settings import Settings, SettingsError, load_settings
 from store import Store, open_store
 from store.connection import StoreError
@@ -54,11 +55,15 @@ def settings(**flags: Any) -> Settings:
 
 
 def open_db(db: Path | None) -> Store:
-    """Open the store the settings name (``--db`` first) or exit with a one-line error."""
+    """Open the store the settings name (``--db`` first) or exit with a one-line error;
+    a long migration (search indexes for a large existing store) shows a bar."""
+    bar = MigrationBar()
     try:
-        return open_store(settings(db=db).db)
+        return open_store(settings(db=db).db, progress=bar)
     except StoreError as exc:
         fail(str(exc), EXIT_USAGE)
+    finally:
+        bar.close()
 
 
 def login_name() -> str:

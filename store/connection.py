@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from store.migrations import current_version, migrate
+from store.migrations import Progress, current_version, migrate
 
 DEFAULT_DB = "curator.db"
 BUSY_TIMEOUT_MS = 30_000
@@ -126,9 +126,15 @@ def _enable_wal(conn: sqlite3.Connection, db_path: Path) -> None:
         raise StoreError(f"{db_path}: could not switch to WAL journal mode (got {mode})")
 
 
-def open_store(path: str | os.PathLike[str] | None = None, *, create: bool = True) -> Store:
+def open_store(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    create: bool = True,
+    progress: Progress | None = None,
+) -> Store:
     """Open (and create or migrate) the store at ``path``, else ``./curator.db``. The app
-    decides the path (flag, ``$CURATOR_DB``, config files: ``curator.settings``)."""
+    decides the path (flag, ``$CURATOR_DB``, config files: ``curator.settings``).
+    ``progress(what, done, total)`` hears how a long migration is getting on."""
     db_path = Path(path) if path else Path(DEFAULT_DB)
     if not create and not db_path.exists():
         raise StoreError(f"{db_path}: no such database")
@@ -144,7 +150,7 @@ def open_store(path: str | os.PathLike[str] | None = None, *, create: bool = Tru
         conn.execute("PRAGMA foreign_keys = ON")
         _enable_wal(conn, db_path)
         conn.execute("PRAGMA synchronous = NORMAL")
-        migrate(conn)
+        migrate(conn, progress)
     except sqlite3.DatabaseError as exc:
         if conn is not None:
             conn.close()

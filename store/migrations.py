@@ -7,7 +7,13 @@ Append new migrations at the end; never edit one that has shipped.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime
+
+from store.search import create_indexes
+
+Progress = Callable[[str, int, int], None]
+Step = str | Callable[[sqlite3.Connection, Progress | None], None]
 
 _INITIAL = """
 CREATE TABLE items (
@@ -241,12 +247,17 @@ CREATE TABLE model_promotions (
 CREATE INDEX model_promotions_family ON model_promotions (family, id);
 """
 
-MIGRATIONS: list[tuple[int, str, str]] = [
+MIGRATIONS: list[tuple[int, str, Step]] = [
     (1, "initial schema: items, commits, predictions, votes, sets, models, releases", _INITIAL),
     (2, "annotation: vote roles and undo, live votes, set purpose and label options", _ANNOTATION),
     (3, "kernels: OpenCL kernel payload, filter result, features, check verdict", _KERNELS),
     (4, "ir: LLVM IR module payload, and every input file's fate", _IR),
     (5, "models: promotions (which version of a family is current, who chose it)", _PROMOTIONS),
+    (
+        6,
+        "search: FTS5 indexes over keys, messages, diffs, kernel sources, IR text, vote notes",
+        create_indexes,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
@@ -265,8 +276,11 @@ def current_version(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()[0]
 
 
-def migrate(conn: sqlite3.Connection) -> int:
-    """Bring the database up to :data:`SCHEMA_VERSION`; return the version it started at."""
+def migrate(conn: sqlite3.Connection, progress: Progress | None = None) -> int:
+    """Bring the database up to :data:`SCHEMA_VERSION`; return the version it started at.
+
+    A migration is SQL text or a function of the connection and ``progress``, which it
+    calls as ``progress(what, done, total)`` while it works through existing rows."""
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_version ("
         " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
@@ -285,8 +299,11 @@ def migrate(conn: sqlite3.Connection) -> int:
             if current_version(conn) >= version:
                 conn.execute("ROLLBACK")
                 continue
-            for statement in _statements(sql):
-                conn.execute(statement)
+            if callable(sql):
+                sql(conn, progress)
+            else:
+                for statement in _statements(sql):
+                    conn.execute(statement)
             conn.execute(
                 "INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)",
                 (version, name, datetime.now(UTC).isoformat()),

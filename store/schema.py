@@ -3,8 +3,9 @@ indexes and row counts.
 
 sqlite-utils is imported inside the function, never at module level: importing it pulls
 in pandas (about 0.4 s), and ``import store`` has to stay cheap for every command. The
-full-text search tables (issue 17) will be set up through the same package; their
-helpers belong beside this module.
+full-text search tables (``store/search.py``) are laid out the way sqlite-utils lays
+them out, so it recognises them: each ``<table>_fts`` is listed, its shadow tables
+(``_data``, ``_idx``, ``_docsize``, ``_config``) are not.
 """
 
 from __future__ import annotations
@@ -45,8 +46,11 @@ def describe_tables(store: Store, *, count_rows: bool = True) -> dict[str, Table
 
     db = sqlite_utils.Database(store._conn, execute_plugins=False)
     tables: dict[str, TableInfo] = {}
-    for name in db.table_names():
-        if name.startswith("sqlite_"):
+    names = db.table_names()
+    fts = {n for n in names if n.endswith("_fts")}
+    shadow = {f"{n}_{part}" for n in fts for part in ("data", "idx", "docsize", "config")}
+    for name in names:
+        if name.startswith("sqlite_") or name in shadow:
             continue
         table = db.table(name)
         tables[name] = TableInfo(

@@ -52,6 +52,7 @@ APP_UI = ("curator/tui/screens", "curator/tui/widgets")
 DATA_TYPES = {
     "store.sets": {"SetRow"},
     "store.models": {"ModelRow"},
+    "store.search": {"Hit"},
     "annotation.adjudication": {"Decision"},
     "annotation.agreement": {"AgreementReport"},
     "annotation.audit": {"AuditReport", "Precision"},

@@ -51,13 +51,19 @@ def test_export_holds_every_commit_with_its_label_and_validates(cli, db, tmp_pat
     result = cli("export", "v1.0", "--kind", "commit", "--out", str(tmp_path / "rel"))
     assert result.exit_code == 0, result.output
     release = tmp_path / "rel" / "v1.0"
-    assert set(files_of(release)) == {
+    files = set(files_of(release))
+    assert {f for f in files if not f.startswith("charts/")} == {
         "commit.jsonl",
         "schema/commit.schema.json",
         "DATASHEET.md",
         "README.md",
         "manifest.json",
     }
+    # the datasheet's charts: SVG files beside it, shown in it, listed in the manifest
+    charts = {f for f in files if f.startswith("charts/")}
+    assert "charts/labels-gt.svg" in charts
+    sheet = (release / "DATASHEET.md").read_text()
+    assert all(f"]({name})" in sheet for name in charts)
     rows = records(release / "commit.jsonl")
     assert len(rows) == 60
     assert [r["key"] for r in rows] == sorted(r["key"] for r in rows)
@@ -90,7 +96,7 @@ def test_export_holds_every_commit_with_its_label_and_validates(cli, db, tmp_pat
     assert manifest["store"]["schema_version"] >= 4 and manifest["tool"]["name"] == "curator"
     assert manifest["filters"]["kinds"] == ["commit"] and manifest["filters"]["labels"] is None
     shown = cli("validate", str(release))
-    assert shown.exit_code == 0 and "valid (60 records in 4 files)" in shown.stdout
+    assert shown.exit_code == 0 and f"valid (60 records in {4 + len(charts)} files)" in shown.stdout
     with open_store(db) as store:
         recorded = get_release(store, "v1.0")
     assert recorded is not None and recorded.counts == manifest["counts"]

@@ -17,10 +17,12 @@ from textual.pilot import Pilot
 from curator.tui.app import CuratorApp
 from curator.tui.screens.agreement import AgreementScreen
 from curator.tui.screens.audit import AuditScreen
+from curator.tui.screens.charts import ChartsScreen
 from curator.tui.screens.detail import ItemDetailScreen
 from curator.tui.screens.home import HomeScreen
 from curator.tui.screens.label import LabelScreen
 from curator.tui.screens.review import ReviewScreen
+from curator.tui.screens.search import SearchScreen
 from curator.tui.screens.train import TrainScreen
 from store import open_store
 from store.sets import get_set
@@ -145,6 +147,14 @@ SCREENS = {
     "ir-detail": opens(
         lambda db: ItemDetailScreen(first_id(db, "SELECT item_id FROM ir_modules ORDER BY 1")),
         lambda app: isinstance(app.screen, ItemDetailScreen) and app.screen.view is not None,
+    ),
+    "search": opens(
+        lambda db: SearchScreen(set_named(db, "inbox"), '"speed up" cache'),
+        lambda app: isinstance(app.screen, SearchScreen) and status_has(app, "matches"),
+    ),
+    "charts": opens(
+        lambda db: ChartsScreen(set_named(db, "gt-sample")),
+        lambda app: isinstance(app.screen, ChartsScreen) and app.screen.chart is not None,
     ),
     "train": opens(
         lambda db: TrainScreen(),

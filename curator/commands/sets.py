@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -24,6 +25,7 @@ from curator.console import out
 from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json
 from curator.presentation.tables import table
 from curator.presentation.text import one_line
+from curator.search import SET_LIMIT, SearchError, SearchRequest, create_set_from_search
 from store.sets import all_sets, set_progress
 
 app = typer.Typer(help="Create and inspect sets of items to label.", no_args_is_help=True)
@@ -93,6 +95,14 @@ def create(
         int,
         typer.Option("--votes-per-item", min=1, help="Votes an item needs before it can settle."),
     ] = 2,
+    from_search: Annotated[
+        str | None,
+        typer.Option(
+            "--from-search",
+            metavar="QUERY",
+            help="The items a full-text search finds (best first; --sample caps how many).",
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Draw a set of items to label: seeded, stratified, repository-disjoint if asked."""
@@ -100,6 +110,11 @@ def create(
         allowed = parse_labels(labels, kind)
     except LabelError as exc:
         fail(str(exc), EXIT_USAGE)
+    if from_search is not None:
+        _from_search(
+            name, from_search, kind, sample, from_set, allowed, open_votes, votes_per_item, db
+        )
+        return
     spec = DrawSpec(
         kind=kind,
         sample=sample,
@@ -145,6 +160,37 @@ def create(
         )
     if len(allocation) > 1:
         out.print(table("Items per stratum", ("stratum", "items"), list(allocation.items())))
+
+
+def _from_search(
+    name: str,
+    query: str,
+    kind: str,
+    sample: int | None,
+    within: str | None,
+    allowed: list[str] | None,
+    open_votes: bool,
+    votes_per_item: int,
+    db: Path | None,
+) -> None:
+    request = SearchRequest(query, kind, within, limit=sample or SET_LIMIT)
+    with open_db(db) as store:
+        try:
+            row = create_set_from_search(
+                store, name, request, allowed, not open_votes, votes_per_item
+            )
+        except SearchError as exc:
+            fail(str(exc))
+        size = set_progress(store, row.id)["items"]
+    out.print(
+        Text.assemble(
+            "created set ",
+            one_line(row.name),
+            f" ({row.kind}, {size} items found by ",
+            one_line(query, 80),
+            ", best match first)",
+        )
+    )
 
 
 @app.command("split")

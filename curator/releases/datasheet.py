@@ -320,7 +320,8 @@ def _maintenance(facts: ReleaseFacts) -> list[str]:
     ]
 
 
-def render_datasheet(store: Store, facts: ReleaseFacts) -> str:
+def render_datasheet(store: Store, facts: ReleaseFacts, charts: list[str] | None = None) -> str:
+    """The datasheet; ``charts`` are the lines of its charts section, if any."""
     kinds = ", ".join(sorted(facts.by_kind))
     lines = [
         f"# Datasheet: release {facts.version}",
@@ -336,6 +337,7 @@ def render_datasheet(store: Store, facts: ReleaseFacts) -> str:
         *_audits(store, facts),
         *_licenses(facts),
         *_splits(facts),
+        *(charts or []),
         *_maintenance(facts),
     ]
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -26,6 +26,7 @@ from annotation.splits import SplitError
 from curator import __version__
 from curator.releases.card import CARD, render_card
 from curator.releases.datasheet import render_datasheet
+from curator.releases.datasheet_charts import chart_documents, chart_section, release_charts
 from curator.releases.files import (
     RecordFile,
     ReleaseExistsError,
@@ -233,7 +234,10 @@ def export_release(
                 name = schema_file(plan.kind)
                 files[name] = _document(staging / name, record_schema(plan.kind))
             facts.source_parts = {p.kind: p.parts for p in plans if p.parts is not None}
-            datasheet = render_datasheet(store, facts)
+            charts = release_charts(store, facts)
+            for name, data in chart_documents(charts).items():
+                files[name] = _write_bytes(staging / name, data)
+            datasheet = render_datasheet(store, facts, chart_section(charts))
             files[DATASHEET] = _write_bytes(staging / DATASHEET, datasheet.encode("utf-8"))
             card = render_card(options.version, files, datasheet)
             files[CARD] = _write_bytes(staging / CARD, card.encode("utf-8"))

@@ -57,6 +57,13 @@ class QueueCursor:
             self._wrapped = True
             self._last_position = -1
 
+    def forget_ahead(self) -> None:
+        """Drop the page read ahead (the queue was re-ranked): the walk reads on from the
+        item on screen in the new order."""
+        self._ahead = deque()
+        if self.current is not None:
+            self._last_position = self.current.position
+
     def jump(self, entry: QueueEntry) -> None:
         """Show ``entry`` now; the walk goes on after it (and wraps to the start)."""
         self.current = entry

@@ -20,6 +20,7 @@ from curator.tui.screens.detail import ItemDetailScreen
 from curator.tui.screens.label import LabelScreen
 from curator.tui.screens.prompts import TextPrompt
 from curator.tui.screens.review import ReviewScreen
+from curator.tui.screens.search import SearchScreen
 from curator.tui.screens.train import TrainScreen
 from curator.tui.service import SetOverview
 from store.sets import SetRow
@@ -35,6 +36,8 @@ class HomeScreen(CuratorScreen):
         Binding("a", "agreement", "Agreement"),
         Binding("t", "audit", "Audit"),
         Binding("g", "goto", "Go to item"),
+        Binding("slash", "search", "Search", key_display="/"),
+        Binding("c", "charts", "Charts"),
         Binding("m", "train", "Train"),
         Binding("f5,ctrl+r", "refresh", "Refresh"),
         Binding("q", "app.quit", "Quit"),
@@ -46,6 +49,8 @@ class HomeScreen(CuratorScreen):
         "agreement": "agreement of the set: Cohen per pair, Fleiss, Krippendorff",
         "audit": "running precision of an audit set with its Wilson interval",
         "goto": "open any item by #id, sha or key",
+        "search": "search the whole store (or the highlighted set) by text; open a hit",
+        "charts": "charts of the highlighted set: labels, agreement per week, audit, threshold",
         "train": "retrain the student, compare it with the previous one, promote it",
         "refresh": "reload progress and agreement",
         "app.quit": "quit Curator",
@@ -64,8 +69,8 @@ class HomeScreen(CuratorScreen):
         yield DataTable(id="sets", cursor_type="row", zebra_stripes=True)
         yield Static(
             Text(
-                "enter label · r review · a agreement · t audit · g go to item · m train"
-                " · ? all keys"
+                "enter label · r review · a agreement · t audit · g go to item · / search"
+                " · c charts · m train · ? all keys"
             ),
             classes="hint",
         )
@@ -205,6 +210,18 @@ class HomeScreen(CuratorScreen):
 
     def _push_detail(self, item_id: int) -> None:
         self.app.push_screen(ItemDetailScreen(item_id))
+
+    def action_search(self) -> None:
+        self.app.push_screen(SearchScreen(self._selected()))
+
+    def action_charts(self) -> None:
+        selected = self._selected()
+        if selected is None:
+            self.curator_app.say("no set to chart yet")
+            return
+        from curator.tui.screens.charts import ChartsScreen  # loads plotext on first use
+
+        self.app.push_screen(ChartsScreen(selected))
 
     def action_train(self) -> None:
         self.app.push_screen(TrainScreen())

@@ -16,6 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Header, Static
 
 from annotation.queue import QueueEntry
+from curator.active_learning import Rerank
 from curator.presentation.text import one_line
 from curator.tui import render
 from curator.tui.item_view import ItemView
@@ -63,6 +64,11 @@ class LabelScreen(LabelKeysScreen):
         self.entry: QueueEntry | None = None
         self.state: QueueState | None = None
         self._changes = 0  # votes and undos stored since the screen opened
+        # Active learning: votes since the last re-rank, and whether the queue's order
+        # changed under the cursor (it then drops the page it read ahead).
+        self.votes_since_rerank = 0
+        self.reordered = False
+        self.last_rerank: Rerank | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -203,10 +209,44 @@ class LabelScreen(LabelKeysScreen):
             self.app.call_from_thread(self._failed, str(exc))
             return
         self.app.call_from_thread(self._add_mine, 1 if first else 0)
+        self.app.call_from_thread(self._maybe_rerank)
         assert self.cursor is not None
         if self.cursor.current is not None:
             self.history.append(self.cursor.current)
+        if self.reordered:
+            self.reordered = False
+            self.cursor.forget_ahead()
         self._load_entry(service.advance(self.cursor))
+
+    # Active learning ----------------------------------------------------------------------
+
+    def _maybe_rerank(self) -> None:
+        every = self.curation.rerank_every(self.set_row)
+        if every <= 0 or self.cursor is None or self.cursor.current is None:
+            return
+        self.votes_since_rerank += 1
+        if self.votes_since_rerank >= every:
+            self.votes_since_rerank = 0
+            self._rerank(self.cursor.current.position)
+
+    @work(thread=True, exclusive=True, group="rerank")
+    def _rerank(self, position: int) -> None:
+        try:
+            result = self.curation.rerank(self.set_row, position)
+        except Exception as exc:  # the annotator keeps voting; the order just stays
+            self.app.call_from_thread(self.curator_app.say, f"re-ranking failed: {exc}", True)
+            return
+        self.app.call_from_thread(self._reranked, result)
+
+    def _reranked(self, result: Rerank | None) -> None:
+        if result is None or not result.moved:
+            return
+        self.last_rerank = result
+        self.reordered = True
+        self.curator_app.say(
+            f"re-ranked the next {result.scored} items, most uncertain first"
+            f" ({result.model}, {result.trained_on} votes, {result.seconds:.2f} s)"
+        )
 
     def _failed(self, message: str) -> None:
         self.busy = False

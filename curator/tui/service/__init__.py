@@ -10,10 +10,15 @@ connection of its own. Each concern lives in its own module:
 - :mod:`.reports`: conflicts, audit, agreement
 - :mod:`.training`: teachers, training runs, models, promotions
 - :mod:`.kernels`: stored kernels and their dynamic check
+- :mod:`.search`: full-text search over the whole store or one set
+- :mod:`.charts`: the charts screen's figures
+- :mod:`.active`: re-ranking a set's queue as votes come in (active learning)
 """
 
 from __future__ import annotations
 
+from curator.tui.service.active import ActiveLearningService
+from curator.tui.service.charts import ChartService
 from curator.tui.service.kernels import KernelService
 from curator.tui.service.queue import (
     QueueService,
@@ -23,10 +28,19 @@ from curator.tui.service.queue import (
     labels_of,
 )
 from curator.tui.service.reports import ReportService
+from curator.tui.service.search import SearchService
 from curator.tui.service.training import Comparison, LearningCurve, TrainingService
 
 
-class CurationService(QueueService, ReportService, TrainingService, KernelService):
+class CurationService(
+    QueueService,
+    ReportService,
+    TrainingService,
+    KernelService,
+    SearchService,
+    ChartService,
+    ActiveLearningService,
+):
     """Sets, queues, votes, reports, training and kernel checks for one annotator on one
     database."""
 

@@ -12,9 +12,11 @@ from annotation.queue import QueueEntry, visible_votes
 from annotation.set_reports import agreement_for_set
 from annotation.sets import require_set
 from annotation.votes import VoteError, cast_vote, prepare_vote, resolve_item, undo
+from curator.presentation.search import snippet_spans
 from curator.tui.item_view import ItemView, build_item_view
 from curator.tui.queue_cursor import QueueCursor
 from curator.tui.service.lanes import ServiceBase
+from curator.tui.service.search import find_text
 from store import Store
 from store.item_views import annotator_votes_in_set, change_mark, search_set, set_position
 from store.items import find_by_id
@@ -190,7 +192,24 @@ class QueueService(ServiceBase):
         return self._quick(work)
 
     def search(self, set_row: SetRow, text: str, limit: int = 50) -> list[dict[str, object]]:
-        return self._slow(lambda s: search_set(s, set_row.id, text, limit))
+        """Members of a set matching ``text`` in the search index (best first), else those
+        whose key starts with it or whose path or message holds it: the label screen's
+        jump list."""
+
+        def work(store: Store) -> list[dict[str, object]]:
+            hits = find_text(store, text, set_row.name, limit)
+            found = [
+                {
+                    "position": pos,
+                    "item_id": h.item_id,
+                    "title": snippet_spans(h.snippet)[0] or h.key,
+                }
+                for h in hits
+                if (pos := set_position(store, set_row.id, h.item_id)) is not None
+            ]
+            return found or search_set(store, set_row.id, text, limit)
+
+        return self._slow(work)
 
 
 def labels_of(set_row: SetRow) -> list[str]:

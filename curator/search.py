@@ -1,0 +1,152 @@
+"""The work of ``curator search``, ``set create --from-search`` and the app's search: an
+FTS5 query over the store, narrowed by kind, set, one labeler's label, or disagreement
+between two sources of labels (labelers, annotators, or the final label).
+
+A source of labels is named the same way everywhere: ``final`` (the settled label of the
+sets an item is in), a labeler (``keyword@1``, ``student@latest``, ``student@current``)
+or an annotator's name (their live vote).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from annotation.adjudication import final_labels
+from annotation.labels import DEFAULT_LABELS, SKIP
+from annotation.sets import SetError, default_categories, resolve_latest
+from store import Store
+from store.search import RANK_WINDOW, Found, Scope, SearchSyntaxError, scoped_items, search
+from store.search import annotator_labels as _annotator_labels
+from store.sets import NewSet, SetRow, all_sets, create_set, get_set, latest_predictions
+
+FINAL = "final"
+SET_LIMIT = 100_000
+"""The most items ``set create --from-search`` takes from one query."""
+
+
+class SearchError(ValueError):
+    """A search that cannot run as asked: bad FTS5 syntax, an unknown set or labeler."""
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search: ``query`` in FTS5 syntax (empty: every item the filters keep)."""
+
+    query: str
+    kind: str | None = None
+    set_name: str | None = None
+    label: str | None = None
+    labeler: str | None = None
+    disagree: tuple[str, str] | None = None
+    limit: int = 20
+
+    def params(self) -> dict[str, object]:
+        """How a set drawn from this search was drawn (stored with the set)."""
+        return {
+            "query": self.query,
+            "kind": self.kind,
+            "within": self.set_name,
+            "label": self.label,
+            "labeler": self.labeler,
+            "disagree": list(self.disagree) if self.disagree else None,
+            "limit": self.limit,
+        }
+
+
+def parse_pair(text: str) -> tuple[str, str]:
+    """``A,B`` -> ``(A, B)``: two different, non-empty names."""
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+        raise SearchError(f"--disagree {text!r}: name two sources, e.g. keyword@1,final")
+    return parts[0], parts[1]
+
+
+def labels_of(store: Store, who: str, set_row: SetRow | None = None) -> dict[int, str]:
+    """Item id -> label from one source: ``final``, a labeler or an annotator."""
+    if who == FINAL:
+        sets = [set_row] if set_row else all_sets(store)
+        found: dict[int, str] = {}
+        for s in sets:
+            found.update(final_labels(store, s))
+        return found
+    try:
+        name = resolve_latest(store, who)
+    except SetError as exc:
+        raise SearchError(str(exc)) from exc
+    predicted = latest_predictions(store, name)
+    if predicted:
+        return {item_id: label for item_id, (label, _) in predicted.items()}
+    voted = {i: label for i, label in _annotator_labels(store, who).items() if label != SKIP}
+    if voted:
+        return voted
+    raise SearchError(f"{who!r} is neither a labeler with predictions nor an annotator with votes")
+
+
+def _allowed_ids(store: Store, request: SearchRequest, set_row: SetRow | None) -> list[int] | None:
+    keep: set[int] | None = None
+    if request.label is not None:
+        if request.labeler is None:
+            raise SearchError("--label needs --labeler: whose label to match")
+        found = labels_of(store, request.labeler, set_row)
+        keep = {i for i, label in found.items() if label == request.label}
+    if request.disagree is not None:
+        a = labels_of(store, request.disagree[0], set_row)
+        b = labels_of(store, request.disagree[1], set_row)
+        differ = {i for i, label in a.items() if i in b and b[i] != label}
+        keep = differ if keep is None else keep & differ
+    return None if keep is None else sorted(keep)
+
+
+def run_search(store: Store, request: SearchRequest) -> Found:
+    """The items a request finds, best match first (item id order without a query);
+    bm25 ranks at least the newest ``RANK_WINDOW`` matches of each index, or ``limit``."""
+    if request.labeler is not None and request.label is None:
+        raise SearchError("--labeler needs --label: which of its labels to match")
+    set_row = None
+    if request.set_name:
+        set_row = get_set(store, request.set_name)
+        if set_row is None:
+            raise SearchError(f"no set named {request.set_name!r} (`curator set list`)")
+    ids = _allowed_ids(store, request, set_row)
+    scope = Scope(request.kind, set_row.id if set_row else None, ids)
+    if ids is not None and not ids:
+        return Found([])
+    if not request.query.strip():
+        if ids is None and set_row is None:
+            raise SearchError("give a query, or a filter (--set, --label, --disagree) to list")
+        return Found(scoped_items(store, scope, request.limit))
+    try:
+        return search(store, request.query, scope, request.limit, max(RANK_WINDOW, request.limit))
+    except SearchSyntaxError as exc:
+        raise SearchError(f"query {request.query!r}: {exc}") from exc
+
+
+def create_set_from_search(
+    store: Store,
+    name: str,
+    request: SearchRequest,
+    labels: list[str] | None = None,
+    blind: bool = True,
+    votes_per_item: int = 2,
+) -> SetRow:
+    """A new set of the items a search finds, in rank order; its ``params`` record the
+    search so it can be repeated."""
+    kind = request.kind or "commit"
+    if get_set(store, name) is not None:
+        raise SearchError(f"a set named {name!r} already exists")
+    hits = run_search(store, SearchRequest(**{**request.__dict__, "kind": kind})).hits
+    if not hits:
+        raise SearchError(f"no {kind} item matches {request.query!r}: the set would be empty")
+    return create_set(
+        store,
+        NewSet(
+            name=name,
+            kind=kind,
+            labels=list(labels or DEFAULT_LABELS[kind]),
+            categories=default_categories(kind),
+            params={"search": request.params() | {"kind": kind}},
+            blind=blind,
+            votes_per_item=votes_per_item,
+        ),
+        [h.item_id for h in hits],
+    )

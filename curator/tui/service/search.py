@@ -1,0 +1,35 @@
+"""Search for the app: the store's full-text search (``curator.search``) on the slow lane.
+
+Text typed in the app is tried as an FTS5 query first; when FTS5 refuses it (a stray
+quote, ``non-perf``), it is searched again as one quoted phrase, so a typist never needs
+the query syntax."""
+
+from __future__ import annotations
+
+from curator.search import SearchError, SearchRequest, run_search
+from curator.tui.service.lanes import ServiceBase
+from store import Store
+from store.search import Hit
+from store.sets import SetRow
+
+
+def as_phrase(text: str) -> str:
+    """``text`` as one FTS5 phrase (its double quotes doubled)."""
+    return '"' + text.replace('"', '""') + '"'
+
+
+def find_text(store: Store, text: str, set_name: str | None, limit: int) -> list[Hit]:
+    """``text`` as an FTS5 query, else as one phrase; SearchError when both are refused."""
+    try:
+        return run_search(store, SearchRequest(text, set_name=set_name, limit=limit)).hits
+    except SearchError:
+        phrase = SearchRequest(as_phrase(text), set_name=set_name, limit=limit)
+        return run_search(store, phrase).hits
+
+
+class SearchService(ServiceBase):
+    """Whole-store and per-set search."""
+
+    def find(self, text: str, set_row: SetRow | None = None, limit: int = 50) -> list[Hit]:
+        """Items matching ``text``, best first (the whole store, or one set)."""
+        return self._slow(lambda s: find_text(s, text, set_row.name if set_row else None, limit))
