@@ -17,6 +17,8 @@ from curator.commands import (
     evaluate,
     importing,
     mine,
+    routing,
+    set_team,
     sets,
     stats,
     votes,
@@ -39,10 +41,13 @@ app = typer.Typer(
 app.add_typer(mine.app, name="mine")
 app.add_typer(check.check_app, name="check")
 app.command("stats")(stats.stats)
+sets.app.command("edit")(set_team.edit)
+sets.app.command("gold")(set_team.gold)
 app.add_typer(sets.app, name="set")
 app.add_typer(importing.app, name="import")
 app.command("vote")(votes.vote)
 app.command("undo")(votes.undo_command)
+app.command("next")(routing.next_command)
 app.command("agree")(agree.agree)
 app.command("adjudicate")(adjudicate.adjudicate)
 app.add_typer(audit.app, name="audit")

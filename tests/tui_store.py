@@ -25,6 +25,9 @@ def curator(db: Path, *args: str) -> str:
 def build(db: Path, with_engines: bool = True) -> Path:
     curator(db, "import", "items", str(ANNOTATION / "items.jsonl"), "--set", "gt-sample")
     curator(db, "import", "votes", str(ANNOTATION / "votes.csv"))
+    # Every item already has its two votes: a third annotator labels them all only when
+    # the set is not routed (an agreement study).
+    curator(db, "set", "edit", "gt-sample", "--overlap", "all")
     inbox = db.parent / "inbox.jsonl"
     inbox.write_text(
         "".join(

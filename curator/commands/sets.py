@@ -19,7 +19,7 @@ from annotation.sets import (
 )
 from annotation.splits import SplitError, parse_parts
 from curator.cli_context import open_db
-from curator.commands.options import DbOption, KindOption, split_fields
+from curator.commands.options import DbOption, KindOption, OverlapOption, split_fields
 from curator.console import out
 from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json
 from curator.presentation.tables import table
@@ -93,6 +93,7 @@ def create(
         int,
         typer.Option("--votes-per-item", min=1, help="Votes an item needs before it can settle."),
     ] = 2,
+    overlap: OverlapOption = "routed",
     db: DbOption = None,
 ) -> None:
     """Draw a set of items to label: seeded, stratified, repository-disjoint if asked."""
@@ -119,7 +120,7 @@ def create(
     with open_db(db) as store:
         try:
             row, allocation = create_sampled_set(
-                store, name, spec, allowed, not open_votes, votes_per_item
+                store, name, spec, allowed, not open_votes, votes_per_item, overlap=overlap
             )
         except (SetError, SamplingError) as exc:
             fail(str(exc))
@@ -131,6 +132,7 @@ def create(
             f" ({row.kind}, {size} items, labels ",
             one_line(", ".join(row.labels)),
             ", blind" if row.blind else ", open",
+            f", {row.votes_per_item} votes per item, {row.overlap}",
             ")",
         )
     )
@@ -251,6 +253,7 @@ def show(
         "labels": s.labels,
         "categories": s.categories,
         "votes_per_item": s.votes_per_item,
+        "overlap": s.overlap,
         "description": s.description,
         "created_at": s.created_at,
         "params": s.params,
@@ -264,7 +267,10 @@ def show(
         table(
             f"Set {s.name}",
             ("field", "value"),
-            [(k, data[k]) for k in ("kind", "purpose", "blind", "votes_per_item", "created_at")]
+            [
+                (k, data[k])
+                for k in ("kind", "purpose", "blind", "votes_per_item", "overlap", "created_at")
+            ]
             + [("labels", ", ".join(s.labels) + ", skip")]
             + [(k, v) for k, v in progress.items()]
             + [(k, v) for k, v in states.items()]

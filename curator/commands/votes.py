@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
+from annotation.routing import submit
 from annotation.votes import VoteError, cast_vote, prepare_vote, resolve_item, undo
 from curator.cli_context import open_db, required_annotator
 from curator.commands.options import AnnotatorOption, DbOption
@@ -42,17 +43,22 @@ def vote(
         in_set = load_optional_set(store, set_name)
         try:
             target = resolve_item(store, item, kind)
-            row = prepare_vote(store, target, label, who, category, note, adjudicate, in_set)
+            if in_set is not None and not adjudicate:
+                # Through routing: a claim's time is kept, a hidden gold item answered.
+                done = submit(store, in_set, target.id, who, label, category, note)
+                vote_id, stored = done.vote_id or done.gold_answer_id, done.label
+            else:
+                row = prepare_vote(store, target, label, who, category, note, adjudicate, in_set)
+                vote_id, stored = cast_vote(store, row), row.label or ""
         except VoteError as exc:
             fail(str(exc))
-        vote_id = cast_vote(store, row)
     role = "adjudication" if adjudicate else "vote"
     out.print(
         Text.assemble(
             f"{role} {vote_id}: ",
             one_line(who),
             " -> ",
-            one_line(row.label or ""),
+            one_line(stored),
             f" on item #{target.id} (",
             one_line(target.key, 60),
             ")",

@@ -9,6 +9,7 @@ from functools import cached_property
 from annotation.adjudication import decisions_for_set, summary
 from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
 from annotation.queue import QueueEntry, visible_votes
+from annotation.routing import is_gold, submit
 from annotation.set_reports import agreement_for_set
 from annotation.sets import require_set
 from annotation.votes import VoteError, cast_vote, prepare_vote, resolve_item, undo
@@ -102,7 +103,7 @@ class QueueService(ServiceBase):
     # Labeling -------------------------------------------------------------------------
 
     def open_queue(self, set_row: SetRow) -> tuple[QueueCursor, QueueEntry | None]:
-        cursor = QueueCursor(set_row, self.annotator)
+        cursor = QueueCursor(set_row, self.annotator, lease_minutes=self.lease_minutes)
         entry = self._quick(cursor.start)
         return cursor, entry
 
@@ -132,9 +133,13 @@ class QueueService(ServiceBase):
                     blind = set_row if set_row.blind else None
                 else:
                     blind = next((s for s in sets_of_item(store, item_id) if s.blind), None)
-            view = build_item_view(store, item_id, with_predictions=blind is None)
+            gold = set_row is not None and not reveal and is_gold(store, set_row, item_id)
+            view = build_item_view(store, item_id, with_predictions=blind is None and not gold)
             if view is None:
                 return None
+            if gold:
+                # A hidden gold item looks like any other: no one's votes on it show.
+                return replace(view, votes=[], blind=blind is not None)
             if blind is not None:
                 votes = visible_votes(store, blind, item_id, self.annotator)
             else:
@@ -156,6 +161,11 @@ class QueueService(ServiceBase):
             item = find_by_id(store, item_id)
             if item is None:
                 raise LookupError(f"item #{item_id} no longer exists")
+            if not adjudicate:
+                done = submit(
+                    store, set_row, item_id, self.annotator, label, category, note, origin="tui"
+                )
+                return done.vote_id or 0
             row = prepare_vote(
                 store,
                 item,
