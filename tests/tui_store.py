@@ -60,6 +60,8 @@ def build(db: Path, with_engines: bool = True) -> Path:
         "--seed",
         "3",
         "--open",
+        "--overlap",
+        "all",
     )
     if with_engines:
         # Copies beside the database, outside any git repository, so what is recorded
