@@ -54,6 +54,7 @@ DATA_TYPES = {
     "store.models": {"ModelRow"},
     "annotation.adjudication": {"Decision"},
     "annotation.agreement": {"AgreementReport"},
+    "annotation.annotator_report": {"AnnotatorQuality"},
     "annotation.audit": {"AuditReport", "Precision"},
     "annotation.queue": {"QueueEntry"},
     "engines.labelers.student": {"TrainProgress"},

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from annotation.adjudication import Decision, decisions_for_set
 from annotation.agreement import AgreementReport
+from annotation.annotator_report import AnnotatorQuality, annotator_quality
 from annotation.audit import AuditReport, audit_report
 from annotation.set_reports import agreement_for_set
 from curator.tui.service.lanes import ServiceBase
@@ -24,3 +25,8 @@ class ReportService(ServiceBase):
 
     def agreement(self, set_row: SetRow) -> AgreementReport:
         return self._slow(lambda s: agreement_for_set(s, set_row))
+
+    def annotators(self, set_row: SetRow) -> list[AnnotatorQuality]:
+        """Per annotator: gold accuracy, seconds per item, agreement with final labels
+        over time."""
+        return self._slow(lambda s: annotator_quality(s, set_row))
