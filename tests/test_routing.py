@@ -230,3 +230,19 @@ def test_three_annotator_processes_on_1000_items_cast_exactly_2000_votes(
         # the ghost's five leases expired and its items were served to others
         ghost = "SELECT COUNT(*) FROM votes WHERE annotator LIKE 'ghost%'"
         assert raw_sql.scalar(store, ghost) == 0
+
+
+def test_the_team_benchmark_runs_short_and_its_counters_match_the_old_figures(
+    tmp_path: Path,
+) -> None:
+    from tests.benchmarks import bench_team
+
+    db = bench_team.build(tmp_path / "team.db", 600)
+    figures = bench_team.measure(db, rounds=1, nexts=3)  # asserts counts == old figures
+    assert figures["home_speedup"] > 0  # type: ignore[operator]
+    with open_store(db) as store:
+        set_row = get_set(store, "big")
+        assert set_row is not None
+        counters = set_counters(store, set_row.id)
+        assert counters is not None and counters.conflict == 18  # one pair in ten of 180
+        assert_counters_match_a_recount(store, set_row)
