@@ -246,3 +246,30 @@ def test_the_team_benchmark_runs_short_and_its_counters_match_the_old_figures(
         counters = set_counters(store, set_row.id)
         assert counters is not None and counters.conflict == 18  # one pair in ten of 180
         assert_counters_match_a_recount(store, set_row)
+
+
+def test_two_apps_share_a_routed_set_through_the_service(tmp_path: Path) -> None:
+    from curator.tui.service import CurationService
+
+    db = tmp_path / "app.db"
+    with open_store(db) as store:
+        set_row = make_set(store, 4, votes_per_item=1)
+    ann, ben = CurationService(db, "ann"), CurationService(db, "ben")
+    try:
+        cursor_a, first_a = ann.open_queue(set_row)
+        cursor_b, first_b = ben.open_queue(set_row)
+        assert first_a is not None and first_b is not None
+        assert first_a.item_id != first_b.item_id  # ann's claim holds the one slot
+        seen = {first_a.item_id, first_b.item_id}
+        for service, cursor in ((ann, cursor_a), (ben, cursor_b)):
+            assert cursor.current is not None
+            service.vote(set_row, cursor.current.item_id, "perf")
+            entry = service.advance(cursor)
+            assert entry is not None and entry.item_id not in seen
+            seen.add(entry.item_id)
+        assert len(seen) == 4
+        assert ann.counts(set_row).voted_items == 2
+        assert ann.queue_state(set_row).mine == 1
+    finally:
+        ann.close()
+        ben.close()

@@ -144,3 +144,24 @@ def test_gold_items_are_served_hidden_and_never_count_as_votes(cli, tmp_path: Pa
     assert ann["gold_answered"] == 2 and 0 <= ann["gold_accuracy"] <= 1
     table = cli("agree", "gt-eval", "--by-annotator").output
     assert "gold accuracy" in table and "ann" in table
+
+
+def test_set_create_split_vote_and_undo_speak_json(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    items = tmp_path / "items.jsonl"
+    items.write_text(
+        "".join(
+            json.dumps({"id": f"c{i}", "message": f"change {i}", "repo": f"r{i % 3}"}) + "\n"
+            for i in range(9)
+        )
+    )
+    cli("import", "items", str(items))
+    made = json.loads(
+        cli("set", "create", "s", "--sample", "4", "--overlap", "all", "--json").output
+    )
+    assert (made["items"], made["overlap"], made["votes_per_item"]) == (4, "all", 2)
+    parts = json.loads(cli("set", "split", "--into", "a:50,b:50", "--json").output)
+    assert sorted(p["name"] for p in parts) == ["a", "b"] and sum(p["items"] for p in parts) == 9
+    voted = json.loads(cli("vote", "c1", "perf", "-a", "ann", "--json").output)
+    assert voted["label"] == "perf" and voted["item"]["key"] == "c1"
+    undone = json.loads(cli("undo", "-a", "ann", "--json").output)
+    assert undone["undone_vote"] == voted["id"] and undone["now"] is None

@@ -19,12 +19,18 @@ from annotation.sets import (
 )
 from annotation.splits import SplitError, parse_parts
 from curator.cli_context import open_db
-from curator.commands.options import DbOption, KindOption, OverlapOption, split_fields
+from curator.commands.options import (
+    DbOption,
+    JsonOption,
+    KindOption,
+    OverlapOption,
+    split_fields,
+)
 from curator.console import out
 from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json
 from curator.presentation.tables import table
 from curator.presentation.text import one_line
-from store.sets import all_sets, set_progress
+from store.sets import SetRow, all_sets, set_progress
 
 app = typer.Typer(help="Create and inspect sets of items to label.", no_args_is_help=True)
 
@@ -94,6 +100,7 @@ def create(
         typer.Option("--votes-per-item", min=1, help="Votes an item needs before it can settle."),
     ] = 2,
     overlap: OverlapOption = "routed",
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Draw a set of items to label: seeded, stratified, repository-disjoint if asked."""
@@ -125,6 +132,9 @@ def create(
         except (SetError, SamplingError) as exc:
             fail(str(exc))
         size = sum(allocation.values())
+    if as_json:
+        print_json({**_set_json(row), "items": size, "allocation": allocation})
+        return
     out.print(
         Text.assemble(
             "created set ",
@@ -166,6 +176,7 @@ def split(
     ] = None,
     open_votes: Annotated[bool, typer.Option("--open", help="Parts are not blind.")] = False,
     votes_per_item: Annotated[int, typer.Option("--votes-per-item", min=1)] = 2,
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Split items into sets whose repositories never overlap (no leakage)."""
@@ -185,7 +196,22 @@ def split(
             (s.name, f"{100 * s.params['split']['share']:.1f}%", set_progress(store, s.id)["items"])
             for s in created
         ]
+    if as_json:
+        print_json([{**_set_json(s), "items": r[2]} for s, r in zip(created, rows, strict=True)])
+        return
     out.print(table("Repository-disjoint split", ("set", "target share", "items"), rows))
+
+
+def _set_json(row: SetRow) -> dict[str, object]:
+    return {
+        "name": row.name,
+        "kind": row.kind,
+        "labels": row.labels,
+        "blind": row.blind,
+        "votes_per_item": row.votes_per_item,
+        "overlap": row.overlap,
+        "params": row.params,
+    }
 
 
 @app.command("list")
