@@ -28,6 +28,7 @@ from store.items import find_by_id
 from store.routing import (
     GoldItem,
     add_gold_answer,
+    annotator_count,
     claimed_at,
     current_claim,
     drop_expired_claims,
@@ -43,7 +44,7 @@ from store.routing import (
     release_claims,
     routed_candidate,
 )
-from store.sets import SetRow, get_set_by_id
+from store.sets import SetRow
 from store.votes import ANNOTATOR, live_votes_for_items
 
 DEFAULT_LEASE_MINUTES = 10
@@ -101,14 +102,13 @@ def serve_next(
     now: datetime | None = None,
 ) -> Served | None:
     """Claim and return the annotator's next item (their unexpired claim first)."""
-    from store.routing import annotator_count
-
     if not annotator.strip():
         raise VoteError("an annotator name is required")
     ensure_tracked(store, set_row)
     moment = now or datetime.now(UTC)
     stamp, expires = _stamp(moment), _stamp(moment + timedelta(minutes=lease_minutes))
     with store.transaction():
+        drop_expired_claims(store, set_row.id, stamp)
         held = current_claim(store, set_row.id, annotator, stamp)
         if held is not None:
             served = _entry_for(store, set_row, held)
@@ -149,35 +149,9 @@ def _entry_for(store: Store, set_row: SetRow, item_id: int) -> Served | None:
     return None if gold is None else Served(_gold_entry(gold), gold=True)
 
 
-def hold(
-    store: Store,
-    set_row: SetRow,
-    item_id: int,
-    annotator: str,
-    *,
-    lease_minutes: float = DEFAULT_LEASE_MINUTES,
-    now: datetime | None = None,
-) -> None:
-    """Claim (or renew the claim on) an item the annotator opened by hand."""
-    moment = now or datetime.now(UTC)
-    put_claim(
-        store,
-        set_row.id,
-        item_id,
-        annotator,
-        _stamp(moment),
-        _stamp(moment + timedelta(minutes=lease_minutes)),
-    )
-
-
 def release(store: Store, set_row: SetRow, annotator: str) -> int:
     """End the annotator's claims in the set (leaving the label screen)."""
     return release_claims(store, set_row.id, annotator)
-
-
-def expire(store: Store, set_row: SetRow, now: datetime | None = None) -> int:
-    """Drop the set's expired claims (they no longer count anyway); returns how many."""
-    return drop_expired_claims(store, set_row.id, _stamp(now or datetime.now(UTC)))
 
 
 def is_gold(store: Store, set_row: SetRow, item_id: int) -> bool:
@@ -256,8 +230,3 @@ def _seconds(started: str | None, moment: datetime) -> float | None:
     if started is None:
         return None
     return max(0.0, (moment - datetime.fromisoformat(started)).total_seconds())
-
-
-def reload(store: Store, set_row: SetRow) -> SetRow:
-    """The set as stored now (another process may have edited it)."""
-    return get_set_by_id(store, set_row.id) or set_row

@@ -373,17 +373,6 @@ def claimed_at(store: Store, set_id: int, item_id: int, annotator: str) -> str |
     return None if value is None else str(value)
 
 
-def active_claims(store: Store, set_id: int, now: str) -> list[tuple[int, str]]:
-    return [
-        (r[0], r[1])
-        for r in store._query(
-            "SELECT item_id, annotator FROM claims WHERE set_id = ? AND expires_at > ?"
-            " ORDER BY item_id, annotator",
-            (set_id, now),
-        )
-    ]
-
-
 def record_timing(store: Store, vote_id: int, set_id: int, annotator: str, seconds: float) -> None:
     with store.transaction() as conn:
         conn.execute(

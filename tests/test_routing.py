@@ -273,3 +273,10 @@ def test_two_apps_share_a_routed_set_through_the_service(tmp_path: Path) -> None
     finally:
         ann.close()
         ben.close()
+
+
+def test_the_store_settles_items_by_the_same_skip_label_as_annotation() -> None:
+    from annotation.labels import SKIP
+    from store import decisions
+
+    assert decisions.SKIP == SKIP

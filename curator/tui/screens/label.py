@@ -125,8 +125,13 @@ class LabelScreen(LabelKeysScreen):
             panel.show(
                 None,
                 empty=(
-                    f"All done: you have labeled every item of {self.set_row.name}."
-                    " u undoes your last vote, b goes back, esc returns home."
+                    (
+                        f"Nothing left for you in {self.set_row.name}: every other item has"
+                        " its votes, waits in review, or is held by someone labeling it now."
+                        if self.set_row.overlap == "routed"
+                        else f"All done: you have labeled every item of {self.set_row.name}."
+                    )
+                    + " u undoes your last vote, b goes back, esc returns home."
                 ),
             )
             self.query_one("#meta", Static).update("")
