@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from annotation.annotator_report import AnnotatorQuality
-from curator.presentation.format import MISSING, kappa, percent, when
+from curator.presentation.format import MISSING, number, percent, when
 from curator.presentation.tables import table
 
 HEADER = (
@@ -41,7 +41,7 @@ def annotator_rows(rows: list[AnnotatorQuality]) -> list[tuple[object, ...]]:
             percent(q.gold_accuracy),
             _seconds(q.seconds_median),
             percent(q.final_rate),
-            kappa(q.final_kappa),
+            number(q.final_kappa),
             _course(q),
             Text(f"since {when(q.drift_from)}", style="yellow") if q.drift_from else "",
         )

@@ -143,8 +143,12 @@ class HomeScreen(CuratorScreen):
             "κ": number(o.kappa, 2),
             "α": number(o.alpha, 2),
         }
-        if done == 0:  # counts only: agreement follows (the cells keep what they show)
-            del cells["κ"], cells["α"]
+        if done == 0:  # counts only: agreement follows ("…" until the first figures come)
+            for column in ("κ", "α"):
+                if str(table.get_cell(key, column)):
+                    del cells[column]
+                else:
+                    cells[column] = "…"
         for column, value in cells.items():
             table.update_cell(key, column, value, update_width=True)
         progress = self.query_one(ProgressBar)
