@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from annotation.adjudication import decisions_for_set, summary
 from annotation.labels import LabelError, parse_labels
+from annotation.routing import progress, states_of
 from annotation.sampling import SamplingError
 from annotation.sets import (
     DrawSpec,
@@ -223,7 +223,6 @@ def list_sets(
     with open_db(db) as store:
         data = []
         for s in all_sets(store):
-            progress = set_progress(store, s.id)
             data.append(
                 {
                     "name": s.name,
@@ -231,7 +230,9 @@ def list_sets(
                     "purpose": s.purpose,
                     "blind": s.blind,
                     "labels": s.labels,
-                    **progress,
+                    "votes_per_item": s.votes_per_item,
+                    "overlap": s.overlap,
+                    **progress(store, s),
                 }
             )
     if as_json:
@@ -269,8 +270,8 @@ def show(
     """A set's parameters (how to re-derive it), labels, categories and progress."""
     with open_db(db) as store:
         s = load_set(store, name)
-        progress = set_progress(store, s.id)
-        states = summary(decisions_for_set(store, s))
+        counted = progress(store, s)
+        states = states_of(store, s)
     data = {
         "name": s.name,
         "kind": s.kind,
@@ -283,7 +284,7 @@ def show(
         "description": s.description,
         "created_at": s.created_at,
         "params": s.params,
-        "progress": progress,
+        "progress": counted,
         "decisions": states,
     }
     if as_json:
@@ -298,7 +299,7 @@ def show(
                 for k in ("kind", "purpose", "blind", "votes_per_item", "overlap", "created_at")
             ]
             + [("labels", ", ".join(s.labels) + ", skip")]
-            + [(k, v) for k, v in progress.items()]
+            + [(k, v) for k, v in counted.items()]
             + [(k, v) for k, v in states.items()]
             + [(f"param {k}", v) for k, v in s.params.items()],
         )
