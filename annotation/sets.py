@@ -266,6 +266,18 @@ def edit_set(store: Store, name: str, edit: SetEdit) -> SetRow:
     return require_set(store, name)
 
 
+NO_REPOSITORY = "import:"  # the source of an imported item that named no repository
+
+
+def without_repository(store: Store, kind: str, within: str | None = None) -> int:
+    """Items of a split's pool that came with no repository: a repository-disjoint split
+    keeps each file's such items together, in one part."""
+    return sum(
+        1 for c in pool(store, DrawSpec(kind=kind, within=within))
+        if c.source.startswith(NO_REPOSITORY)
+    )  # fmt: skip
+
+
 def create_split(
     store: Store,
     kind: str,

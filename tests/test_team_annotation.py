@@ -87,6 +87,8 @@ def test_set_edit_changes_votes_per_item_and_restates_items(cli, tmp_path: Path)
     refused = cli("set", "edit", "gt-train", "--labels", "perf,other")
     assert refused.exit_code == 2 and "keep those labels" in refused.output
     assert cli("set", "edit", "gt-train", "--overlap", "some").exit_code == 2
+    split = cli("set", "split", "--into", "a:50,b:50")
+    assert "6 items have no repository" in split.output  # once silent: all in one part
 
 
 def test_next_claims_routed_items_and_vote_ends_the_claim(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -16,6 +16,7 @@ from annotation.sets import (
     check_preference,
     create_sampled_set,
     create_split,
+    without_repository,
 )
 from annotation.splits import SplitError, parse_parts
 from curator.cli_context import open_db
@@ -27,7 +28,7 @@ from curator.commands.options import (
     split_fields,
 )
 from curator.console import out
-from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json
+from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json, warn
 from curator.presentation.tables import table
 from curator.presentation.text import one_line
 from store.sets import SetRow, all_sets, set_progress
@@ -196,6 +197,12 @@ def split(
             (s.name, f"{100 * s.params['split']['share']:.1f}%", set_progress(store, s.id)["items"])
             for s in created
         ]
+        loose = without_repository(store, kind, from_set)
+    if loose:
+        warn(
+            f"{loose} items have no repository (imported without 'repo'): each file's such"
+            " items stay together in one part, so the parts' shares may be off"
+        )
     if as_json:
         print_json([{**_set_json(s), "items": r[2]} for s, r in zip(created, rows, strict=True)])
         return

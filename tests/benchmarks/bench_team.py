@@ -161,6 +161,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=1_000_000)
     parser.add_argument("--quick", action="store_true", help="20,000 items, few samples")
+    parser.add_argument("--rounds", type=int, default=5, help="timings of the old figures")
     args = parser.parse_args()
     n = 20_000 if args.quick else args.items
     db = ROOT / "build" / f"bench-team-{n}.db"
@@ -168,7 +169,7 @@ def main() -> None:
     t0 = time.perf_counter()
     build(db, n)
     result: dict[str, object] = {"items": n, "build_s": round(time.perf_counter() - t0, 1)}
-    result.update(measure(db, 3 if args.quick else 5, 20 if args.quick else 200))
+    result.update(measure(db, 3 if args.quick else args.rounds, 20 if args.quick else 200))
     print(json.dumps(result, indent=2))
 
 
