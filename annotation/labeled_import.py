@@ -84,6 +84,26 @@ def _key(record: dict[str, Any], id_field: str | None, path: Path, text: str) ->
     return "sha1:" + hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _not_unicode(value: Any, name: str = "") -> str | None:
+    """The first field holding text that cannot be stored (JSON's lone surrogates)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return name or "?"
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            found = _not_unicode(inner, name or str(key)) or _not_unicode(str(key), name or "?")
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for inner in value:
+            found = _not_unicode(inner, name)
+            if found is not None:
+                return found
+    return None
+
+
 def _row(
     spec: LabeledSpec,
     allowed: list[str],
@@ -92,6 +112,9 @@ def _row(
     model_input: Callable[[str, str], str],
 ) -> tuple[ImportedItem, str] | str:
     """The item and its label, or the problem with the row."""
+    broken = _not_unicode(record)
+    if broken is not None:
+        return f"field {broken!r} is not valid Unicode (a lone surrogate escape)"
     names = [spec.text_field] if spec.text_field else list(TEXT_FIELDS)
     text = next((record[n] for n in names if isinstance(record.get(n), str)), None)
     if text is None or not text.strip():

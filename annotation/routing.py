@@ -45,7 +45,7 @@ from store.routing import (
     routed_candidate,
     set_counters,
 )
-from store.sets import SetRow
+from store.sets import SetRow, get_set_by_id
 from store.votes import ANNOTATOR, live_votes_for_items
 
 DEFAULT_LEASE_MINUTES = 10
@@ -66,6 +66,11 @@ class Submitted:
     vote_id: int | None
     gold_answer_id: int | None
     label: str
+
+
+def _current(store: Store, set_row: SetRow) -> SetRow:
+    """The set as stored now: another process may have edited it (``curator set edit``)."""
+    return get_set_by_id(store, set_row.id) or set_row
 
 
 def _stamp(moment: datetime) -> str:
@@ -123,6 +128,7 @@ def serve_next(
     """Claim and return the annotator's next item (their unexpired claim first)."""
     if not annotator.strip():
         raise VoteError("an annotator name is required")
+    set_row = _current(store, set_row)
     ensure_tracked(store, set_row)
     moment = now or datetime.now(UTC)
     stamp, expires = _stamp(moment), _stamp(moment + timedelta(minutes=lease_minutes))
@@ -195,6 +201,7 @@ def submit(
     item = find_by_id(store, item_id)
     if item is None:
         raise VoteError(f"no item with id #{item_id}")
+    set_row = _current(store, set_row)
     ensure_tracked(store, set_row)
     with store.transaction():
         started = claimed_at(store, set_row.id, item_id, annotator.strip())

@@ -40,6 +40,7 @@ def test_a_labeled_jsonl_becomes_settled_items_and_bad_rows_stay_out(cli, tmp_pa
         '{"idx": 7, "commit_message": "Use a faster hash", "target": 9}',
         '{"idx": 8, "commit_message": ',
         '{"idx": 9, "target": 1}',
+        '{"idx": 10, "commit_message": "bad \\ud800 text", "target": 1}',
     ]
     path = write_jsonl(tmp_path / "train.jsonl", ROWS, bad)
     result = labeled(cli, path)
@@ -48,6 +49,7 @@ def test_a_labeled_jsonl_becomes_settled_items_and_bad_rows_stay_out(cli, tmp_pa
     assert f"{path}:3: label '9' is not in --map (1, 0)" in out
     assert f"{path}:4: malformed JSON" in out
     assert f"{path}:5: missing the text" in out
+    assert f"{path}:6: field 'commit_message' is not valid Unicode" in out
     assert "6 items have no repository" in out
     shown = json.loads(cli("set", "show", "gt-train", "--json").output)
     assert shown["decisions"]["unanimous"] == 6  # ...and the rest went in, settled
