@@ -269,30 +269,11 @@ def annotator_count(store: Store, set_id: int, annotator: str) -> int:
     return int(value or 0)
 
 
-def annotator_counts(store: Store, set_id: int) -> dict[str, int]:
-    return {
-        r[0]: r[1]
-        for r in store._query(
-            "SELECT annotator, votes FROM set_annotator_counts WHERE set_id = ? AND votes > 0"
-            " ORDER BY annotator",
-            (set_id,),
-        )
-    }
-
-
 def member_state(store: Store, set_id: int, item_id: int) -> tuple[int, str] | None:
     row = store._conn.execute(
         "SELECT votes, status FROM set_items WHERE set_id = ? AND item_id = ?", (set_id, item_id)
     ).fetchone()
     return None if row is None else (row[0], row[1])
-
-
-def set_overlap(store: Store, set_id: int, overlap: str) -> None:
-    with store.transaction() as conn:
-        conn.execute("UPDATE sets SET overlap = ? WHERE id = ?", (overlap, set_id))
-
-
-# Claims -------------------------------------------------------------------------------
 
 
 def current_claim(store: Store, set_id: int, annotator: str, now: str) -> int | None:
