@@ -51,6 +51,10 @@ from store.votes import ANNOTATOR, live_votes_for_items
 DEFAULT_LEASE_MINUTES = 10
 
 
+class ItemTaken(VoteError):
+    """A late first vote on a routed item whose slots filled while the lease ran out."""
+
+
 @dataclass(frozen=True)
 class Served:
     """The item served to an annotator: ``gold`` is internal (never shown to them)."""
@@ -245,7 +249,7 @@ def _check_room(store: Store, set_row: SetRow, item_id: int, annotator: str, now
     state = member_state(store, set_row.id, item_id)
     taken = (state[0] if state else 0) + others_claims(store, set_row.id, item_id, annotator, now)
     if taken >= set_row.votes_per_item:
-        raise VoteError(
+        raise ItemTaken(
             f"item #{item_id} already has the {set_row.votes_per_item} annotators it needs in"
             f" set {set_row.name!r} (routed; your claim may have expired): take the next"
             " item instead"

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from annotation.adjudication import decisions_for_set, summary
-from annotation.routing import serve_next, submit
+from annotation.routing import ItemTaken, serve_next, submit
 from annotation.votes import VoteError, undo
 from store import Store, open_store
 from store.routing import rebuild_set, set_counters
@@ -129,7 +129,7 @@ def test_a_claim_holds_the_last_slot_until_its_lease_ends(store: Store) -> None:
     assert reclaimed is not None and reclaimed.entry.item_id == first.entry.item_id
     submit(store, set_row, first.entry.item_id, "cat", "perf", now=later)
     # ann comes back after her lease: the item is full, her late vote is refused
-    with pytest.raises(VoteError, match="already has the 2 annotators"):
+    with pytest.raises(ItemTaken, match="already has the 2 annotators"):
         submit(store, set_row, first.entry.item_id, "ann", "perf", now=later)
     assert serve_next(store, set_row, "ann", lease_minutes=10, now=later) is None
 
@@ -280,3 +280,35 @@ def test_the_store_settles_items_by_the_same_skip_label_as_annotation() -> None:
     from store import decisions
 
     assert decisions.SKIP == SKIP
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_label_screen_moves_on_when_a_lapsed_item_was_taken(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    from curator.tui.app import CuratorApp
+    from curator.tui.screens.label import LabelScreen
+    from tests.tui_helpers import until
+
+    db = tmp_path / "lapsed.db"
+    with open_store(db) as store:
+        set_row = make_set(store, 2, votes_per_item=1)
+    # A lease of 0 minutes lapses at once: the item on screen is free for others.
+    app = CuratorApp(db, "dave", open_set="team", lease_minutes=0)
+    async with app.run_test() as pilot:
+
+        def shown() -> int | None:
+            s = app.screen
+            return s.view.item_id if isinstance(s, LabelScreen) and s.view and not s.busy else None
+
+        await until(pilot, lambda: shown() is not None, "first item")
+        first = shown()
+        with open_store(db) as store:
+            taken = serve_next(store, set_row, "ben")
+            assert taken is not None and taken.entry.item_id == first
+            submit(store, set_row, taken.entry.item_id, "ben", "perf")
+        await pilot.press("1")
+        await until(pilot, lambda: shown() not in (None, first), "the next item")
+    with open_store(db) as store:
+        assert votes_per_item(store) == Counter({first: 1})  # ben's vote only

@@ -23,7 +23,7 @@ from curator.tui.queue_cursor import QueueCursor
 from curator.tui.screens.base import LabelKeysScreen
 from curator.tui.screens.detail import ItemDetailScreen
 from curator.tui.screens.prompts import ChoicePrompt, TextPrompt
-from curator.tui.service import QueueState, categories_of
+from curator.tui.service import ItemTaken, QueueState, categories_of
 from curator.tui.widgets.item_panel import ItemPanel
 from store.sets import SetRow
 
@@ -204,6 +204,12 @@ class LabelScreen(LabelKeysScreen):
         service = self.curation
         try:
             service.vote(self.set_row, item_id, label, category, note)
+        except ItemTaken as exc:
+            # The lease ran out and others filled the item: say so and move on.
+            self.app.call_from_thread(self.curator_app.say, str(exc), error=True)
+            assert self.cursor is not None
+            self._load_entry(service.advance(self.cursor))
+            return
         except (ValueError, LookupError) as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return

@@ -14,6 +14,7 @@ connection of its own. Each concern lives in its own module:
 
 from __future__ import annotations
 
+from annotation.routing import ItemTaken
 from curator.tui.service.kernels import KernelService
 from curator.tui.service.queue import (
     QueueService,
@@ -34,6 +35,7 @@ class CurationService(QueueService, ReportService, TrainingService, KernelServic
 __all__ = [
     "Comparison",
     "CurationService",
+    "ItemTaken",
     "LearningCurve",
     "QueueState",
     "SetOverview",
