@@ -15,7 +15,7 @@ from annotation.labels import SKIP
 from store import Store
 from store.decisions import RULES, SETTLED, Decision, decide
 from store.sets import SetRow, set_item_ids
-from store.votes import ADJUDICATOR, ANNOTATOR, live_votes_in_set
+from store.votes import ADJUDICATOR, ANNOTATOR, live_votes_for_items, live_votes_in_set
 
 __all__ = [
     "RULES",
@@ -23,6 +23,7 @@ __all__ = [
     "Decision",
     "Drift",
     "annotator_drift",
+    "conflicts_for_set",
     "decide",
     "decisions_for_set",
     "final_labels",
@@ -55,6 +56,32 @@ def decisions_for_set(store: Store, set_row: SetRow, rule: str = "majority") -> 
             d = replace(d, notes=notes[item_id])
         result.append(d)
     return result
+
+
+def conflicts_for_set(store: Store, set_row: SetRow) -> list[Decision]:
+    """The set's conflicts (majority rule), in set order, read through the per-item
+    state routing keeps: only the conflicting items' votes are read."""
+    from store.routing import is_tracked, members_in_state, rebuild_set
+
+    if not is_tracked(store, set_row.id):
+        rebuild_set(store, set_row.id)
+    ids = members_in_state(store, set_row.id, "conflict")
+    votes: dict[int, dict[str, str]] = defaultdict(dict)
+    notes: dict[int, dict[str, str]] = defaultdict(dict)
+    adjudications: dict[int, tuple[str, str]] = {}
+    for vote in live_votes_for_items(store, ids):
+        if vote.role == ADJUDICATOR:
+            adjudications[vote.item_id] = (vote.annotator, vote.label)
+        elif vote.role == ANNOTATOR:
+            votes[vote.item_id][vote.annotator] = vote.label
+            if vote.note:
+                notes[vote.item_id][vote.annotator] = vote.note
+    found = []
+    for item_id in ids:
+        d = decide(item_id, votes[item_id], set_row.votes_per_item, "majority",
+                   adjudications.get(item_id))  # fmt: skip
+        found.append(replace(d, notes=notes[item_id]) if notes.get(item_id) else d)
+    return found
 
 
 def final_labels(store: Store, set_row: SetRow, rule: str = "majority") -> dict[int, str]:

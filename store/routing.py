@@ -218,6 +218,18 @@ def _add_members(
             deltas.annotators[(set_id, annotator)] += n
 
 
+def members_in_state(store: Store, set_id: int, status: str) -> list[int]:
+    """Item ids of a tracked set's members in one state (e.g. conflict), in set order,
+    through the routing index (no scan of the set)."""
+    return [
+        r[0]
+        for r in store._query(
+            "SELECT item_id FROM set_items WHERE set_id = ? AND status = ? ORDER BY position",
+            (set_id, status),
+        )
+    ]
+
+
 def is_tracked(store: Store, set_id: int) -> bool:
     return store._scalar("SELECT 1 FROM set_counters WHERE set_id = ?", (set_id,)) is not None
 

@@ -312,3 +312,16 @@ async def test_the_label_screen_moves_on_when_a_lapsed_item_was_taken(
         await until(pilot, lambda: shown() not in (None, first), "the next item")
     with open_store(db) as store:
         assert votes_per_item(store) == Counter({first: 1})  # ben's vote only
+
+
+def test_the_review_queue_from_item_states_equals_the_full_decisions(store: Store) -> None:
+    from annotation.adjudication import conflicts_for_set
+
+    set_row = make_set(store, 6)
+    ids = [r[0] for r in raw_sql.query(store, "SELECT item_id FROM set_items ORDER BY position")]
+    for i, item in enumerate(ids):
+        vote(store, item, "x", "perf", note="sure" if i == 0 else None)
+        vote(store, item, "y", "perf" if i % 2 else "non-perf")
+    vote(store, ids[2], "boss", "perf", role="adjudicator")  # settles one conflict
+    full = [d for d in decisions_for_set(store, set_row) if d.status == "conflict"]
+    assert conflicts_for_set(store, set_row) == full and len(full) == 2

@@ -3,7 +3,7 @@ on the slow lane."""
 
 from __future__ import annotations
 
-from annotation.adjudication import Decision, decisions_for_set
+from annotation.adjudication import Decision, conflicts_for_set
 from annotation.agreement import AgreementReport
 from annotation.annotator_report import AnnotatorQuality, annotator_quality
 from annotation.audit import AuditReport, audit_report
@@ -16,9 +16,7 @@ class ReportService(ServiceBase):
     """Conflicts, audit and agreement of one set."""
 
     def conflicts(self, set_row: SetRow) -> list[Decision]:
-        return self._slow(
-            lambda s: [d for d in decisions_for_set(s, set_row) if d.status == "conflict"]
-        )
+        return self._slow(lambda s: conflicts_for_set(s, set_row))
 
     def audit(self, set_row: SetRow) -> AuditReport:
         return self._slow(lambda s: audit_report(s, set_row.name))
