@@ -8,67 +8,27 @@ can never disagree with them and is never typed twice.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from annotation.agreement import cohen_kappa
 from annotation.labels import SKIP
 from store import Store
+from store.decisions import RULES, SETTLED, Decision, decide
 from store.sets import SetRow, set_item_ids
-from store.votes import ADJUDICATOR, ANNOTATOR, live_votes_in_set
+from store.votes import ADJUDICATOR, ANNOTATOR, live_votes_for_items, live_votes_in_set
 
-RULES = ("majority", "unanimous")
-SETTLED = ("unanimous", "majority", "adjudicated")
-
-
-@dataclass(frozen=True)
-class Decision:
-    """One item's state: ``status`` is unanimous, majority, adjudicated, conflict or
-    pending; ``reason`` says why an item is a conflict (tie, skipped, disagreement)."""
-
-    item_id: int
-    status: str
-    label: str | None
-    reason: str | None
-    votes: dict[str, str]
-    notes: dict[str, str] = field(default_factory=dict)
-    adjudicated_by: str | None = None
-
-    @property
-    def settled(self) -> bool:
-        return self.status in SETTLED
-
-
-def decide(
-    item_id: int,
-    votes: Mapping[str, str],
-    required: int,
-    rule: str = "majority",
-    adjudication: tuple[str, str] | None = None,
-) -> Decision:
-    """Settle one item from its annotators' live votes (``skip`` included)."""
-    if rule not in RULES:
-        raise ValueError(f"unknown rule {rule!r}: use {' or '.join(RULES)}")
-    votes = dict(votes)
-    if adjudication is not None and adjudication[1] != SKIP:
-        return Decision(item_id, "adjudicated", adjudication[1], None, votes, {}, adjudication[0])
-    counted = Counter(label for label in votes.values() if label != SKIP)
-    skipped = sum(1 for label in votes.values() if label == SKIP)
-    real = sum(counted.values())
-    if real < required:
-        if skipped and len(votes) >= required:
-            return Decision(item_id, "conflict", None, "skipped", votes)
-        return Decision(item_id, "pending", None, None, votes)
-    ranked = counted.most_common()
-    if len(ranked) == 1:
-        if rule == "unanimous" and skipped:
-            return Decision(item_id, "conflict", None, "skipped", votes)
-        return Decision(item_id, "unanimous", ranked[0][0], None, votes)
-    if rule == "unanimous":
-        return Decision(item_id, "conflict", None, "disagreement", votes)
-    if ranked[0][1] == ranked[1][1]:
-        return Decision(item_id, "conflict", None, "tie", votes)
-    return Decision(item_id, "majority", ranked[0][0], None, votes)
+__all__ = [
+    "RULES",
+    "SETTLED",
+    "Decision",
+    "Drift",
+    "annotator_drift",
+    "conflicts_for_set",
+    "decide",
+    "decisions_for_set",
+    "final_labels",
+    "summary",
+]
 
 
 def decisions_for_set(store: Store, set_row: SetRow, rule: str = "majority") -> list[Decision]:
@@ -96,6 +56,32 @@ def decisions_for_set(store: Store, set_row: SetRow, rule: str = "majority") -> 
             d = replace(d, notes=notes[item_id])
         result.append(d)
     return result
+
+
+def conflicts_for_set(store: Store, set_row: SetRow) -> list[Decision]:
+    """The set's conflicts (majority rule), in set order, read through the per-item
+    state routing keeps: only the conflicting items' votes are read."""
+    from store.routing import is_tracked, members_in_state, rebuild_set
+
+    if not is_tracked(store, set_row.id):
+        rebuild_set(store, set_row.id)
+    ids = members_in_state(store, set_row.id, "conflict")
+    votes: dict[int, dict[str, str]] = defaultdict(dict)
+    notes: dict[int, dict[str, str]] = defaultdict(dict)
+    adjudications: dict[int, tuple[str, str]] = {}
+    for vote in live_votes_for_items(store, ids):
+        if vote.role == ADJUDICATOR:
+            adjudications[vote.item_id] = (vote.annotator, vote.label)
+        elif vote.role == ANNOTATOR:
+            votes[vote.item_id][vote.annotator] = vote.label
+            if vote.note:
+                notes[vote.item_id][vote.annotator] = vote.note
+    found = []
+    for item_id in ids:
+        d = decide(item_id, votes[item_id], set_row.votes_per_item, "majority",
+                   adjudications.get(item_id))  # fmt: skip
+        found.append(replace(d, notes=notes[item_id]) if notes.get(item_id) else d)
+    return found
 
 
 def final_labels(store: Store, set_row: SetRow, rule: str = "majority") -> dict[int, str]:

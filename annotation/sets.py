@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from annotation.labels import DEFAULT_LABELS, POSITIVE_LABEL, taxonomy_slugs
+from annotation.labels import DEFAULT_LABELS, POSITIVE_LABEL, SKIP, taxonomy_slugs
 from annotation.sampling import (
     SamplingError,
     balanced_sample,
@@ -24,6 +24,7 @@ from annotation.splits import split_by_source
 from store import Store
 from store.models import current_model
 from store.sets import (
+    OVERLAPS,
     Candidate,
     NewSet,
     SetRow,
@@ -196,6 +197,7 @@ def create_sampled_set(
     votes_per_item: int = 2,
     purpose: str = "ground-truth",
     description: str = "",
+    overlap: str = "routed",
 ) -> tuple[SetRow, dict[str, int]]:
     if get_set(store, name) is not None:
         raise SetError(f"a set named {name!r} already exists")
@@ -215,10 +217,65 @@ def create_sampled_set(
             purpose=purpose,
             votes_per_item=votes_per_item,
             description=description,
+            overlap=overlap,
         ),
         item_ids,
     )
     return row, allocation
+
+
+@dataclass(frozen=True)
+class SetEdit:
+    """What ``curator set edit`` changes; None leaves a setting as it is."""
+
+    votes_per_item: int | None = None
+    blind: bool | None = None
+    labels: list[str] | None = None
+    overlap: str | None = None
+
+
+def edit_set(store: Store, name: str, edit: SetEdit) -> SetRow:
+    """Change a set's settings. A new number of votes per item restates every member
+    (settled items may reopen, or pending ones settle) in the same transaction; labels
+    may grow but not lose one that a live vote uses."""
+    from store.routing import rebuild_set
+    from store.sets import update_set
+    from store.votes import live_votes_in_set
+
+    found = require_set(store, name)
+    if edit.overlap is not None and edit.overlap not in OVERLAPS:
+        raise SetError(f"--overlap {edit.overlap!r}: use {' or '.join(OVERLAPS)}")
+    if edit.labels is not None:
+        used = {v.label for v in live_votes_in_set(store, found.id)} - {SKIP}
+        dropped = sorted(used - set(edit.labels))
+        if dropped:
+            raise SetError(
+                f"set {name!r} has votes labelled {', '.join(dropped)}: keep those labels"
+            )
+    with store.transaction():
+        update_set(
+            store,
+            found.id,
+            votes_per_item=edit.votes_per_item,
+            blind=edit.blind,
+            labels=edit.labels,
+            overlap=edit.overlap,
+        )
+        if edit.votes_per_item is not None and edit.votes_per_item != found.votes_per_item:
+            rebuild_set(store, found.id)
+    return require_set(store, name)
+
+
+NO_REPOSITORY = "import:"  # the source of an imported item that named no repository
+
+
+def without_repository(store: Store, kind: str, within: str | None = None) -> int:
+    """Items of a split's pool that came with no repository: a repository-disjoint split
+    keeps each file's such items together, in one part."""
+    return sum(
+        1 for c in pool(store, DrawSpec(kind=kind, within=within))
+        if c.source.startswith(NO_REPOSITORY)
+    )  # fmt: skip
 
 
 def create_split(

@@ -48,6 +48,12 @@ COMMANDS = (
         "Take back your latest vote (repeat to go further back); history is kept.",
     ),
     Lazy(
+        "next",
+        f"{C}.routing:next_command",
+        "Claim your next item of a set (routing decides which) and print it; vote on it"
+        " with `curator vote ITEM LABEL --set SET`.",
+    ),
+    Lazy(
         "agree",
         f"{C}.agree:agree",
         "Agreement: Cohen's kappa per pair, Fleiss' kappa, Krippendorff's alpha, per label.",

@@ -128,6 +128,7 @@ def create_set_from_search(
     labels: list[str] | None = None,
     blind: bool = True,
     votes_per_item: int = 2,
+    overlap: str = "routed",
 ) -> SetRow:
     """A new set of the items a search finds, in rank order; its ``params`` record the
     search so it can be repeated."""
@@ -147,6 +148,7 @@ def create_set_from_search(
             params={"search": request.params() | {"kind": kind}},
             blind=blind,
             votes_per_item=votes_per_item,
+            overlap=overlap,
         ),
         [h.item_id for h in hits],
     )

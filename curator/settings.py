@@ -68,6 +68,13 @@ KEYS: tuple[Key, ...] = (
         "memory cap of the kernel-check child process in MB (0: none)",
     ),
     Key(
+        "lease_minutes",
+        "CURATOR_LEASE_MINUTES",
+        "annotation.lease_minutes",
+        "int",
+        "minutes a routed item stays claimed by the annotator it was served to",
+    ),
+    Key(
         "teacher_api_key",
         "CURATOR_TEACHER_API_KEY",
         "teacher.api_key",
@@ -107,6 +114,7 @@ class Settings:
     cache: Path = field(default_factory=lambda: default_cache(os.environ))
     opencl_device: str | None = None
     kernel_memory_mb: int = DEFAULT_KERNEL_MEMORY_MB
+    lease_minutes: int = 10
     teacher_api_key: str | None = None
     sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 

@@ -247,6 +247,69 @@ CREATE TABLE model_promotions (
 CREATE INDEX model_promotions_family ON model_promotions (family, id);
 """
 
+_ROUTING = """
+ALTER TABLE sets ADD COLUMN overlap TEXT NOT NULL DEFAULT 'all'
+    CHECK (overlap IN ('routed', 'all'));
+ALTER TABLE set_items ADD COLUMN votes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE set_items ADD COLUMN status TEXT NOT NULL DEFAULT 'pending';
+CREATE INDEX set_items_route ON set_items (set_id, status, votes, position);
+
+CREATE TABLE set_counters (
+    set_id INTEGER PRIMARY KEY REFERENCES sets (id) ON DELETE CASCADE,
+    items INTEGER NOT NULL DEFAULT 0,
+    voted_items INTEGER NOT NULL DEFAULT 0,
+    votes INTEGER NOT NULL DEFAULT 0,
+    unanimous INTEGER NOT NULL DEFAULT 0,
+    majority INTEGER NOT NULL DEFAULT 0,
+    adjudicated INTEGER NOT NULL DEFAULT 0,
+    conflict INTEGER NOT NULL DEFAULT 0,
+    pending INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE set_annotator_counts (
+    set_id INTEGER NOT NULL REFERENCES sets (id) ON DELETE CASCADE,
+    annotator TEXT NOT NULL,
+    votes INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (set_id, annotator)
+);
+
+CREATE TABLE claims (
+    set_id INTEGER NOT NULL REFERENCES sets (id) ON DELETE CASCADE,
+    item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+    annotator TEXT NOT NULL,
+    claimed_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    PRIMARY KEY (set_id, item_id, annotator)
+);
+CREATE INDEX claims_annotator ON claims (set_id, annotator, expires_at);
+
+CREATE TABLE vote_timings (
+    vote_id INTEGER PRIMARY KEY REFERENCES votes (id) ON DELETE CASCADE,
+    set_id INTEGER NOT NULL REFERENCES sets (id) ON DELETE CASCADE,
+    annotator TEXT NOT NULL,
+    seconds REAL NOT NULL
+);
+
+CREATE TABLE gold_items (
+    set_id INTEGER NOT NULL REFERENCES sets (id) ON DELETE CASCADE,
+    item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+    label TEXT NOT NULL,
+    from_set TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    PRIMARY KEY (set_id, item_id)
+);
+CREATE TABLE gold_answers (
+    id INTEGER PRIMARY KEY,
+    set_id INTEGER NOT NULL REFERENCES sets (id) ON DELETE CASCADE,
+    item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+    annotator TEXT NOT NULL,
+    label TEXT NOT NULL,
+    expected TEXT NOT NULL,
+    seconds REAL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX gold_answers_annotator ON gold_answers (set_id, annotator, item_id);
+"""
+
 MIGRATIONS: list[tuple[int, str, Step]] = [
     (1, "initial schema: items, commits, predictions, votes, sets, models, releases", _INITIAL),
     (2, "annotation: vote roles and undo, live votes, set purpose and label options", _ANNOTATION),
@@ -255,6 +318,11 @@ MIGRATIONS: list[tuple[int, str, Step]] = [
     (5, "models: promotions (which version of a family is current, who chose it)", _PROMOTIONS),
     (
         6,
+        "routing: set overlap, per-item state and per-set counters, claims, gold items",
+        _ROUTING,
+    ),
+    (
+        7,
         "search: FTS5 indexes over keys, messages, diffs, kernel sources, IR text, vote notes",
         create_indexes,
     ),

@@ -28,6 +28,7 @@ class SetRow:
     votes_per_item: int
     description: str
     created_at: str
+    overlap: str = "all"
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,10 @@ class NewSet:
     purpose: str = "ground-truth"
     votes_per_item: int = 2
     description: str = ""
+    overlap: str = "routed"
+
+
+OVERLAPS = ("routed", "all")
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,7 @@ class Candidate:
 
 _SET_COLUMNS = (
     "id, name, kind, labels, categories, params, blind, purpose, votes_per_item,"
-    " description, created_at"
+    " description, created_at, overlap"
 )
 
 
@@ -76,6 +81,7 @@ def _set_row(row: Sequence[Any]) -> SetRow:
         votes_per_item=row[8],
         description=row[9],
         created_at=row[10],
+        overlap=row[11],
     )
 
 
@@ -99,7 +105,8 @@ def create_set(store: Store, spec: NewSet, item_ids: Iterable[int] = ()) -> SetR
         try:
             cur = conn.execute(
                 "INSERT INTO sets (name, kind, labels, categories, params, blind, purpose,"
-                " votes_per_item, description, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " votes_per_item, description, created_at, overlap)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     spec.name,
                     spec.kind,
@@ -111,21 +118,58 @@ def create_set(store: Store, spec: NewSet, item_ids: Iterable[int] = ()) -> SetR
                     spec.votes_per_item,
                     spec.description,
                     utc_now(),
+                    spec.overlap,
                 ),
             )
         except sqlite3.IntegrityError as exc:
             raise SetExistsError(f"a set named {spec.name!r} already exists") from exc
         set_id = int(cur.lastrowid or 0)
+        conn.execute("INSERT INTO set_counters (set_id) VALUES (?)", (set_id,))
         add_set_items(store, set_id, item_ids)
     found = get_set_by_id(store, set_id)
     assert found is not None
     return found
 
 
+def update_set(
+    store: Store,
+    set_id: int,
+    *,
+    votes_per_item: int | None = None,
+    blind: bool | None = None,
+    labels: list[str] | None = None,
+    overlap: str | None = None,
+    params: dict[str, Any] | None = None,
+) -> None:
+    """Change a set's settings in place (what ``curator set edit`` changes)."""
+    changes: dict[str, object] = {}
+    if votes_per_item is not None:
+        changes["votes_per_item"] = votes_per_item
+    if blind is not None:
+        changes["blind"] = int(blind)
+    if labels is not None:
+        changes["labels"] = json.dumps(labels)
+    if overlap is not None:
+        changes["overlap"] = overlap
+    if params is not None:
+        changes["params"] = json.dumps(params, sort_keys=True)
+    if not changes:
+        return
+    with store.transaction() as conn:
+        conn.execute(
+            f"UPDATE sets SET {', '.join(f'{k} = ?' for k in changes)} WHERE id = ?",
+            (*changes.values(), set_id),
+        )
+
+
 def add_set_items(store: Store, set_id: int, item_ids: Iterable[int]) -> int:
     """Append items to a set after its last position; members already in it are kept
-    where they are. Returns how many were added."""
+    where they are. Returns how many were added. Each new member's vote count and
+    state, and the set's counters, are brought up to date in the same transaction."""
+    from store.routing import track_new_members
+
     added = 0
+    fresh: list[int] = []
     with store.transaction() as conn:
         last = conn.execute(
             "SELECT COALESCE(MAX(position), -1) FROM set_items WHERE set_id = ?", (set_id,)
@@ -138,6 +182,8 @@ def add_set_items(store: Store, set_id: int, item_ids: Iterable[int]) -> int:
             if cur.rowcount:
                 last += 1
                 added += 1
+                fresh.append(item_id)
+        track_new_members(conn, set_id, fresh)
     return added
 
 

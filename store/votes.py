@@ -53,10 +53,14 @@ class UndoResult:
 
 def append_votes(store: Store, rows: Sequence[VoteRow], undoes: int | None = None) -> list[int]:
     """Append votes in one transaction and move the live votes; returns the new row ids."""
+    from store.routing import track_votes
+
     now = utc_now()
     ids: list[int] = []
+    changed: list[tuple[int, str, int]] = []
     with store.transaction() as conn:
         for row in rows:
+            had = row.role == ANNOTATOR and _has_live(conn, row)
             cur = conn.execute(
                 "INSERT INTO votes (item_id, annotator, label, category, note, created_at, role,"
                 " undoes, set_id, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -76,7 +80,20 @@ def append_votes(store: Store, rows: Sequence[VoteRow], undoes: int | None = Non
             vote_id = int(cur.lastrowid or 0)
             ids.append(vote_id)
             _set_live(conn, row, vote_id)
+            if row.role == ANNOTATOR:
+                changed.append((row.item_id, row.annotator, int(row.label is not None) - had))
+            else:
+                changed.append((row.item_id, row.annotator, 0))
+        track_votes(conn, changed)
     return ids
+
+
+def _has_live(conn: sqlite3.Connection, row: VoteRow) -> int:
+    found = conn.execute(
+        "SELECT 1 FROM live_votes WHERE item_id = ? AND annotator = ? AND role = ?",
+        (row.item_id, row.annotator, row.role),
+    ).fetchone()
+    return int(found is not None)
 
 
 def _set_live(conn: sqlite3.Connection, row: VoteRow, vote_id: int) -> None:

@@ -55,6 +55,7 @@ DATA_TYPES = {
     "store.search": {"Hit"},
     "annotation.adjudication": {"Decision"},
     "annotation.agreement": {"AgreementReport"},
+    "annotation.annotator_report": {"AnnotatorQuality"},
     "annotation.audit": {"AuditReport", "Precision"},
     "annotation.queue": {"QueueEntry"},
     "engines.labelers.student": {"TrainProgress"},

@@ -175,8 +175,10 @@ class FakeApp:
         theme: Any = None,
         kernel_memory_mb: int | None = None,
         opencl_device: str | None = None,
+        lease_minutes: int = 10,
     ):
         self.seen = {
+            "lease_minutes": lease_minutes,
             "path": path,
             "who": who,
             "open_set": open_set,
@@ -226,6 +228,7 @@ def test_the_app_takes_annotator_and_theme_from_settings(
         "theme": "nord",
         "kernel_memory_mb": 512,
         "opencl_device": "pthread",
+        "lease_minutes": 10,
     }
     monkeypatch.setenv("CURATOR_ANNOTATOR", "eve")
     assert open_app(monkeypatch)["who"] == "eve"

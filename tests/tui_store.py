@@ -25,6 +25,9 @@ def curator(db: Path, *args: str) -> str:
 def build(db: Path, with_engines: bool = True) -> Path:
     curator(db, "import", "items", str(ANNOTATION / "items.jsonl"), "--set", "gt-sample")
     curator(db, "import", "votes", str(ANNOTATION / "votes.csv"))
+    # Every item already has its two votes: a third annotator labels them all only when
+    # the set is not routed (an agreement study).
+    curator(db, "set", "edit", "gt-sample", "--overlap", "all")
     inbox = db.parent / "inbox.jsonl"
     inbox.write_text(
         "".join(
@@ -57,6 +60,8 @@ def build(db: Path, with_engines: bool = True) -> Path:
         "--seed",
         "3",
         "--open",
+        "--overlap",
+        "all",
     )
     if with_engines:
         # Copies beside the database, outside any git repository, so what is recorded

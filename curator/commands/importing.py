@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Annotated
 
@@ -12,15 +13,19 @@ from annotation.importing import FileImportError, import_items_file, import_vote
 from annotation.labels import LabelError, parse_labels
 from curator.cli_context import open_db
 from curator.commands.interop import import_label_studio_command, import_prodigy_command
-from curator.commands.options import DbOption, KindOption, check_kind
+from curator.commands.labeled import keyword_prelabel, labeled_items, labeled_spec, report_errors
+from curator.commands.options import DbOption, JsonOption, KindOption, check_kind
 from curator.commands.releases import import_release_command
 from curator.console import err, out
-from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, load_optional_set
+from curator.presentation.cli_output import (
+    EXIT_INPUT,
+    EXIT_USAGE,
+    fail,
+    load_optional_set,
+    print_json,
+)
 from curator.presentation.text import labelled, one_line
 from engines.commits.representation import model_input
-from engines.labelers.keyword import KeywordLabeler
-from store.items import ImportedItem
-from store.records import PredictionRow
 
 app = typer.Typer(
     help="Import items or votes from JSONL/CSV files, Prodigy or Label Studio, or a release.",
@@ -29,20 +34,6 @@ app = typer.Typer(
 app.command("release")(import_release_command)
 app.command("prodigy")(import_prodigy_command)
 app.command("label-studio")(import_label_studio_command)
-
-
-def _report(errors: list[str]) -> None:
-    shown = errors[:20]
-    for line in shown:
-        err.print(labelled("error", "red", one_line(line, 400)))
-    if len(errors) > len(shown):
-        err.print(f"... and {len(errors) - len(shown)} more errors")
-
-
-def _keyword_prelabel(items: list[ImportedItem]) -> list[list[PredictionRow]]:
-    labeler = KeywordLabeler()
-    predictions = labeler.predict([item.payload["message"] for item in items])
-    return [[PredictionRow(labeler.name, p.label, p.score, p.details)] for p in predictions]
 
 
 @app.command("items")
@@ -63,20 +54,54 @@ def items(
         typer.Option("--prelabel/--no-prelabel", help="Run the keyword labeler on new commits."),
     ] = True,
     votes_per_item: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--votes-per-item",
             min=1,
-            help="Votes an item of a set created here needs to settle (1: imported labels).",
+            help="Votes an item of a set created here needs to settle (default 2; 1 with"
+            " --label-field, so imported labels settle).",
         ),
-    ] = 2,
+    ] = None,
+    label_field: Annotated[
+        str | None,
+        typer.Option(
+            "--label-field",
+            help="Rows carry a label in this field: they become settled items, voted by"
+            " --annotator (bad rows are reported and left out, the rest goes in).",
+        ),
+    ] = None,
+    mapping: Annotated[
+        str | None,
+        typer.Option("--map", help="Label values to the set's labels, e.g. 1=perf,0=non-perf."),
+    ] = None,
+    annotator: Annotated[
+        str, typer.Option("--annotator", help="Who the imported labels are recorded as.")
+    ] = "gold",
+    text_field: Annotated[
+        str | None,
+        typer.Option("--text-field", help="The message field (default: message, commit_message)."),
+    ] = None,
+    id_field: Annotated[
+        str | None,
+        typer.Option("--id-field", help="The id field (default: id, else idx, else a hash)."),
+    ] = None,
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """Import items that did not come from mining; each file is all or nothing."""
+    """Import items that did not come from mining; each file is all or nothing, except
+    labeled files (--label-field), where each bad row is left out alone."""
     try:
         allowed = parse_labels(labels, kind) if labels else None
     except LabelError as exc:
         fail(str(exc), EXIT_USAGE)
+    if label_field:
+        spec = labeled_spec(
+            kind, set_name, label_field, mapping, annotator, text_field, id_field, allowed
+        )
+        spec = replace(spec, votes_per_item=votes_per_item or 1)
+        labeled_items(files, spec, prelabel, as_json, db)
+        return
+    report: list[dict[str, object]] = []
     failed = 0
     with open_db(db) as store:
         for path in files:
@@ -88,13 +113,16 @@ def items(
                     model_input,
                     set_name,
                     allowed,
-                    _keyword_prelabel if kind == "commit" and prelabel else None,
-                    votes_per_item,
+                    keyword_prelabel if kind == "commit" and prelabel else None,
+                    votes_per_item or 2,
                 )
             except FileImportError as exc:
-                _report(exc.errors)
+                report_errors(exc.errors)
                 err.print(labelled("skipped", "yellow", one_line(str(path)), ": nothing imported"))
                 failed += 1
+                continue
+            report.append({"file": str(path), **asdict(result)})
+            if as_json:
                 continue
             parts = [f"{result.stored} new, {result.known} already stored"]
             if set_name:
@@ -103,6 +131,8 @@ def items(
             out.print(
                 Text.assemble(one_line(str(path)), ": ", ", ".join(parts), one_line(set_name or ""))
             )
+    if as_json:
+        print_json(report)
     if failed:
         raise typer.Exit(EXIT_INPUT)
 
@@ -134,7 +164,7 @@ def votes(
             try:
                 parsed = import_votes_file(store, path, kind, in_set)
             except FileImportError as exc:
-                _report(exc.errors)
+                report_errors(exc.errors)
                 err.print(labelled("skipped", "yellow", one_line(str(path)), ": nothing imported"))
                 failed += 1
                 continue

@@ -72,3 +72,20 @@ KindOption = Annotated[
 def split_fields(text: str | None) -> list[str]:
     """``"a, b,,c"`` -> ``["a", "b", "c"]``: a comma-separated option's values."""
     return [f.strip() for f in (text or "").split(",") if f.strip()]
+
+
+def check_overlap(value: str | None) -> str | None:
+    if value is not None and value not in ("routed", "all"):
+        raise typer.BadParameter(f"{value!r}: use routed or all")
+    return value
+
+
+OverlapOption = Annotated[
+    str,
+    typer.Option(
+        "--overlap",
+        callback=check_overlap,
+        help="routed: each item goes to --votes-per-item annotators (leases, least-voted"
+        " first); all: every annotator labels every item (agreement studies).",
+    ),
+]

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from annotation.adjudication import decisions_for_set, summary
 from annotation.labels import LabelError, parse_labels
+from annotation.routing import progress, states_of
 from annotation.sampling import SamplingError
 from annotation.sets import (
     DrawSpec,
@@ -17,16 +17,24 @@ from annotation.sets import (
     check_preference,
     create_sampled_set,
     create_split,
+    without_repository,
 )
 from annotation.splits import SplitError, parse_parts
 from curator.cli_context import open_db
-from curator.commands.options import DbOption, KindOption, split_fields
+from curator.commands import set_team
+from curator.commands.options import (
+    DbOption,
+    JsonOption,
+    KindOption,
+    OverlapOption,
+    split_fields,
+)
 from curator.console import out
-from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json
+from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json, warn
 from curator.presentation.tables import table
 from curator.presentation.text import one_line
 from curator.search import SET_LIMIT, SearchError, SearchRequest, create_set_from_search
-from store.sets import all_sets, set_progress
+from store.sets import SetRow, all_sets, set_progress
 
 app = typer.Typer(help="Create and inspect sets of items to label.", no_args_is_help=True)
 
@@ -103,6 +111,8 @@ def create(
             help="The items a full-text search finds (best first; --sample caps how many).",
         ),
     ] = None,
+    overlap: OverlapOption = "routed",
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Draw a set of items to label: seeded, stratified, repository-disjoint if asked."""
@@ -112,7 +122,14 @@ def create(
         fail(str(exc), EXIT_USAGE)
     if from_search is not None:
         _from_search(
-            name, from_search, kind, sample, from_set, allowed, open_votes, votes_per_item, db
+            name,
+            from_search,
+            kind,
+            sample,
+            from_set,
+            allowed,
+            (open_votes, votes_per_item, overlap),
+            db,
         )
         return
     spec = DrawSpec(
@@ -134,11 +151,18 @@ def create(
     with open_db(db) as store:
         try:
             row, allocation = create_sampled_set(
-                store, name, spec, allowed, not open_votes, votes_per_item
+                store, name, spec, allowed, not open_votes, votes_per_item, overlap=overlap
             )
         except (SetError, SamplingError) as exc:
             fail(str(exc))
         size = sum(allocation.values())
+    _print_created(row, size, allocation, as_json)
+
+
+def _print_created(row: SetRow, size: int, allocation: dict[str, int], as_json: bool) -> None:
+    if as_json:
+        print_json({**_set_json(row), "items": size, "allocation": allocation})
+        return
     out.print(
         Text.assemble(
             "created set ",
@@ -146,6 +170,7 @@ def create(
             f" ({row.kind}, {size} items, labels ",
             one_line(", ".join(row.labels)),
             ", blind" if row.blind else ", open",
+            f", {row.votes_per_item} votes per item, {row.overlap}",
             ")",
         )
     )
@@ -169,15 +194,15 @@ def _from_search(
     sample: int | None,
     within: str | None,
     allowed: list[str] | None,
-    open_votes: bool,
-    votes_per_item: int,
+    routing: tuple[bool, int, str],
     db: Path | None,
 ) -> None:
+    open_votes, votes_per_item, overlap = routing
     request = SearchRequest(query, kind, within, limit=sample or SET_LIMIT)
     with open_db(db) as store:
         try:
             row = create_set_from_search(
-                store, name, request, allowed, not open_votes, votes_per_item
+                store, name, request, allowed, not open_votes, votes_per_item, overlap
             )
         except SearchError as exc:
             fail(str(exc))
@@ -210,6 +235,7 @@ def split(
     ] = None,
     open_votes: Annotated[bool, typer.Option("--open", help="Parts are not blind.")] = False,
     votes_per_item: Annotated[int, typer.Option("--votes-per-item", min=1)] = 2,
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Split items into sets whose repositories never overlap (no leakage)."""
@@ -229,7 +255,28 @@ def split(
             (s.name, f"{100 * s.params['split']['share']:.1f}%", set_progress(store, s.id)["items"])
             for s in created
         ]
+        loose = without_repository(store, kind, from_set)
+    if loose:
+        warn(
+            f"{loose} items have no repository (imported without 'repo'): each file's such"
+            " items stay together in one part, so the parts' shares may be off"
+        )
+    if as_json:
+        print_json([{**_set_json(s), "items": r[2]} for s, r in zip(created, rows, strict=True)])
+        return
     out.print(table("Repository-disjoint split", ("set", "target share", "items"), rows))
+
+
+def _set_json(row: SetRow) -> dict[str, object]:
+    return {
+        "name": row.name,
+        "kind": row.kind,
+        "labels": row.labels,
+        "blind": row.blind,
+        "votes_per_item": row.votes_per_item,
+        "overlap": row.overlap,
+        "params": row.params,
+    }
 
 
 @app.command("list")
@@ -241,7 +288,6 @@ def list_sets(
     with open_db(db) as store:
         data = []
         for s in all_sets(store):
-            progress = set_progress(store, s.id)
             data.append(
                 {
                     "name": s.name,
@@ -249,7 +295,9 @@ def list_sets(
                     "purpose": s.purpose,
                     "blind": s.blind,
                     "labels": s.labels,
-                    **progress,
+                    "votes_per_item": s.votes_per_item,
+                    "overlap": s.overlap,
+                    **progress(store, s),
                 }
             )
     if as_json:
@@ -287,8 +335,8 @@ def show(
     """A set's parameters (how to re-derive it), labels, categories and progress."""
     with open_db(db) as store:
         s = load_set(store, name)
-        progress = set_progress(store, s.id)
-        states = summary(decisions_for_set(store, s))
+        counted = progress(store, s)
+        states = states_of(store, s)
     data = {
         "name": s.name,
         "kind": s.kind,
@@ -297,10 +345,11 @@ def show(
         "labels": s.labels,
         "categories": s.categories,
         "votes_per_item": s.votes_per_item,
+        "overlap": s.overlap,
         "description": s.description,
         "created_at": s.created_at,
         "params": s.params,
-        "progress": progress,
+        "progress": counted,
         "decisions": states,
     }
     if as_json:
@@ -310,12 +359,19 @@ def show(
         table(
             f"Set {s.name}",
             ("field", "value"),
-            [(k, data[k]) for k in ("kind", "purpose", "blind", "votes_per_item", "created_at")]
+            [
+                (k, data[k])
+                for k in ("kind", "purpose", "blind", "votes_per_item", "overlap", "created_at")
+            ]
             + [("labels", ", ".join(s.labels) + ", skip")]
-            + [(k, v) for k, v in progress.items()]
+            + [(k, v) for k, v in counted.items()]
             + [(k, v) for k, v in states.items()]
             + [(f"param {k}", v) for k, v in s.params.items()],
         )
     )
     if s.categories:
         out.print(one_line("categories: " + ", ".join(s.categories), 10_000))
+
+
+app.command("edit")(set_team.edit)
+app.command("gold")(set_team.gold)

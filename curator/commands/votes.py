@@ -7,11 +7,12 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
+from annotation.routing import submit
 from annotation.votes import VoteError, cast_vote, prepare_vote, resolve_item, undo
 from curator.cli_context import open_db, required_annotator
-from curator.commands.options import AnnotatorOption, DbOption
+from curator.commands.options import AnnotatorOption, DbOption, JsonOption
 from curator.console import out
-from curator.presentation.cli_output import fail, load_optional_set
+from curator.presentation.cli_output import fail, load_optional_set, print_json
 from curator.presentation.text import one_line
 
 
@@ -34,6 +35,7 @@ def vote(
         bool,
         typer.Option("--adjudicate", help="Vote as adjudicator: this vote settles a conflict."),
     ] = False,
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Record one vote; the annotator's earlier vote on the item stays in the history."""
@@ -42,17 +44,26 @@ def vote(
         in_set = load_optional_set(store, set_name)
         try:
             target = resolve_item(store, item, kind)
-            row = prepare_vote(store, target, label, who, category, note, adjudicate, in_set)
+            if in_set is not None and not adjudicate:
+                # Through routing: a claim's time is kept, a hidden gold item answered.
+                done = submit(store, in_set, target.id, who, label, category, note)
+                vote_id, stored = done.vote_id or done.gold_answer_id, done.label
+            else:
+                row = prepare_vote(store, target, label, who, category, note, adjudicate, in_set)
+                vote_id, stored = cast_vote(store, row), row.label or ""
         except VoteError as exc:
             fail(str(exc))
-        vote_id = cast_vote(store, row)
     role = "adjudication" if adjudicate else "vote"
+    if as_json:
+        print_json({"id": vote_id, "role": role, "annotator": who, "label": stored,
+                    "item": {"id": target.id, "key": target.key}})  # fmt: skip
+        return
     out.print(
         Text.assemble(
             f"{role} {vote_id}: ",
             one_line(who),
             " -> ",
-            one_line(row.label or ""),
+            one_line(stored),
             f" on item #{target.id} (",
             one_line(target.key, 60),
             ")",
@@ -66,6 +77,7 @@ def undo_command(
         str | None, typer.Option("--set", help="Only votes on this set's items.")
     ] = None,
     adjudicate: Annotated[bool, typer.Option("--adjudicate", help="Undo an adjudication.")] = False,
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Take back your latest vote (repeat to go further back); history is kept."""
@@ -76,6 +88,10 @@ def undo_command(
     if result is None:
         fail(f"nothing to undo for {who}")
     restored = result.restored_label or "no vote"
+    if as_json:
+        print_json({"undone_vote": result.undone_vote_id, "item": result.item_id,
+                    "undone_label": result.undone_label, "now": result.restored_label})  # fmt: skip
+        return
     out.print(
         Text.assemble(
             f"undid vote {result.undone_vote_id} on item #{result.item_id} (",

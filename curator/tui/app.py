@@ -37,12 +37,13 @@ class CuratorApp(App[None]):
         theme: str | None = None,
         kernel_memory_mb: int | None = None,
         opencl_device: str | None = None,
+        lease_minutes: int = 10,
     ) -> None:
         super().__init__()
         if theme:
             self.theme = theme
         self.service: CurationService = CurationService(
-            db_path, annotator, kernel_memory_mb, opencl_device
+            db_path, annotator, kernel_memory_mb, opencl_device, lease_minutes
         )
         # The item detail screen's actions, registered here (engines contribute some).
         self.item_actions = ActionRegistry([COPY_KEY, CHECK_KERNEL])

@@ -96,6 +96,9 @@ class HomeScreen(CuratorScreen):
         service = self.curation
         sets = service.sets()
         self.app.call_from_thread(self._show_sets, sets)
+        # Counts first (counters: milliseconds at any size), then agreement per set.
+        for s in sets:
+            self.app.call_from_thread(self._show_overview, service.counts(s), 0, len(sets))
         for i, s in enumerate(sets, start=1):
             overview = service.overview(s)
             self.app.call_from_thread(self._show_overview, overview, i, len(sets))
@@ -145,6 +148,12 @@ class HomeScreen(CuratorScreen):
             "κ": number(o.kappa, 2),
             "α": number(o.alpha, 2),
         }
+        if done == 0:  # counts only: agreement follows ("…" until the first figures come)
+            for column in ("κ", "α"):
+                if str(table.get_cell(key, column)):
+                    del cells[column]
+                else:
+                    cells[column] = "…"
         for column, value in cells.items():
             table.update_cell(key, column, value, update_width=True)
         progress = self.query_one(ProgressBar)

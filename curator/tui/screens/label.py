@@ -24,7 +24,7 @@ from curator.tui.queue_cursor import QueueCursor
 from curator.tui.screens.base import LabelKeysScreen
 from curator.tui.screens.detail import ItemDetailScreen
 from curator.tui.screens.prompts import ChoicePrompt, TextPrompt
-from curator.tui.service import QueueState, categories_of
+from curator.tui.service import ItemTaken, QueueState, categories_of
 from curator.tui.widgets.item_panel import ItemPanel
 from store.sets import SetRow
 
@@ -131,8 +131,13 @@ class LabelScreen(LabelKeysScreen):
             panel.show(
                 None,
                 empty=(
-                    f"All done: you have labeled every item of {self.set_row.name}."
-                    " u undoes your last vote, b goes back, esc returns home."
+                    (
+                        f"Nothing left for you in {self.set_row.name}: every other item has"
+                        " its votes, waits in review, or is held by someone labeling it now."
+                        if self.set_row.overlap == "routed"
+                        else f"All done: you have labeled every item of {self.set_row.name}."
+                    )
+                    + " u undoes your last vote, b goes back, esc returns home."
                 ),
             )
             self.query_one("#meta", Static).update("")
@@ -205,6 +210,12 @@ class LabelScreen(LabelKeysScreen):
         service = self.curation
         try:
             service.vote(self.set_row, item_id, label, category, note)
+        except ItemTaken as exc:
+            # The lease ran out and others filled the item: say so and move on.
+            self.app.call_from_thread(self.curator_app.say, str(exc), error=True)
+            assert self.cursor is not None
+            self._load_entry(service.advance(self.cursor))
+            return
         except (ValueError, LookupError) as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return

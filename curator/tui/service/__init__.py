@@ -17,6 +17,7 @@ connection of its own. Each concern lives in its own module:
 
 from __future__ import annotations
 
+from annotation.routing import ItemTaken
 from curator.tui.service.active import ActiveLearningService
 from curator.tui.service.charts import ChartService
 from curator.tui.service.kernels import KernelService
@@ -48,6 +49,7 @@ class CurationService(
 __all__ = [
     "Comparison",
     "CurationService",
+    "ItemTaken",
     "LearningCurve",
     "QueueState",
     "SetOverview",

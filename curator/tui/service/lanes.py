@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+from annotation.routing import DEFAULT_LEASE_MINUTES
 from store import Store, open_store
 
 T = TypeVar("T")
@@ -49,9 +50,12 @@ class ServiceBase:
         annotator: str,
         kernel_memory_mb: int | None = None,
         opencl_device: str | None = None,
+        lease_minutes: float = DEFAULT_LEASE_MINUTES,
     ) -> None:
         self.db_path = Path(db_path)
         self.annotator = annotator
+        # How long an item served by routing stays claimed by this annotator.
+        self.lease_minutes = lease_minutes
         # The kernel check's worker child: memory cap (None: the checker's default)
         # and OpenCL device, from the settings the app was started with.
         self.kernel_memory_mb = kernel_memory_mb

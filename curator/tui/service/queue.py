@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from annotation.adjudication import decisions_for_set, summary
 from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
 from annotation.queue import QueueEntry, visible_votes
+from annotation.routing import ensure_tracked, is_gold, submit
 from annotation.set_reports import agreement_for_set
 from annotation.sets import require_set
 from annotation.votes import VoteError, cast_vote, prepare_vote, resolve_item, undo
@@ -18,9 +18,10 @@ from curator.tui.queue_cursor import QueueCursor
 from curator.tui.service.lanes import ServiceBase
 from curator.tui.service.search import find_text
 from store import Store
-from store.item_views import annotator_votes_in_set, change_mark, search_set, set_position
+from store.item_views import change_mark, search_set, set_position
 from store.items import find_by_id
-from store.sets import SetRow, all_sets, set_progress, set_size, sets_of_item
+from store.routing import annotator_count, set_counters
+from store.sets import SetRow, all_sets, set_size, sets_of_item
 from store.votes import UndoResult, live_votes_for_items
 
 
@@ -67,44 +68,58 @@ class QueueService(ServiceBase):
     def set_row(self, name: str) -> SetRow:
         return self._quick(lambda s: require_set(s, name))
 
+    def counts(self, set_row: SetRow) -> SetOverview:
+        """Progress and the annotator's own count from the per-set counters (kept with
+        every vote, so this reads a few rows however big the set); kappa and alpha as
+        last computed at the same change mark, else missing (:meth:`overview` fills them)."""
+
+        def work(store: Store) -> SetOverview:
+            ensure_tracked(store, set_row)
+            counters = set_counters(store, set_row.id)
+            assert counters is not None
+            mine = annotator_count(store, set_row.id, self.annotator)
+            cached = self._overviews.get(set_row.id)
+            fresh = cached is not None and cached[0] == change_mark(store)
+            return SetOverview(
+                set_row=set_row,
+                items=counters.items,
+                voted_items=counters.voted_items,
+                settled=counters.settled,
+                mine=mine,
+                pending_mine=(
+                    counters.pending if set_row.overlap == "routed" else counters.items - mine
+                ),
+                conflicts=counters.conflict,
+                kappa=cached[1].kappa if fresh and cached else None,
+                alpha=cached[1].alpha if fresh and cached else None,
+            )
+
+        return self._quick(work)
+
     def overview(self, set_row: SetRow) -> SetOverview:
-        """Progress, the annotator's own pending count and live agreement of one set;
-        kept until a vote or a new set member changes the store (a big set's figures
-        take seconds, and the home screen asks again each time it comes back)."""
+        """:meth:`counts` with live agreement (kappa, alpha: a scan of the set's votes,
+        seconds on a big set); kept until a vote or a new set member changes the store."""
 
         def work(store: Store) -> SetOverview:
             mark = change_mark(store)
             cached = self._overviews.get(set_row.id)
             if cached is not None and cached[0] == mark:
                 return cached[1]
-            fresh = compute(store)
-            self._overviews[set_row.id] = (mark, fresh)
-            return fresh
-
-        def compute(store: Store) -> SetOverview:
-            progress = set_progress(store, set_row.id)
-            decisions = decisions_for_set(store, set_row)
-            counts = summary(decisions)
             report = agreement_for_set(store, set_row)
-            mine = annotator_votes_in_set(store, set_row.id, self.annotator)
-            return SetOverview(
-                set_row=set_row,
-                items=progress["items"],
-                voted_items=progress["voted_items"],
-                settled=sum(1 for d in decisions if d.settled),
-                mine=mine,
-                pending_mine=progress["items"] - mine,
-                conflicts=counts.get("conflict", 0),
+            fresh = replace(
+                self.counts(set_row),
                 kappa=report.fleiss.kappa,
                 alpha=report.krippendorff_alpha,
             )
+            self._overviews[set_row.id] = (mark, fresh)
+            return fresh
 
         return self._slow(work)
 
     # Labeling -------------------------------------------------------------------------
 
     def open_queue(self, set_row: SetRow) -> tuple[QueueCursor, QueueEntry | None]:
-        cursor = QueueCursor(set_row, self.annotator)
+        cursor = QueueCursor(set_row, self.annotator, lease_minutes=self.lease_minutes)
         entry = self._quick(cursor.start)
         return cursor, entry
 
@@ -113,9 +128,10 @@ class QueueService(ServiceBase):
 
     def queue_state(self, set_row: SetRow) -> QueueState:
         def work(store: Store) -> QueueState:
+            ensure_tracked(store, set_row)
             return QueueState(
                 size=set_size(store, set_row.id),
-                mine=annotator_votes_in_set(store, set_row.id, self.annotator),
+                mine=annotator_count(store, set_row.id, self.annotator),
             )
 
         return self._slow(work)
@@ -134,9 +150,13 @@ class QueueService(ServiceBase):
                     blind = set_row if set_row.blind else None
                 else:
                     blind = next((s for s in sets_of_item(store, item_id) if s.blind), None)
-            view = build_item_view(store, item_id, with_predictions=blind is None)
+            gold = set_row is not None and not reveal and is_gold(store, set_row, item_id)
+            view = build_item_view(store, item_id, with_predictions=blind is None and not gold)
             if view is None:
                 return None
+            if gold:
+                # A hidden gold item looks like any other: no one's votes on it show.
+                return replace(view, votes=[], blind=blind is not None)
             if blind is not None:
                 votes = visible_votes(store, blind, item_id, self.annotator)
             else:
@@ -158,6 +178,11 @@ class QueueService(ServiceBase):
             item = find_by_id(store, item_id)
             if item is None:
                 raise LookupError(f"item #{item_id} no longer exists")
+            if not adjudicate:
+                done = submit(
+                    store, set_row, item_id, self.annotator, label, category, note, origin="tui"
+                )
+                return done.vote_id or 0
             row = prepare_vote(
                 store,
                 item,

@@ -1,0 +1,239 @@
+"""Labeled data in one step: a JSONL or CSV file whose rows carry an item and its label
+(PerfCurator's ``train.jsonl`` as it is, a spreadsheet export) becomes items of a set
+with one vote each from a named annotator, so they settle at once and can train.
+
+Field names and a label mapping are options. A bad row is reported as one ``FILE:LINE``
+line and left out; every other row goes in, in one transaction, and importing the same
+file again changes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from annotation.importing import Prelabel, _text, read_records
+from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
+from store import Store
+from store.commits import insert_predictions
+from store.items import ImportedItem, insert_imported_items
+from store.sets import NewSet, SetRow, add_set_items, create_set, get_set
+from store.votes import VoteRow, append_votes, live_votes_for_items
+
+ID_FIELDS = ("id", "idx")
+TEXT_FIELDS = ("message", "commit_message", "text")
+
+
+class MappingError(ValueError):
+    """A ``--map`` that cannot be read."""
+
+
+def parse_mapping(text: str | None) -> dict[str, str]:
+    """``1=perf,0=non-perf`` -> {"1": "perf", "0": "non-perf"}."""
+    if not text:
+        return {}
+    found: dict[str, str] = {}
+    for part in text.split(","):
+        raw, sep, label = part.partition("=")
+        if not sep or not raw.strip() or not label.strip():
+            raise MappingError(f"--map {text!r}: write VALUE=LABEL pairs, e.g. 1=perf,0=non-perf")
+        if raw.strip() in found:
+            raise MappingError(f"--map {text!r}: {raw.strip()!r} is mapped twice")
+        found[raw.strip()] = label.strip()
+    return found
+
+
+@dataclass(frozen=True)
+class LabeledSpec:
+    """How to read a labeled file."""
+
+    set_name: str
+    label_field: str
+    mapping: dict[str, str] = field(default_factory=dict)
+    annotator: str = "gold"
+    text_field: str | None = None
+    id_field: str | None = None
+    labels: list[str] | None = None
+    votes_per_item: int = 1
+
+
+@dataclass(frozen=True)
+class LabeledImport:
+    stored: int
+    known: int
+    added_to_set: int
+    votes: int
+    unchanged: int
+    errors: list[str]
+    without_repo: int
+    set_row: SetRow
+    set_created: bool
+
+
+def _key(record: dict[str, Any], id_field: str | None, path: Path, text: str) -> str:
+    """The item's external id: the id field's value (``id`` as given; another field,
+    e.g. PerfCurator's ``idx``, prefixed with the file's stem), else a hash of the text."""
+    names = [id_field] if id_field else list(ID_FIELDS)
+    for name in names:
+        value = _text(record, name)
+        if value and value.strip():
+            return value.strip() if name == "id" else f"{path.stem}:{value.strip()}"
+    return "sha1:" + hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _not_unicode(value: Any, name: str = "") -> str | None:
+    """The first field holding text that cannot be stored (JSON's lone surrogates)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return name or "?"
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            found = _not_unicode(inner, name or str(key)) or _not_unicode(str(key), name or "?")
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for inner in value:
+            found = _not_unicode(inner, name)
+            if found is not None:
+                return found
+    return None
+
+
+def _row(
+    spec: LabeledSpec,
+    allowed: list[str],
+    path: Path,
+    record: dict[str, Any],
+    model_input: Callable[[str, str], str],
+) -> tuple[ImportedItem, str] | str:
+    """The item and its label, or the problem with the row."""
+    broken = _not_unicode(record)
+    if broken is not None:
+        return f"field {broken!r} is not valid Unicode (a lone surrogate escape)"
+    names = [spec.text_field] if spec.text_field else list(TEXT_FIELDS)
+    text = next((record[n] for n in names if isinstance(record.get(n), str)), None)
+    if text is None or not text.strip():
+        return f"missing the text ({' or '.join(repr(n) for n in names)}, a string)"
+    raw = _text(record, spec.label_field)
+    if raw is None or not raw.strip():
+        return f"missing the label field {spec.label_field!r}"
+    raw = raw.strip()
+    if spec.mapping and raw not in spec.mapping:
+        return f"label {raw!r} is not in --map ({', '.join(spec.mapping)})"
+    label = spec.mapping.get(raw, raw)
+    if label not in allowed and label != SKIP:
+        return f"label {label!r} is not one of the set's labels ({', '.join(allowed)})"
+    diff = _text(record, "diff") or ""
+    repo = _text(record, "repo")
+    key = _key(record, spec.id_field, path, text)
+    item = ImportedItem(
+        kind="commit",
+        key=key,
+        source=repo or f"import:{path.name}",
+        language=_text(record, "language"),
+        path=_text(record, "file") or _text(record, "path"),
+        payload={
+            "message": text,
+            "diff": diff,
+            "model_input": model_input(text, diff),
+            **({"repo": repo} if repo else {}),
+            **({"sha": _text(record, "sha")} if record.get("sha") is not None else {}),
+        },
+        provenance={"imported_from": path.name, "label_field": spec.label_field},
+    )
+    return item, label
+
+
+def _labels_of(mapping: dict[str, str]) -> list[str]:
+    """The labels a mapping names, in the kind's usual order when it uses the defaults."""
+    named = list(dict.fromkeys(mapping.values()))
+    defaults = DEFAULT_LABELS["commit"]
+    if set(named) <= set(defaults):
+        return [label for label in defaults if label in named] if len(named) > 1 else defaults
+    return named
+
+
+def import_labeled_file(
+    store: Store,
+    path: Path,
+    spec: LabeledSpec,
+    model_input: Callable[[str, str], str],
+    prelabel: Prelabel | None = None,
+) -> LabeledImport:
+    """Import a labeled file's good rows as items of ``spec.set_name`` (created if needed,
+    with ``votes_per_item`` from the spec) voted by ``spec.annotator``; bad rows come
+    back as ``FILE:LINE: problem`` lines."""
+    columns = (spec.label_field,) if path.suffix.lower() in (".csv", ".tsv") else ()
+    records, errors = read_records(path, columns)
+    target = get_set(store, spec.set_name)
+    if target is not None and target.kind != "commit":
+        raise MappingError(f"set {spec.set_name!r} holds {target.kind} items, not commits")
+    allowed = list(target.labels if target else spec.labels or _labels_of(spec.mapping))
+    if len(allowed) < 2:
+        raise MappingError("give the set's labels (--labels perf,non-perf) or a --map")
+    rows: list[tuple[ImportedItem, str]] = []
+    seen: dict[str, int] = {}
+    for number, record in records:
+        got = _row(spec, allowed, path, record, model_input)
+        if isinstance(got, str):
+            errors.append(f"{path}:{number}: {got}")
+            continue
+        key = got[0].key
+        if key in seen:
+            errors.append(f"{path}:{number}: id {key!r} already on line {seen[key]}")
+            continue
+        seen[key] = number
+        rows.append(got)
+    with store.transaction():
+        created = target is None
+        if target is None:
+            target = create_set(
+                store,
+                NewSet(
+                    name=spec.set_name,
+                    kind="commit",
+                    labels=allowed,
+                    categories=taxonomy_slugs(),
+                    params={"imported": [path.name], "label_field": spec.label_field},
+                    votes_per_item=spec.votes_per_item,
+                ),
+            )
+        results = insert_imported_items(store, [item for item, _ in rows])
+        ids = [item_id for _, item_id in results]
+        if prelabel is not None:
+            fresh = [
+                (item, i) for (item, _), (s, i) in zip(rows, results, strict=True) if s == "stored"
+            ]
+            if fresh:
+                for (_, item_id), predictions in zip(
+                    fresh, prelabel([item for item, _ in fresh]), strict=True
+                ):
+                    insert_predictions(store, item_id, predictions)
+        added = add_set_items(store, target.id, ids)
+        live = {
+            v.item_id: v.label
+            for v in live_votes_for_items(store, ids, role="annotator")
+            if v.annotator == spec.annotator
+        }
+        votes = [
+            VoteRow(item_id, spec.annotator, label, set_id=target.id, origin=f"import:{path.name}")
+            for item_id, (_, label) in zip(ids, rows, strict=True)
+            if live.get(item_id) != label
+        ]
+        append_votes(store, votes)
+    return LabeledImport(
+        stored=sum(1 for s, _ in results if s == "stored"),
+        known=sum(1 for s, _ in results if s == "known"),
+        added_to_set=added,
+        votes=len(votes),
+        unchanged=len(rows) - len(votes),
+        errors=errors,
+        without_repo=sum(1 for item, _ in rows if item.source.startswith("import:")),
+        set_row=target,
+        set_created=created,
+    )

@@ -1,0 +1,130 @@
+"""``curator import items --label-field``: a labeled file to settled items in one step
+(the work is ``annotation.labeled_import``); and the error report and keyword
+pre-labeling every item import shares."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.text import Text
+
+from annotation.labeled_import import (
+    LabeledImport,
+    LabeledSpec,
+    MappingError,
+    import_labeled_file,
+    parse_mapping,
+)
+from curator.cli_context import open_db
+from curator.console import err, out
+from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, print_json, warn
+from curator.presentation.text import labelled, one_line
+from engines.commits.representation import model_input
+from store.items import ImportedItem
+from store.records import PredictionRow
+
+MAX_SHOWN = 20
+
+
+def report_errors(errors: list[str]) -> None:
+    """One line per bad row (the first twenty), then how many more."""
+    for line in errors[:MAX_SHOWN]:
+        err.print(labelled("error", "red", one_line(line, 400)), soft_wrap=True)
+    if len(errors) > MAX_SHOWN:
+        err.print(f"... and {len(errors) - MAX_SHOWN} more errors")
+
+
+def keyword_prelabel(items: list[ImportedItem]) -> list[list[PredictionRow]]:
+    from engines.labelers.keyword import KeywordLabeler
+
+    labeler = KeywordLabeler()
+    predictions = labeler.predict([item.payload["message"] for item in items])
+    return [[PredictionRow(labeler.name, p.label, p.score, p.details)] for p in predictions]
+
+
+def labeled_spec(
+    kind: str,
+    set_name: str | None,
+    label_field: str,
+    mapping: str | None,
+    annotator: str,
+    text_field: str | None,
+    id_field: str | None,
+    labels: list[str] | None,
+) -> LabeledSpec:
+    """Check the options of a labeled import; a usage error ends the command."""
+    if kind != "commit":
+        fail("--label-field imports commit messages (--kind commit)", EXIT_USAGE)
+    if not set_name:
+        fail("--label-field needs --set NAME: the set the labeled items go to", EXIT_USAGE)
+    if not annotator.strip():
+        fail("--annotator must name who the labels are recorded as", EXIT_USAGE)
+    try:
+        parsed = parse_mapping(mapping)
+    except MappingError as exc:
+        fail(str(exc), EXIT_USAGE)
+    return LabeledSpec(
+        set_name=set_name,
+        label_field=label_field,
+        mapping=parsed,
+        annotator=annotator.strip(),
+        text_field=text_field,
+        id_field=id_field,
+        labels=labels,
+    )
+
+
+def labeled_items(
+    files: list[Path], spec: LabeledSpec, prelabel: bool, as_json: bool, db: str | None
+) -> None:
+    """Import each labeled file; exit 1 when any row was left out."""
+    results: list[tuple[Path, LabeledImport]] = []
+    with open_db(db) as store:
+        for path in files:
+            try:
+                result = import_labeled_file(
+                    store, path, spec, model_input, keyword_prelabel if prelabel else None
+                )
+            except MappingError as exc:
+                fail(f"{path}: {exc}")
+            report_errors(result.errors)
+            results.append((path, result))
+            if result.without_repo:
+                warn(
+                    f"{path}: {result.without_repo} items have no repository ('repo' field):"
+                    " repository-disjoint splits (set split) cannot place them"
+                )
+    if as_json:
+        print_json([_as_dict(path, r) for path, r in results])
+    else:
+        for path, r in results:
+            out.print(_summary(path, r))
+    if any(r.errors for _, r in results):
+        raise typer.Exit(EXIT_INPUT)
+
+
+def _as_dict(path: Path, r: LabeledImport) -> dict[str, object]:
+    return {
+        "file": str(path),
+        "set": r.set_row.name,
+        "set_created": r.set_created,
+        "stored": r.stored,
+        "known": r.known,
+        "added_to_set": r.added_to_set,
+        "votes": r.votes,
+        "unchanged": r.unchanged,
+        "bad_rows": len(r.errors),
+        "without_repo": r.without_repo,
+    }
+
+
+def _summary(path: Path, r: LabeledImport) -> Text:
+    return Text.assemble(
+        one_line(str(path)),
+        f": {r.stored} new, {r.known} already stored, {r.added_to_set} added to ",
+        "created set " if r.set_created else "set ",
+        one_line(r.set_row.name),
+        f"; {r.votes} labels recorded ({r.unchanged} unchanged)",
+        f", {len(r.errors)} bad rows left out" if r.errors else "",
+    )
