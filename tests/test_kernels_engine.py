@@ -251,10 +251,13 @@ def test_payload_follows_clgens_rules() -> None:
         ArgSpec("x", "private", "float"),
     ]
     one, same, other = (make_payload(specs, 64, s) for s in (1, 1, 2))
-    assert one.values[0].shape == (64,) and one.values[1].shape == (256,)
+    assert one.data(0).shape == (64,) and one.data(1).shape == (256,)
     assert one.values[2] == 64 * 4 and int(one.values[3]) == 64
     assert np.array_equal(one.values[0], same.values[0])
-    assert not np.array_equal(one.values[0], other.values[0])
+    assert not np.array_equal(one.data(0), other.data(0))
+    # the guard after each buffer is the same in every payload
+    assert np.array_equal(one.values[0][64:], other.values[0][64:])
+    assert len(one.values[0]) - 64 >= 4096
     assert one.transfer_bytes() == 64 * 4 + 2 * 256 * 4
 
 
