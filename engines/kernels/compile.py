@@ -38,7 +38,7 @@ class FilterResult:
     @property
     def refusal(self) -> str | None:
         """The named reason of a refusal (:data:`engines.kernels.infer.REFUSAL_CLASSES`)."""
-        return None if self.accepted else classify_refusal(self.verdict, self.message)
+        return None if self.accepted else classify_refusal(self.verdict, self.message, self.source)
 
     def assumed(self) -> list[dict[str, str]]:
         return [{"name": a.name, "line": a.line, "origin": a.origin} for a in self.assumptions]

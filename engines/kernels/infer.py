@@ -34,7 +34,7 @@ _NOT_VECTOR = re.compile(
     r"(?:member reference base type|vector component access on|subscripted value is not"
     r"|cannot be used as|invalid operands)[^\n]*?'(\w+)' \(aka '(?:__private |const )*(\w+)'\)"
 )
-_MISSING_HEADER = re.compile(r"""(?:fatal )?error: '([^']+)' file not found""")
+_MISSING_HEADER = re.compile(r"'([^'\n]+)' file not found")
 _INCLUDE_LINE = r'^[ \t]*#[ \t]*include[ \t]*["<]{}[">][^\n]*$'
 _DEFINED = re.compile(
     r"#\s*define\s+(\w+)|\btypedef\b[^;{]*?(\w+)\s*;|\b(?:struct|enum|union)\s+(\w+)"
@@ -81,8 +81,9 @@ class Resolution:
         return [{"name": a.name, "line": a.line, "origin": a.origin} for a in self.assumptions]
 
 
-def classify_refusal(verdict: str | None, message: str | None) -> str:
-    """The named reason for a refused kernel, from its verdict and compiler message."""
+def classify_refusal(verdict: str | None, message: str | None, source: str = "") -> str:
+    """The named reason for a refused kernel, from its verdict and compiler message (and
+    its source: an undeclared name the kernel calls is a missing function)."""
     if verdict == "too-few-instructions":
         return "too-few-instructions"
     text = message or ""
@@ -92,13 +93,17 @@ def classify_refusal(verdict: str | None, message: str | None) -> str:
         return "compiler-failure"
     if "implicit declaration of function" in text or "undeclared function" in text:
         return "missing-function"
+    if source and any(
+        re.search(rf"\b{re.escape(name)}\s*\(", source) for name in _UNDECLARED.findall(text)
+    ):
+        return "missing-function"
     if _UNKNOWN_TYPE.search(text):
         return "unknown-type"
     if _UNDECLARED.search(text):
         return "undeclared-identifier"
     if text.startswith(("clang:", "llvmlite:")):
         return "lowering"
-    if re.search(r"error: expected\b|unterminated|extraneous|expected expression", text):
+    if re.search(r":\s*expected\b|unterminated|extraneous|invalid token", text):
         return "syntax"
     return "semantic"
 

@@ -77,12 +77,8 @@ _DIMENSION = re.compile(
     r"\bget_(?:global_id|local_id|group_id|global_size|local_size|num_groups)\s*\(\s*([12])\s*\)"
 )
 _ROLES: list[tuple[str, re.Pattern[str]]] = [
-    (
-        "x",
-        re.compile(
-            r"^(?:.*width|.*cols?|ncol.*|nx|dim_?x|x_?(?:size|dim|len)|w|.*pitch|.*stride)$"
-        ),
-    ),
+    ("stride", re.compile(r"^(?:.*pitch|.*stride)$")),
+    ("x", re.compile(r"^(?:.*width|.*cols?|ncol.*|nx|dim_?x|x_?(?:size|dim|len)|w)$")),
     ("y", re.compile(r"^(?:.*height|.*rows?|nrow.*|ny|dim_?y|y_?(?:size|dim|len)|h)$")),
     ("z", re.compile(r"^(?:.*depth|nz|dim_?z|z_?(?:size|dim|len)|d|slices?)$")),
     (

@@ -258,7 +258,7 @@ def _mine_source(
         for row in rows:
             pending.append(row)
             if row.verdict:
-                summary.filtered[row.verdict] += 1
+                summary.filtered[row.provenance.get("refusal", row.verdict)] += 1
         if len(pending) >= batch_rows or time.monotonic() - flushed_at > BATCH_SECONDS:
             flush()
     flush()

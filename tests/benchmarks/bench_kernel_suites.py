@@ -23,6 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from engines.kernels import compile as compile_module
 from engines.kernels.checker import KernelWorker, _equal, check_kernel
 from engines.kernels.compile import FilterResult, measure, rejection_filter
 from engines.kernels.infer import classify_refusal
@@ -115,7 +116,7 @@ def run_suite(suite: Path, worker: MemoWorker, limit: int | None) -> dict[str, A
 def summarise(results: dict[str, tuple[str, str, FilterResult]]) -> dict[str, Any]:
     total = len(results)
     refused = [r for _, _, r in results.values() if not r.accepted]
-    reasons = Counter(classify_refusal(r.verdict, r.message) for r in refused)
+    reasons = Counter(classify_refusal(r.verdict, r.message, r.source) for r in refused)
     compile_errors = sum(1 for r in refused if r.verdict == "compile-error")
     origins = Counter(a.origin for _, _, r in results.values() if r.accepted for a in r.assumptions)
     return {
@@ -207,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=3.0)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
+    compile_module.measure = _measure  # one clang lowering per source text, both sides
     report: dict[str, Any] = {}
     started = time.perf_counter()
     with KernelWorker() as worker:
