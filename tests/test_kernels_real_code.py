@@ -4,6 +4,7 @@ payloads shaped for kernels whose integers are a stride or whose range is 2-D.""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +19,10 @@ from engines.kernels.pipeline import SourceContext
 from engines.kernels.rewrite import rewrite
 from engines.kernels.scrape import Candidate, decode_source, scrape_text
 from engines.kernels.tree import SourceTree
+from store import open_store
+from store.kernel_records import KernelCheck
+from store.kernels import get_kernel, kernel_reason_counts, save_checks
+from store.migrations import MIGRATIONS
 
 
 @pytest.fixture(scope="module")
@@ -245,3 +250,34 @@ def test_clgens_payload_writes_out_of_bounds_and_the_shaped_one_is_useful(
     (a_in, a_out), (b_in, b_out), (a2_in, a2_out), _ = outcome.runs
     assert _equal(a_in, a2_in) and not _equal(a_in, b_in)
     assert _equal(a_out, a2_out) and not _equal(a_out, b_out)
+
+
+# --- the out-of-bounds verdict in an older store ---------------------------------------------
+
+
+def test_a_store_from_before_the_verdict_keeps_its_kernels(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    (at,) = [i for i, m in enumerate(MIGRATIONS) if "out-of-bounds" in m[2]]
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)"
+    )
+    for version, name, sql in MIGRATIONS[:at]:
+        conn.executescript(sql)
+        conn.execute("INSERT INTO schema_version VALUES (?, ?, 'then')", (version, name))
+    conn.execute(
+        "INSERT INTO items (id, kind, key, source, language, dedup_hash, provenance, created_at)"
+        " VALUES (1, 'kernel', 'k', 's', 'opencl', 'h', '{}', 'then')"
+    )
+    conn.execute(
+        "INSERT INTO kernels (item_id, source_file, kernel_name, origin, original_source,"
+        " normalized_hash, filter_status, verdict) VALUES (1, 'f.cl', 'k', 'cl', 'src', 'h',"
+        " 'accepted', 'crash')"
+    )
+    conn.commit()
+    conn.close()
+    with open_store(path) as store:
+        kernel = get_kernel(store, 1)
+        assert kernel is not None and kernel.verdict == "crash" and kernel.prelude == ""
+        save_checks(store, [KernelCheck(1, "out-of-bounds", {"payload_policy": "clgen"}, {})])
+        assert kernel_reason_counts(store)["verdicts_by_policy"] == {"out-of-bounds / clgen": 1}

@@ -23,6 +23,7 @@ from engines.kernels.checker import KernelWorker, check_kernel
 from engines.kernels.compile import MIN_INSTRUCTIONS, ToolError, rejection_filter
 from engines.kernels.features import combined, with_dynamic
 from engines.kernels.hostflags import HostFlagIndex, HostFlags
+from engines.kernels.payload import DEFAULT_POLICIES
 from engines.kernels.rewrite import RewriteError, rewrite, source_hash
 from engines.kernels.scrape import (
     Candidate,
@@ -314,6 +315,7 @@ class CheckSettings:
     global_size: int = 1024
     local_size: int = 32
     timeout: float = 5.0
+    policies: tuple[str, ...] = DEFAULT_POLICIES
 
 
 def check_one(
@@ -346,6 +348,7 @@ def check_one(
         settings.local_size,
         settings.timeout,
         on_stage=on_stage,
+        policies=settings.policies,
     )
     features = dict(kernel.features)
     if "transfer_bytes" in outcome.details:

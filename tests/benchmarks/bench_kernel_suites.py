@@ -200,10 +200,20 @@ def check_accepted(
     }
 
 
+def _sample(results: dict[str, Any], size: int | None) -> dict[str, Any]:
+    """Every accepted kernel, or ``size`` of them spread evenly over the sorted keys."""
+    accepted = sorted(k for k, (_, _, r) in results.items() if r.accepted)
+    if size is None or len(accepted) <= size:
+        return {k: results[k] for k in accepted}
+    step = len(accepted) / size
+    return {accepted[int(i * step)]: results[accepted[int(i * step)]] for i in range(size)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("roots", type=Path, nargs="+", help="folders of suites")
     parser.add_argument("--check", action="store_true", help="check the first root's kernels")
+    parser.add_argument("--check-sample", type=int, default=None, help="kernels per suite")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--timeout", type=float, default=3.0)
     parser.add_argument("--json", type=Path, default=None)
@@ -211,12 +221,19 @@ def main(argv: list[str] | None = None) -> int:
     compile_module.measure = _measure  # one clang lowering per source text, both sides
     report: dict[str, Any] = {}
     started = time.perf_counter()
+
+    def save() -> None:
+        if args.json:
+            args.json.write_text(json.dumps(report, indent=1))
+
     with KernelWorker() as worker:
         memo = MemoWorker(worker)
         for number, root in enumerate(args.roots):
             part: dict[str, Any] = {"suites": {}}
+            report[root.name] = part
             merged: dict[str, dict[str, Any]] = {"before": {}, "after": {}}
-            for suite in sorted(p for p in root.iterdir() if p.is_dir()):
+            suites = sorted((p for p in root.iterdir() if p.is_dir()), key=_size)
+            for suite in suites:
                 t0 = time.perf_counter()
                 out = run_suite(suite, memo, args.limit)
                 entry = {side: summarise(res) for side, res in out["sides"].items()}
@@ -225,23 +242,22 @@ def main(argv: list[str] | None = None) -> int:
                 part["suites"][suite.name] = entry
                 for side, res in out["sides"].items():
                     merged[side].update({f"{suite.name}:{k}": v for k, v in res.items()})
+                part["total"] = {side: summarise(res) for side, res in merged.items()}
+                save()
                 print(root.name, suite.name, json.dumps(entry), file=sys.stderr, flush=True)
-            part["total"] = {side: summarise(res) for side, res in merged.items()}
-            if args.check and number == 0:
-                part["check"] = check_accepted(worker, merged["after"], args.timeout)
-            report[root.name] = part
-            if args.json:
-                args.json.write_text(json.dumps(report, indent=1))
+                if args.check and number == 0:
+                    picked = _sample(out["sides"]["after"], args.check_sample)
+                    entry["check"] = check_accepted(worker, picked, args.timeout)
+                    save()
+                    print(suite.name, "checked", file=sys.stderr, flush=True)
         report["builds"] = memo.builds
     report["seconds"] = round(time.perf_counter() - started, 1)
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=1))
-    for name, part in report.items():
-        if isinstance(part, dict):
-            print(name, json.dumps(part["total"]))
-            if "check" in part:
-                print(json.dumps({k: v for k, v in part["check"].items() if k != "kernels"}))
+    save()
     return 0
+
+
+def _size(suite: Path) -> int:
+    return sum(1 for p in suite.rglob("*.cl"))
 
 
 if __name__ == "__main__":
