@@ -3,7 +3,8 @@
 A kernel runs four times on payloads A1, B1, A2, B2 with A1 = A2, B1 = B2, A1 != B1.
 Verdicts: ``no-output`` (a run leaves its buffers as they were), ``input-insensitive``
 (A and B give the same outputs), ``non-deterministic`` (A1 != A2 or B1 != B2), else
-``useful``; ``out-of-bounds`` when a run wrote into a buffer's guard region;
+``useful``; ``out-of-bounds`` when a run wrote into a buffer's guard region, or when a
+fifth run of payload A with other guard values gives other outputs (a read past the end);
 ``compile-error``, ``timeout`` and ``crash`` when it gets no further. Payload policies
 (:mod:`engines.kernels.payload`) are tried in order while a kernel crashes or writes
 out of bounds; A and B always share their scalars and differ in their buffers.
@@ -321,6 +322,7 @@ def _attempt(
                 "local_size": local_size,
                 "seeds": list(seeds),
                 "policy": policy,
+                "probe": len(seeds) == 4,
             }
         )
         built = worker.receive(
@@ -351,6 +353,12 @@ def _attempt(
                 return CheckOutcome("crash", details)
             runs.append((ran["inputs"], ran["outputs"]))
             spilled.update(ran.get("oob", []))
+        probe = None
+        if len(seeds) == 4:
+            probe = worker.receive(timeout, stage("probing the guards", stages - 1))
+            if "error" in probe:
+                details["probe"] = probe["error"]
+                probe = None
         worker.receive(timeout, stage("finishing", stages - 1))
     except WorkerFailure as exc:
         details["message"] = exc.detail
@@ -364,5 +372,13 @@ def _attempt(
     if len(seeds) != 4:
         return CheckOutcome("useful", details, runs)
     verdict, why = judge(runs)
+    if (
+        verdict in ("useful", "input-insensitive", "no-output")
+        and probe is not None
+        and not _equal(probe["outputs"], runs[0][1])
+    ):
+        details["message"] = "a run read past the end of a buffer (its outputs follow the guard)"
+        details["out_of_bounds"] = "read"
+        return CheckOutcome("out-of-bounds", details, runs)
     details.update(why)
     return CheckOutcome(verdict, details, runs)

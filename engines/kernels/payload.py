@@ -12,10 +12,14 @@ read a 2-D range, crash under it; the checker then tries the next policy:
   ``rows`` -> its y side, ``n``, ``size`` -> the side of a square range, or S in 1-D), a
   stage, pass, shift or direction -> 1, an offset -> 0, anything else -> 16;
 - ``shaped-padded``: as ``shaped`` with every global buffer 16 times larger, for
-  kernels that read a tile or a row beyond ``S``.
+  kernels that read a tile or a row beyond ``S``;
+- ``small-padded``: as ``shaped-padded`` with every extent 16, for kernels that walk
+  an ``n`` x ``n`` matrix over a 1-D range.
 
 Every global buffer ends in a guard region that holds the same values in every payload;
-a run that changes it wrote out of bounds (its own verdict). The same seed always gives
+a run that changes it wrote out of bounds (its own verdict). A fifth run repeats A with
+other guard values: when a kernel that repeats itself gives other outputs then, it read
+past its buffers (out of bounds too). The same seed always gives
 the same payload, so two payloads with one seed are equal and two seeds differ; scalars
 depend on the policy only, never on the seed.
 """
@@ -54,7 +58,9 @@ _SCALARS: dict[str, Any] = {
 _TYPE = re.compile(r"^(?:const\s+|volatile\s+|restrict\s+)*([a-z_ ]+?)(2|3|4|8|16)?\s*(\**)$")
 RANDOM_INT_RANGE = 100
 GUARD_MIN = 4096
+GUARD_MAX_BYTES = 4 * 1024 * 1024
 GUARD_SEED = 97
+PROBE_GUARD_SEED = 98
 PADDING = 16
 
 
@@ -65,14 +71,17 @@ class Policy:
     name: str
     shaped: bool
     pad: int = 1
+    small: bool = False  # extents (n, width, height...) get SMALL_EXTENT, not the range's
 
 
 POLICIES = {
     "clgen": Policy("clgen", shaped=False),
     "shaped": Policy("shaped", shaped=True),
     "shaped-padded": Policy("shaped-padded", shaped=True, pad=PADDING),
+    "small-padded": Policy("small-padded", shaped=True, pad=PADDING, small=True),
 }
-DEFAULT_POLICIES = ("clgen", "shaped", "shaped-padded")
+DEFAULT_POLICIES = ("clgen", "shaped", "shaped-padded", "small-padded")
+SMALL_EXTENT = 16
 _DIMENSION = re.compile(
     r"\bget_(?:global_id|local_id|group_id|global_size|local_size|num_groups)\s*\(\s*([12])\s*\)"
 )
@@ -129,6 +138,8 @@ def int_value(name: str, policy: Policy, shape: tuple[int, ...], global_size: in
     if not policy.shaped:
         return global_size
     label = role(name)
+    if policy.small and label in ("x", "y", "z", "n"):
+        return SMALL_EXTENT
     if label == "x":
         return shape[0] if len(shape) > 1 else global_size
     if label == "stride":
@@ -246,13 +257,18 @@ def make_payload(
     seed: int,
     policy: Policy | str = "clgen",
     shape: tuple[int, ...] | None = None,
+    guard_seed: int = GUARD_SEED,
 ) -> Payload:
     """A payload for ``specs`` under ``policy`` over the range ``shape`` (1-D ``S`` when
-    None); raises :class:`UnsupportedArgument` when no rule applies to an argument."""
+    None); raises :class:`UnsupportedArgument` when no rule applies to an argument.
+
+    Each global buffer's guard holds ``S`` times its payload part (at most 4 MiB, at
+    least 4096 elements), so a kernel that indexes a row of ``S`` by a size of ``S``
+    still lands in it; ``guard_seed`` fills it (the probe run changes only that)."""
     rule = POLICIES[policy] if isinstance(policy, str) else policy
     shape = shape or (global_size,)
     rng = np.random.default_rng(seed)
-    guard_rng = np.random.default_rng(GUARD_SEED)
+    guard_rng = np.random.default_rng(guard_seed)
     values: list[Any] = []
     sizes: dict[int, int] = {}
     for index, spec in enumerate(specs):
@@ -264,7 +280,8 @@ def make_payload(
             if spec.address == "local":
                 values.append(int(np.dtype(dtype).itemsize * global_size * width))
             else:
-                guard = _random(guard_rng, dtype, max(GUARD_MIN, count))
+                most = GUARD_MAX_BYTES // np.dtype(dtype).itemsize
+                guard = _random(guard_rng, dtype, max(GUARD_MIN, min(count * global_size, most)))
                 values.append(np.concatenate([_random(rng, dtype, count), guard]))
                 sizes[index] = count
         elif width > 1:

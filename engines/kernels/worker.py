@@ -7,6 +7,7 @@ It reads length-prefixed pickled requests on stdin and answers on the original s
 - ``{"op": "run", "source", "kernel", "global_size", "local_size", "seeds", "policy"}``
   -> a ``built`` frame, then one ``ran`` frame per seed (inputs and outputs of the
   payload part of every global buffer, and the buffers whose guard a run wrote into),
+  with ``"probe": true`` a ``probe`` frame (A's payload again with other guard values),
   then ``done``; the parent times each frame separately.
 """
 
@@ -81,6 +82,7 @@ def _build(request: dict[str, Any]) -> dict[str, Any]:
 def _run(request: dict[str, Any], out: BinaryIO) -> None:
     from engines.kernels.payload import (
         POLICIES,
+        PROBE_GUARD_SEED,
         UnsupportedArgument,
         dimensions,
         geometry,
@@ -138,6 +140,21 @@ def _run(request: dict[str, Any], out: BinaryIO) -> None:
         write_frame(
             out,
             {"stage": "ran", "index": index, "inputs": inputs, "outputs": outputs, "oob": spilled},
+        )
+    if request.get("probe") and request["seeds"]:
+        probe = make_payload(specs, size, request["seeds"][0], policy, shape, PROBE_GUARD_SEED)
+        try:
+            outputs = device.execute(kernel, probe, shape, local)
+        except Exception as exc:  # reported as the probe's failure; the verdict stands
+            write_frame(out, {"stage": "probe", "error": device.first_line(str(exc))})
+            return
+        buffers = probe.global_indices()
+        write_frame(
+            out,
+            {
+                "stage": "probe",
+                "outputs": [probe.data(i, o) for i, o in zip(buffers, outputs, strict=True)],
+            },
         )
     write_frame(out, {"stage": "done"})
 
