@@ -234,17 +234,36 @@ def test_roles_and_ranges() -> None:
     assert int_value("width", shaped, (32, 32), 1024) == 32
     assert int_value("stride", shaped, (1024,), 1024) == 1
     assert int_value("width", POLICIES["clgen"], (1024,), 1024) == 1024
+    assert int_value("n", POLICIES["small-padded"], (1024,), 1024) == 16
+
+
+ROWS = """
+__kernel void row_sums(__global float* out, __global const float* in, const int n) {
+    int i = get_global_id(0);
+    float s = 0.0f;
+    for (int k = 0; k < 4; k++) {
+        s += in[i * n + k];
+    }
+    out[i] = s;
+}
+"""
 
 
 @pytest.mark.parametrize(
-    ("source", "name"), [(STAGE, "compare_exchange"), (TRANSPOSE, "transpose")]
+    ("source", "name", "policy"),
+    [
+        (STAGE, "compare_exchange", "shaped"),
+        (TRANSPOSE, "transpose", "shaped"),
+        (ROWS, "row_sums", "small-padded"),
+    ],
+    ids=["stride-argument", "2-d-range", "reads-past-s"],
 )
-def test_clgens_payload_writes_out_of_bounds_and_the_shaped_one_is_useful(
-    worker: KernelWorker, source: str, name: str
+def test_clgens_payload_goes_out_of_bounds_and_a_shaped_one_is_useful(
+    worker: KernelWorker, source: str, name: str, policy: str
 ) -> None:
     outcome = check_kernel(worker, source, name, global_size=64, local_size=8)
     assert outcome.verdict == "useful", outcome.details
-    assert outcome.details["payload_policy"] == "shaped"
+    assert outcome.details["payload_policy"] == policy
     assert outcome.details["policies_tried"][0] == {"policy": "clgen", "verdict": "out-of-bounds"}
     # A and B share their scalars, their buffers differ, and the verdict is CLgen's own
     (a_in, a_out), (b_in, b_out), (a2_in, a2_out), _ = outcome.runs
