@@ -14,7 +14,15 @@ from engines.kernels.checker import KernelWorker, _equal, check_kernel
 from engines.kernels.compile import rejection_filter
 from engines.kernels.hostflags import scan_text
 from engines.kernels.infer import classify_refusal
-from engines.kernels.payload import POLICIES, geometry, int_value, role
+from engines.kernels.payload import (
+    POLICIES,
+    ArgSpec,
+    geometry,
+    int_value,
+    make_payload,
+    parameter_names,
+    role,
+)
 from engines.kernels.pipeline import SourceContext
 from engines.kernels.rewrite import rewrite
 from engines.kernels.scrape import Candidate, decode_source, scrape_text
@@ -235,6 +243,15 @@ def test_roles_and_ranges() -> None:
     assert int_value("stride", shaped, (1024,), 1024) == 1
     assert int_value("width", POLICIES["clgen"], (1024,), 1024) == 1024
     assert int_value("n", POLICIES["small-padded"], (1024,), 1024) == 16
+
+
+def test_roles_come_from_the_names_as_written_not_the_rewriters() -> None:
+    written = "__kernel void k(__global float* a, const int width, int rows[2]) { }"
+    assert parameter_names(written, "k") == ["a", "width", "rows"]
+    specs = [ArgSpec("a", "global", "float*"), ArgSpec("h", "private", "int")]
+    renamed = make_payload(specs, 64, 1, "shaped")  # "h" reads as a height: 1 in 1-D
+    kept = make_payload(specs, 64, 1, "shaped", role_names=["a", "width"])
+    assert int(renamed.values[1]) == 1 and int(kept.values[1]) == 64
 
 
 ROWS = """

@@ -241,6 +241,7 @@ def check_kernel(
     seeds: Sequence[int] = SEEDS,
     on_stage: Callable[[str, float], None] | None = None,
     policies: Sequence[str] = DEFAULT_POLICIES,
+    role_names: list[str] | None = None,
 ) -> CheckOutcome:
     """Build ``source`` and run ``kernel`` (the only one when None) on the four payloads,
     under each payload policy in turn while the verdict is ``crash`` or
@@ -248,17 +249,27 @@ def check_kernel(
     skipped). The verdict of the first policy that gets further is kept; when none
     does, an out-of-bounds write found by any policy, else the first policy's verdict.
     ``details["payload_policy"]`` names the policy the verdict comes from and
-    ``details["policies_tried"]`` what each one gave.
+    ``details["policies_tried"]`` what each one gave. ``role_names``: the argument names
+    as written, when ``source`` is a renamed (normalised) kernel.
 
     ``on_stage(stage, fraction)`` hears of each stage before the checker waits on it.
     """
     tried: list[dict[str, Any]] = []
     outcomes: list[CheckOutcome] = []
     for policy in policies:
-        if outcomes and not _differs(policy, outcomes[0].details, source, global_size):
+        if outcomes and not _differs(policy, outcomes[0].details, source, global_size, role_names):
             continue
         outcome = _attempt(
-            worker, source, kernel, global_size, local_size, timeout, seeds, on_stage, policy
+            worker,
+            source,
+            kernel,
+            global_size,
+            local_size,
+            timeout,
+            seeds,
+            on_stage,
+            policy,
+            role_names,
         )
         outcome.details["payload_policy"] = policy
         outcomes.append(outcome)
@@ -273,7 +284,13 @@ def check_kernel(
     return final
 
 
-def _differs(policy: str, first: dict[str, Any], source: str, global_size: int) -> bool:
+def _differs(
+    policy: str,
+    first: dict[str, Any],
+    source: str,
+    global_size: int,
+    role_names: list[str] | None,
+) -> bool:
     """Whether ``policy`` gives another payload than CLgen's for this kernel."""
     rule = POLICIES[policy]
     if rule.pad > 1:
@@ -281,8 +298,11 @@ def _differs(policy: str, first: dict[str, Any], source: str, global_size: int) 
     if rule.shaped and dimensions(source) > 1:
         return True
     shape = geometry(global_size, 1)
+    args = [a["name"] for a in first.get("args", [])]
+    names = role_names if role_names and len(role_names) == len(args) else args
+    alias = dict(zip(args, names, strict=True))
     return any(
-        int_value(name, rule, shape, global_size) != value
+        int_value(alias.get(name, name), rule, shape, global_size) != value
         for name, value in first.get("scalars", {}).items()
         if isinstance(value, int)
     )
@@ -298,6 +318,7 @@ def _attempt(
     seeds: Sequence[int],
     on_stage: Callable[[str, float], None] | None,
     policy: str,
+    role_names: list[str] | None = None,
 ) -> CheckOutcome:
     """One policy's four runs and CLgen's verdict on them."""
     first = worker.proc is None
@@ -323,6 +344,7 @@ def _attempt(
                 "seeds": list(seeds),
                 "policy": policy,
                 "probe": len(seeds) == 4,
+                "role_names": role_names,
             }
         )
         built = worker.receive(

@@ -258,13 +258,18 @@ def make_payload(
     policy: Policy | str = "clgen",
     shape: tuple[int, ...] | None = None,
     guard_seed: int = GUARD_SEED,
+    role_names: list[str] | None = None,
 ) -> Payload:
     """A payload for ``specs`` under ``policy`` over the range ``shape`` (1-D ``S`` when
     None); raises :class:`UnsupportedArgument` when no rule applies to an argument.
 
     Each global buffer's guard holds ``S`` times its payload part (at most 4 MiB, at
     least 4096 elements), so a kernel that indexes a row of ``S`` by a size of ``S``
-    still lands in it; ``guard_seed`` fills it (the probe run changes only that)."""
+    still lands in it; ``guard_seed`` fills it (the probe run changes only that).
+    ``role_names`` are the argument names roles are read from (the kernel's names as
+    written, when ``specs`` come from a renamed, normalised kernel)."""
+    if role_names is None or len(role_names) != len(specs):
+        role_names = [spec.name for spec in specs]
     rule = POLICIES[policy] if isinstance(policy, str) else policy
     shape = shape or (global_size,)
     rng = np.random.default_rng(seed)
@@ -287,9 +292,37 @@ def make_payload(
         elif width > 1:
             values.append(_random(rng, dtype, width))
         elif np.issubdtype(dtype, np.integer):
-            wanted = int_value(spec.name, rule, shape, global_size)
+            wanted = int_value(role_names[index], rule, shape, global_size)
             info = np.iinfo(dtype)
             values.append(np.array(max(min(wanted, info.max), info.min), dtype=dtype))
         else:
             values.append(_random(rng, dtype, 1).reshape(()))
     return Payload(values, list(specs), sizes, rule.name, tuple(shape))
+
+
+_PARAM_NAME = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*$")
+
+
+def parameter_names(source: str, kernel: str) -> list[str] | None:
+    """The parameter names of ``__kernel ... kernel(...)`` as written in ``source``."""
+    m = re.search(rf"\b{re.escape(kernel)}\s*\(", source)
+    if m is None:
+        return None
+    depth, start = 1, m.end()
+    for end in range(start, len(source)):
+        depth += {"(": 1, ")": -1}.get(source[end], 0)
+        if depth == 0:
+            break
+    else:
+        return None
+    params, depth, piece = [], 0, ""
+    for ch in source[start:end] + ",":
+        if ch == "," and depth == 0:
+            found = _PARAM_NAME.search(piece.strip())
+            if piece.strip() and piece.strip() != "void":
+                params.append(found.group(1) if found else "")
+            piece = ""
+            continue
+        depth += {"(": 1, ")": -1, "[": 1, "]": -1}.get(ch, 0)
+        piece += ch
+    return params

@@ -23,7 +23,7 @@ from engines.kernels.checker import KernelWorker, check_kernel
 from engines.kernels.compile import MIN_INSTRUCTIONS, ToolError, rejection_filter
 from engines.kernels.features import combined, with_dynamic
 from engines.kernels.hostflags import HostFlagIndex, HostFlags
-from engines.kernels.payload import DEFAULT_POLICIES
+from engines.kernels.payload import DEFAULT_POLICIES, parameter_names
 from engines.kernels.rewrite import RewriteError, rewrite, source_hash
 from engines.kernels.scrape import (
     Candidate,
@@ -331,8 +331,11 @@ def check_one(
         return KernelCheck(
             kernel.item_id, kernel.verdict or "compile-error", details, kernel.features
         )
+    role_names = None
     if kernel.normalized_source:
         source, name = kernel.normalized_source, None
+        # roles come from the names as written, not the rewriter's a, b, c...
+        role_names = parameter_names(kernel.original_source, kernel.kernel_name)
     else:
         source = kernel.original_source
         if kernel.prelude:
@@ -349,6 +352,7 @@ def check_one(
         settings.timeout,
         on_stage=on_stage,
         policies=settings.policies,
+        role_names=role_names,
     )
     features = dict(kernel.features)
     if "transfer_bytes" in outcome.details:

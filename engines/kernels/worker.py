@@ -101,7 +101,11 @@ def _run(request: dict[str, Any], out: BinaryIO) -> None:
         name = kernel.function_name
         dims = dimensions(request["source"]) if policy.shaped else 1
         shape = geometry(size, dims)
-        payloads = [make_payload(specs, size, seed, policy, shape) for seed in request["seeds"]]
+        names = request.get("role_names")
+        payloads = [
+            make_payload(specs, size, seed, policy, shape, role_names=names)
+            for seed in request["seeds"]
+        ]
         local = device.local_shape_for(kernel, shape, request["local_size"])
     except (UnsupportedArgument, ValueError, AttributeError) as exc:
         write_frame(out, {"stage": "built", "ok": True, "unsupported": str(exc)})
@@ -142,7 +146,9 @@ def _run(request: dict[str, Any], out: BinaryIO) -> None:
             {"stage": "ran", "index": index, "inputs": inputs, "outputs": outputs, "oob": spilled},
         )
     if request.get("probe") and request["seeds"]:
-        probe = make_payload(specs, size, request["seeds"][0], policy, shape, PROBE_GUARD_SEED)
+        probe = make_payload(
+            specs, size, request["seeds"][0], policy, shape, PROBE_GUARD_SEED, names
+        )
         try:
             outputs = device.execute(kernel, probe, shape, local)
         except Exception as exc:  # reported as the probe's failure; the verdict stands

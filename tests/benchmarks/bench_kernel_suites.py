@@ -27,6 +27,7 @@ from engines.kernels import compile as compile_module
 from engines.kernels.checker import KernelWorker, _equal, check_kernel
 from engines.kernels.compile import FilterResult, measure, rejection_filter
 from engines.kernels.infer import classify_refusal
+from engines.kernels.payload import parameter_names
 from engines.kernels.pipeline import SourceContext
 from engines.kernels.rewrite import RewriteError, rewrite, source_hash
 from engines.kernels.scrape import decode_source, is_candidate_file, scrape_text
@@ -174,6 +175,7 @@ def check_accepted(
                 new.kernel_names.get(name, name),
                 timeout=timeout,
                 policies=(policy,),
+                role_names=parameter_names(result.source, name),
             )
             rewrite_checked += 1
             same = again.verdict == outcome.verdict and all(
