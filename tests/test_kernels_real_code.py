@@ -317,3 +317,8 @@ def test_a_store_from_before_the_verdict_keeps_its_kernels(tmp_path: Path) -> No
         assert kernel is not None and kernel.verdict == "crash" and kernel.prelude == ""
         save_checks(store, [KernelCheck(1, "out-of-bounds", {"payload_policy": "clgen"}, {})])
         assert kernel_reason_counts(store)["verdicts_by_policy"] == {"out-of-bounds / clgen": 1}
+
+
+def test_the_rewriter_keeps_hex_literals_whole() -> None:
+    out = rewrite("__kernel void k(__global int* a) { a[0] = (a[1] & 0x1) + 0x10u; }\n")
+    assert "& 0x1)" in out.source and "0x10u" in out.source
