@@ -13,7 +13,7 @@ import pytest
 from engines.kernels.checker import KernelWorker, _equal, check_kernel
 from engines.kernels.compile import rejection_filter
 from engines.kernels.hostflags import scan_text
-from engines.kernels.infer import classify_refusal
+from engines.kernels.infer import _declared, classify_refusal
 from engines.kernels.payload import (
     POLICIES,
     ArgSpec,
@@ -322,3 +322,9 @@ def test_a_store_from_before_the_verdict_keeps_its_kernels(tmp_path: Path) -> No
 def test_the_rewriter_keeps_hex_literals_whole() -> None:
     out = rewrite("__kernel void k(__global int* a) { a[0] = (a[1] & 0x1) + 0x10u; }\n")
     assert "& 0x1)" in out.source and "0x10u" in out.source
+
+
+def test_a_product_is_not_taken_for_a_declaration() -> None:
+    assert not _declared("tile[LOCAL_X * LOCAL_Y];", "LOCAL_Y")
+    assert _declared("void f(float * y) {}", "y") and _declared("int count;", "count")
+    assert _declared("s.width = 1;", "width") and _declared("x = helper(1);", "helper")

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from engines.kernels.ctext import KEYWORDS, blank_comments_and_strings, identifiers
+from engines.kernels.ctext import KEYWORDS, TYPE_WORDS, blank_comments_and_strings, identifiers
 from engines.kernels.hostflags import HostDefine
 from engines.kernels.shim import SHIM
 
@@ -41,6 +41,7 @@ _DEFINED = re.compile(
 )
 _VECTOR_SUFFIX = re.compile(r"(2|3|4|8|16)$")
 _INDEX_LIKE = re.compile(r"int|idx|index|size|count", re.IGNORECASE)
+_VECTOR_TYPE = re.compile(r"^(?:u?char|u?short|u?int|u?long|float|double|half)(?:2|3|4|8|16)$")
 _NOT_A_TYPE = frozenset({"return", "case", "else", "do", "goto", "sizeof", "typedef"})
 
 # The named reasons a kernel is refused, in the order a message is tested for them.
@@ -120,10 +121,12 @@ def _declared(code: str, name: str) -> bool:
     n = re.escape(name)
     if re.search(rf"(?:\.|->)\s*{n}\b|\b{n}\s*\(", code):
         return True
-    for m in re.finditer(rf"\b([A-Za-z_]\w*)[\s*]+{n}\s*[=;,\[)]", code):
-        if m.group(1) not in _NOT_A_TYPE and (
-            m.group(1) not in KEYWORDS or m.group(1) in {"int", "float", "uint", "const"}
-        ):
+    for m in re.finditer(rf"\b([A-Za-z_]\w*)(\s*\*[\s*]*|\s+){n}\s*[=;,\[)]", code):
+        word, between = m.group(1), m.group(2)
+        if word in _NOT_A_TYPE or (word in KEYWORDS and word not in TYPE_WORDS | {"const"}):
+            continue
+        # "T * name)" is a declaration only when T is a type: "A * name)" multiplies
+        if "*" not in between or word in TYPE_WORDS or _VECTOR_TYPE.match(word):
             return True
     return False
 
