@@ -12,6 +12,7 @@ VERDICTS = (
     "non-deterministic",
     "timeout",
     "crash",
+    "out-of-bounds",
     "compile-error",
     "too-few-instructions",
 )
@@ -53,6 +54,7 @@ class StoredKernel:
     accepted: bool
     verdict: str | None
     features: dict[str, Any]
+    prelude: str = ""  # the lines assumed before the source so it builds (host -D, shim, guesses)
 
 
 @dataclass(frozen=True)

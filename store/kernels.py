@@ -16,8 +16,9 @@ KIND = "kernel"
 
 _COLUMNS = (
     "k.item_id, k.source_file, k.kernel_name, k.original_source, k.normalized_source,"
-    " k.shim_needed, k.filter_status, k.verdict, k.features"
+    " k.shim_needed, k.filter_status, k.verdict, k.features, i.provenance"
 )
+_FROM = "kernels k JOIN items i ON i.id = k.item_id"
 
 
 def save_kernel_batch(
@@ -100,6 +101,11 @@ def _stored(row: sqlite3.Row) -> StoredKernel:
         accepted=row[6] == "accepted",
         verdict=row[7],
         features=json.loads(row[8]),
+        prelude="".join(
+            a["line"] + "\n"
+            for a in json.loads(row[9] or "{}").get("assumed", [])
+            if a.get("origin") != "no-header"
+        ),
     )
 
 
@@ -108,7 +114,7 @@ def unchecked_kernels(store: Store) -> list[StoredKernel]:
     return [
         _stored(r)
         for r in store._query(
-            f"SELECT {_COLUMNS} FROM kernels k WHERE k.filter_status = 'accepted'"
+            f"SELECT {_COLUMNS} FROM {_FROM} WHERE k.filter_status = 'accepted'"
             " AND k.checked_at IS NULL ORDER BY k.item_id"
         )
     ]
@@ -120,7 +126,8 @@ def kernels_in_set(store: Store, name: str) -> list[StoredKernel]:
         _stored(r)
         for r in store._query(
             f"SELECT {_COLUMNS} FROM sets s JOIN set_items si ON si.set_id = s.id"
-            " JOIN kernels k ON k.item_id = si.item_id WHERE s.name = ? ORDER BY si.position",
+            " JOIN kernels k ON k.item_id = si.item_id JOIN items i ON i.id = k.item_id"
+            " WHERE s.name = ? ORDER BY si.position",
             (name,),
         )
     ]
@@ -128,7 +135,7 @@ def kernels_in_set(store: Store, name: str) -> list[StoredKernel]:
 
 def get_kernel(store: Store, item_id: int) -> StoredKernel | None:
     row = store._conn.execute(
-        f"SELECT {_COLUMNS} FROM kernels k WHERE k.item_id = ?", (item_id,)
+        f"SELECT {_COLUMNS} FROM {_FROM} WHERE k.item_id = ?", (item_id,)
     ).fetchone()
     return None if row is None else _stored(row)
 
@@ -183,3 +190,23 @@ def kernel_verdict_counts(store: Store) -> dict[str, int]:
             " GROUP BY COALESCE(verdict, 'unchecked') ORDER BY 1"
         )
     }
+
+
+def kernel_reason_counts(store: Store) -> dict[str, dict[str, int]]:
+    """Refused kernels by their named reason (``refusal`` in the provenance) and checked
+    kernels by verdict and payload policy (``payload_policy`` in the check details)."""
+    refusals: dict[str, int] = {}
+    for reason, n in store._query(
+        "SELECT COALESCE(json_extract(i.provenance, '$.refusal'), k.verdict), COUNT(*)"
+        " FROM kernels k JOIN items i ON i.id = k.item_id"
+        " WHERE k.filter_status = 'rejected' GROUP BY 1 ORDER BY 2 DESC, 1"
+    ):
+        refusals[str(reason)] = int(n)
+    policies: dict[str, int] = {}
+    for verdict, policy, n in store._query(
+        "SELECT k.verdict, COALESCE(json_extract(k.check_details, '$.payload_policy'), '-'),"
+        " COUNT(*) FROM kernels k WHERE k.filter_status = 'accepted'"
+        " AND k.checked_at IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2"
+    ):
+        policies[f"{verdict} / {policy}"] = int(n)
+    return {"refusals": refusals, "verdicts_by_policy": policies}

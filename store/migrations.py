@@ -310,6 +310,35 @@ CREATE TABLE gold_answers (
 CREATE INDEX gold_answers_annotator ON gold_answers (set_id, annotator, item_id);
 """
 
+_KERNEL_OUT_OF_BOUNDS = """
+CREATE TABLE kernels_new (
+    item_id INTEGER PRIMARY KEY REFERENCES items (id) ON DELETE CASCADE,
+    source_file TEXT NOT NULL,
+    kernel_name TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    original_source TEXT NOT NULL,
+    normalized_source TEXT,
+    normalized_hash TEXT NOT NULL,
+    shim_needed INTEGER NOT NULL DEFAULT 0,
+    shim_names TEXT NOT NULL DEFAULT '[]',
+    filter_status TEXT NOT NULL CHECK (filter_status IN ('accepted', 'rejected')),
+    instructions INTEGER,
+    message TEXT,
+    features TEXT NOT NULL DEFAULT '{}',
+    verdict TEXT CHECK (verdict IS NULL OR verdict IN ('useful', 'no-output',
+        'input-insensitive', 'non-deterministic', 'timeout', 'crash', 'out-of-bounds',
+        'compile-error', 'too-few-instructions')),
+    check_details TEXT NOT NULL DEFAULT '{}',
+    checked_at TEXT
+);
+INSERT INTO kernels_new SELECT * FROM kernels;
+DROP TABLE kernels;
+ALTER TABLE kernels_new RENAME TO kernels;
+CREATE INDEX kernels_normalized_hash ON kernels (normalized_hash);
+CREATE INDEX kernels_verdict ON kernels (verdict);
+CREATE INDEX kernels_unchecked ON kernels (filter_status, checked_at);
+"""
+
 MIGRATIONS: list[tuple[int, str, Step]] = [
     (1, "initial schema: items, commits, predictions, votes, sets, models, releases", _INITIAL),
     (2, "annotation: vote roles and undo, live votes, set purpose and label options", _ANNOTATION),
@@ -323,6 +352,11 @@ MIGRATIONS: list[tuple[int, str, Step]] = [
     ),
     (
         7,
+        "kernels: the out-of-bounds verdict (a write past a buffer caught in its guard)",
+        _KERNEL_OUT_OF_BOUNDS,
+    ),
+    (
+        8,
         "search: FTS5 indexes over keys, messages, diffs, kernel sources, IR text, vote notes",
         create_indexes,
     ),

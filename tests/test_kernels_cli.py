@@ -21,7 +21,7 @@ def db_path() -> Path:
 def test_mine_then_check_the_samples(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     mined = cli("mine", "kernels", str(SAMPLES))
     assert mined.exit_code == 0, mined.output
-    assert "compile-error 1, too-few-instructions 1" in mined.output
+    assert "missing-function 1, too-few-instructions 1" in mined.output
     with open_store(db_path()) as store:
         assert raw_sql.scalar(store, "SELECT COUNT(*) FROM items WHERE kind = 'kernel'") == 14
         (shim_id,) = kernel_ids_by_name(store, "scale_tile")
@@ -80,7 +80,12 @@ def test_mine_then_check_the_samples(cli, tmp_path: Path) -> None:  # type: igno
     assert data["kernels_by_verdict"]["useful"] == 7
     assert data["kernels_by_verdict"]["too-few-instructions"] == 1
     mining = data["mining"][f"kernel:{SAMPLES}"]
-    assert mining["seen"] == 14 and mining["filtered"]["compile-error"] == 1
+    assert mining["seen"] == 14 and mining["filtered"]["missing-function"] == 1
+
+    by_kind = json.loads(cli("stats", "--kind", "kernel", "--json").stdout)
+    assert by_kind["refusals"] == {"missing-function": 1, "too-few-instructions": 1}
+    assert by_kind["verdicts_by_policy"]["useful / clgen"] == 7
+    assert by_kind["verdicts_by_policy"]["crash / clgen"] == 1  # every policy crashed
 
 
 def test_check_a_set_of_kernels(cli) -> None:  # type: ignore[no-untyped-def]

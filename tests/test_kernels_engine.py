@@ -183,7 +183,7 @@ def test_checker_verdict_timeout_and_worker_recovers(worker: KernelWorker) -> No
 
 def test_crash_is_reported_with_the_signal(worker: KernelWorker) -> None:
     cand = only("crash.cl")
-    outcome = check_kernel(worker, cand.source, cand.name)
+    outcome = check_kernel(worker, cand.source, cand.name, policies=("clgen",))
     assert outcome.verdict == "crash" and "SIGSEGV" in outcome.details["message"]
 
 
@@ -229,8 +229,11 @@ def test_behaviour_preserved_on_every_sample_that_compiles(worker: KernelWorker)
         if not filtered.accepted:
             continue
         new = rewrite(filtered.source)
-        before = check_kernel(worker, filtered.source, cand.name, timeout=1)
-        after = check_kernel(worker, new.source, new.kernel_names[cand.name], timeout=1)
+        # one payload policy: this is about the rewriter (policies: test_kernels_real_code)
+        before = check_kernel(worker, filtered.source, cand.name, timeout=1, policies=("clgen",))
+        after = check_kernel(
+            worker, new.source, new.kernel_names[cand.name], timeout=1, policies=("clgen",)
+        )
         assert before.verdict == after.verdict, (cand.file, cand.name)
         if before.verdict in ("useful", "input-insensitive", "no-output"):
             for (_, out_a), (_, out_b) in zip(before.runs, after.runs, strict=True):
@@ -251,10 +254,13 @@ def test_payload_follows_clgens_rules() -> None:
         ArgSpec("x", "private", "float"),
     ]
     one, same, other = (make_payload(specs, 64, s) for s in (1, 1, 2))
-    assert one.values[0].shape == (64,) and one.values[1].shape == (256,)
+    assert one.data(0).shape == (64,) and one.data(1).shape == (256,)
     assert one.values[2] == 64 * 4 and int(one.values[3]) == 64
     assert np.array_equal(one.values[0], same.values[0])
-    assert not np.array_equal(one.values[0], other.values[0])
+    assert not np.array_equal(one.data(0), other.data(0))
+    # the guard after each buffer is the same in every payload
+    assert np.array_equal(one.values[0][64:], other.values[0][64:])
+    assert len(one.values[0]) - 64 >= 4096
     assert one.transfer_bytes() == 64 * 4 + 2 * 256 * 4
 
 

@@ -16,11 +16,13 @@ from curator.commands.options import DbOption
 from curator.console import err, out
 from curator.presentation.progress import source_progress
 from curator.presentation.text import labelled, one_line
+from engines.kernels.payload import DEFAULT_POLICIES
 from engines.kernels.pipeline import CheckSettings, check_kernels
 from store.kernel_records import KernelCheck, StoredKernel
 from store.kernels import kernels_in_set, unchecked_kernels
 from store.sets import get_set
 
+_POLICIES = {"all": DEFAULT_POLICIES, "clgen": ("clgen",)}
 check_app = typer.Typer(help="Run dynamic checks on stored items.", no_args_is_help=True)
 
 VERDICT_STYLES = {
@@ -30,6 +32,7 @@ VERDICT_STYLES = {
     "non-deterministic": "magenta",
     "timeout": "red",
     "crash": "red",
+    "out-of-bounds": "red",
     "compile-error": "red",
     "too-few-instructions": "yellow",
 }
@@ -53,10 +56,15 @@ def check_kernels_command(
     timeout: Annotated[
         float, typer.Option("--timeout", min=0.1, help="Seconds allowed per run.")
     ] = 5.0,
+    payload: Annotated[
+        str, typer.Option("--payload", help="all: the payload policies in order; clgen: CLgen's.")
+    ] = "all",
     as_json: Annotated[bool, typer.Option("--json", help="One JSON record per kernel.")] = False,
     db: DbOption = None,
 ) -> None:
     """Run each kernel four times (A1, B1, A2, B2) in a child process and record a verdict."""
+    if payload not in ("all", "clgen"):
+        raise typer.BadParameter(f"{payload!r}: choose all or clgen", param_hint="--payload")
     if (set_name is None) == (not unchecked):
         err.print(labelled("error", "red", "give a SET or --unchecked (one of them)"))
         raise typer.Exit(2)
@@ -73,7 +81,11 @@ def check_kernels_command(
         with view.progress, kernel_worker() as worker:
             view.start(len(kernels))
             results = check_kernels(
-                store, kernels, CheckSettings(global_size, local_size, timeout), view.record, worker
+                store,
+                kernels,
+                CheckSettings(global_size, local_size, timeout, _POLICIES[payload]),
+                view.record,
+                worker,
             )
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]: checks finished so far are saved")
@@ -95,7 +107,7 @@ class _CheckView:
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json
         self.table = Table(title="Kernel checks", title_justify="left")
-        for name in ("item", "file", "kernel", "verdict"):
+        for name in ("item", "file", "kernel", "verdict", "payload"):
             self.table.add_column(name, justify="right" if name == "item" else "left")
         self.progress = source_progress()
         self.task: TaskID | None = None
@@ -110,6 +122,7 @@ class _CheckView:
                 "source_file": kernel.source_file,
                 "kernel_name": kernel.kernel_name,
                 "verdict": result.verdict,
+                "payload_policy": result.details.get("payload_policy"),
             }
             out.file.write(json.dumps(line, ensure_ascii=True) + "\n")
             out.file.flush()
@@ -119,6 +132,7 @@ class _CheckView:
                 one_line(kernel.source_file, 60),
                 one_line(kernel.kernel_name, 40),
                 Text(result.verdict, VERDICT_STYLES.get(result.verdict, "")),
+                str(result.details.get("payload_policy", "-")),
             )
         if self.task is not None:
             self.progress.advance(self.task)

@@ -17,6 +17,7 @@ from curator.console import out
 from curator.presentation.ir_tables import counts_table, print_ir_stats
 from curator.presentation.text import one_line
 from store.ir import ir_corpus_table
+from store.kernels import kernel_reason_counts, kernel_verdict_counts
 from store.stats import corpus_stats
 
 
@@ -42,15 +43,41 @@ def _ir_view(db: Path | None, as_json: bool) -> None:
         print_ir_stats(data)
 
 
+def _kernel_view(db: Path | None, as_json: bool) -> None:
+    store = open_db(db)
+    try:
+        data = {"verdicts": kernel_verdict_counts(store), **kernel_reason_counts(store)}
+    finally:
+        store.close()
+    if as_json:
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=True))
+        return
+    out.print(_table("Kernels by verdict", ("verdict", "kernels"), list(data["verdicts"].items())))
+    out.print(
+        _table("Refused kernels by reason", ("reason", "kernels"), list(data["refusals"].items()))
+    )
+    rows = [(*key.split(" / ", 1), n) for key, n in data["verdicts_by_policy"].items()]
+    out.print(
+        _table(
+            "Checked kernels by verdict and payload policy", ("verdict", "policy", "kernels"), rows
+        )
+    )
+
+
 # `--kind NAME`: a kind's own statistics instead of the overview.
-KIND_VIEWS: dict[str, Callable[[Path | None, bool], None]] = {"ir": _ir_view}
+KIND_VIEWS: dict[str, Callable[[Path | None, bool], None]] = {
+    "ir": _ir_view,
+    "kernel": _kernel_view,
+}
 
 
 def stats(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
     kind: Annotated[
         str | None,
-        typer.Option("--kind", help="One kind's own statistics instead of the overview: ir."),
+        typer.Option(
+            "--kind", help="One kind's own statistics instead of the overview: ir, kernel."
+        ),
     ] = None,
     db: DbOption = None,
 ) -> None:

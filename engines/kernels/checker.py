@@ -3,7 +3,11 @@
 A kernel runs four times on payloads A1, B1, A2, B2 with A1 = A2, B1 = B2, A1 != B1.
 Verdicts: ``no-output`` (a run leaves its buffers as they were), ``input-insensitive``
 (A and B give the same outputs), ``non-deterministic`` (A1 != A2 or B1 != B2), else
-``useful``; ``compile-error``, ``timeout`` and ``crash`` when it gets no further.
+``useful``; ``out-of-bounds`` when a run wrote into a buffer's guard region, or when a
+fifth run of payload A with other guard values gives other outputs (a read past the end);
+``compile-error``, ``timeout`` and ``crash`` when it gets no further. Payload policies
+(:mod:`engines.kernels.payload`) are tried in order while a kernel crashes or writes
+out of bounds; A and B always share their scalars and differ in their buffers.
 
 Kernels run in a long-lived child process (:class:`KernelWorker`) with a memory cap;
 each stage has its own timeout. A child that hangs is killed, one that dies is
@@ -26,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from engines.kernels.payload import DEFAULT_POLICIES, POLICIES, dimensions, geometry, int_value
 from engines.kernels.worker import DEVICE_ENV, MEMORY_ENV, read_frame, write_frame
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -223,6 +228,9 @@ def judge(runs: list[tuple[list[np.ndarray], list[np.ndarray]]]) -> tuple[str, d
     return "useful", {"written_buffers": len(written)}
 
 
+RETRY_VERDICTS = frozenset({"crash", "out-of-bounds"})
+
+
 def check_kernel(
     worker: KernelWorker,
     source: str,
@@ -232,21 +240,98 @@ def check_kernel(
     timeout: float = 5.0,
     seeds: Sequence[int] = SEEDS,
     on_stage: Callable[[str, float], None] | None = None,
+    policies: Sequence[str] = DEFAULT_POLICIES,
+    role_names: list[str] | None = None,
 ) -> CheckOutcome:
-    """Build ``source`` and run ``kernel`` (the only one when None) on the four payloads.
+    """Build ``source`` and run ``kernel`` (the only one when None) on the four payloads,
+    under each payload policy in turn while the verdict is ``crash`` or
+    ``out-of-bounds`` (a policy that would give the same payload as one tried is
+    skipped). The verdict of the first policy that gets further is kept; when none
+    does, an out-of-bounds write found by any policy, else the first policy's verdict.
+    ``details["payload_policy"]`` names the policy the verdict comes from and
+    ``details["policies_tried"]`` what each one gave. ``role_names``: the argument names
+    as written, when ``source`` is a renamed (normalised) kernel.
 
     ``on_stage(stage, fraction)`` hears of each stage before the checker waits on it.
     """
+    tried: list[dict[str, Any]] = []
+    outcomes: list[CheckOutcome] = []
+    for policy in policies:
+        if outcomes and not _differs(policy, outcomes[0].details, source, global_size, role_names):
+            continue
+        outcome = _attempt(
+            worker,
+            source,
+            kernel,
+            global_size,
+            local_size,
+            timeout,
+            seeds,
+            on_stage,
+            policy,
+            role_names,
+        )
+        outcome.details["payload_policy"] = policy
+        outcomes.append(outcome)
+        tried.append({"policy": policy, "verdict": outcome.verdict})
+        if outcome.verdict not in RETRY_VERDICTS or "args" not in outcome.details:
+            break
+    final = outcomes[-1]
+    if final.verdict in RETRY_VERDICTS:
+        final = next((o for o in outcomes if o.verdict == "out-of-bounds"), outcomes[0])
+    if len(tried) > 1:
+        final.details["policies_tried"] = tried
+    return final
+
+
+def _differs(
+    policy: str,
+    first: dict[str, Any],
+    source: str,
+    global_size: int,
+    role_names: list[str] | None,
+) -> bool:
+    """Whether ``policy`` gives another payload than CLgen's for this kernel."""
+    rule = POLICIES[policy]
+    if rule.pad > 1:
+        return True
+    if rule.shaped and dimensions(source) > 1:
+        return True
+    shape = geometry(global_size, 1)
+    args = [a["name"] for a in first.get("args", [])]
+    names = role_names if role_names and len(role_names) == len(args) else args
+    alias = dict(zip(args, names, strict=True))
+    return any(
+        int_value(alias.get(name, name), rule, shape, global_size) != value
+        for name, value in first.get("scalars", {}).items()
+        if isinstance(value, int)
+    )
+
+
+def _attempt(
+    worker: KernelWorker,
+    source: str,
+    kernel: str | None,
+    global_size: int,
+    local_size: int,
+    timeout: float,
+    seeds: Sequence[int],
+    on_stage: Callable[[str, float], None] | None,
+    policy: str,
+    role_names: list[str] | None = None,
+) -> CheckOutcome:
+    """One policy's four runs and CLgen's verdict on them."""
     first = worker.proc is None
     stages = len(seeds) + 2
 
     def stage(name: str, done: int) -> str:
         if on_stage is not None:
-            on_stage(name, done / stages)
+            on_stage(name if policy == "clgen" else f"{name} ({policy})", done / stages)
         return name
 
     details: dict[str, Any] = {"global_size": global_size, "timeout_s": timeout}
     runs: list[tuple[list[np.ndarray], list[np.ndarray]]] = []
+    spilled: set[str] = set()
     started = time.perf_counter()
     try:
         worker.send(
@@ -257,6 +342,9 @@ def check_kernel(
                 "global_size": global_size,
                 "local_size": local_size,
                 "seeds": list(seeds),
+                "policy": policy,
+                "probe": len(seeds) == 4,
+                "role_names": role_names,
             }
         )
         built = worker.receive(
@@ -273,6 +361,8 @@ def check_kernel(
             local_size=built["local_size"],
             transfer_bytes=built["transfer_bytes"],
             args=built["args"],
+            scalars=built.get("scalars", {}),
+            range=built.get("range", [global_size]),
         )
         for index in range(len(seeds)):
             # PoCL compiles the work-group function at the first launch: allow for it
@@ -284,14 +374,33 @@ def check_kernel(
                 details["message"] = f"launch failed: {ran['error']}"
                 return CheckOutcome("crash", details)
             runs.append((ran["inputs"], ran["outputs"]))
+            spilled.update(ran.get("oob", []))
+        probe = None
+        if len(seeds) == 4:
+            probe = worker.receive(timeout, stage("probing the guards", stages - 1))
+            if "error" in probe:
+                details["probe"] = probe["error"]
+                probe = None
         worker.receive(timeout, stage("finishing", stages - 1))
     except WorkerFailure as exc:
         details["message"] = exc.detail
         return CheckOutcome(exc.verdict, details, runs)
     finally:
         details["seconds"] = round(time.perf_counter() - started, 4)
+    if spilled:
+        details["out_of_bounds"] = sorted(spilled)
+        details["message"] = "a run wrote past the end of " + ", ".join(sorted(spilled))
+        return CheckOutcome("out-of-bounds", details, runs)
     if len(seeds) != 4:
         return CheckOutcome("useful", details, runs)
     verdict, why = judge(runs)
+    if (
+        verdict in ("useful", "input-insensitive", "no-output")
+        and probe is not None
+        and not _equal(probe["outputs"], runs[0][1])
+    ):
+        details["message"] = "a run read past the end of a buffer (its outputs follow the guard)"
+        details["out_of_bounds"] = "read"
+        return CheckOutcome("out-of-bounds", details, runs)
     details.update(why)
     return CheckOutcome(verdict, details, runs)

@@ -11,7 +11,8 @@ from typing import Any
 
 from engines.kernels.checker import KernelWorker
 from engines.kernels.features import instruction_count, parse_ir, static_features
-from engines.kernels.shim import apply_shim, shim_for
+from engines.kernels.hostflags import HostDefine
+from engines.kernels.infer import Assumption, classify_refusal, resolve_build
 
 MIN_INSTRUCTIONS = 3
 CLANG_TIMEOUT_S = 60.0
@@ -31,6 +32,16 @@ class FilterResult:
     shim_names: list[str] = field(default_factory=list)
     instructions: int | None = None
     features: dict[str, Any] = field(default_factory=dict)
+    assumptions: list[Assumption] = field(default_factory=list)
+    builds: int = 1
+
+    @property
+    def refusal(self) -> str | None:
+        """The named reason of a refusal (:data:`engines.kernels.infer.REFUSAL_CLASSES`)."""
+        return None if self.accepted else classify_refusal(self.verdict, self.message, self.source)
+
+    def assumed(self) -> list[dict[str, str]]:
+        return [{"name": a.name, "line": a.line, "origin": a.origin} for a in self.assumptions]
 
 
 def clang_path() -> str:
@@ -88,22 +99,44 @@ def measure(source: str) -> tuple[int | None, dict[str, int], str]:
 
 
 def rejection_filter(
-    worker: KernelWorker, source: str, min_instructions: int = MIN_INSTRUCTIONS
+    worker: KernelWorker,
+    source: str,
+    min_instructions: int = MIN_INSTRUCTIONS,
+    host: dict[str, HostDefine] | None = None,
 ) -> FilterResult:
-    """Accept ``source`` when it builds on the device (with the shim if it must) and has at
-    least ``min_instructions`` instructions; the compiler's message goes with a refusal."""
+    """Accept ``source`` when it builds on the device (with what the host passes, the
+    shim and bounded guesses when it must: :func:`engines.kernels.infer.resolve_build`)
+    and has at least ``min_instructions`` instructions; the compiler's message goes with
+    a refusal."""
     built = worker.build(source)
-    names: list[str] = []
+    assumptions: list[Assumption] = []
     compiled = source
+    builds = 1
     if not built.ok:
-        _header, names = shim_for(source)
-        shimmed = apply_shim(source, names) if names else None
-        if shimmed is None or not worker.build(shimmed).ok:
-            return FilterResult(False, "compile-error", built.message, source)
-        compiled = shimmed
+
+        def build(text: str) -> tuple[bool, str]:
+            again = worker.build(text)
+            return again.ok, again.message
+
+        resolved = resolve_build(build, source, built.message, host)
+        builds += resolved.builds
+        if not resolved.ok:
+            message = resolved.message if resolved.builds else built.message
+            return FilterResult(
+                False,
+                "compile-error",
+                message,
+                source,
+                assumptions=resolved.assumptions,
+                builds=builds,
+            )
+        compiled, assumptions = resolved.source, resolved.assumptions
+    names = [a.name for a in assumptions if a.origin != "no-header"]
     count, feats, problem = measure(compiled)
     if count is None:
-        return FilterResult(False, "compile-error", problem, compiled, names)
+        return FilterResult(
+            False, "compile-error", problem, compiled, names, None, {}, assumptions, builds
+        )
     if count < min_instructions:
         return FilterResult(
             False,
@@ -113,5 +146,7 @@ def rejection_filter(
             names,
             count,
             feats,
+            assumptions,
+            builds,
         )
-    return FilterResult(True, None, None, compiled, names, count, feats)
+    return FilterResult(True, None, None, compiled, names, count, feats, assumptions, builds)

@@ -134,17 +134,35 @@ def arg_specs(kernel: Any) -> list[ArgSpec]:
 def local_size_for(kernel: Any, global_size: int, wanted: int) -> int:
     """The requested work-group size, lowered to what the kernel allows and to a
     divisor of the global size."""
+    return local_shape_for(kernel, (global_size,), wanted)[0]
+
+
+def local_shape_for(kernel: Any, shape: tuple[int, ...], wanted: int) -> tuple[int, ...]:
+    """A work-group shape for the range ``shape``: the kernel's required size when it
+    names one, else ``wanted`` work-items in 1-D, 16 x 16 in 2-D, 8 x 8 x 8 in 3-D,
+    each side a divisor of the range's side, the product within the kernel's limit."""
     rt = runtime()
     required = kernel.get_work_group_info(
         cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE, rt.device
     )
     if required and required[0]:
-        return int(required[0])
-    limit = kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, rt.device)
-    size = max(1, min(wanted, int(limit), global_size))
-    while global_size % size:
-        size -= 1
-    return size
+        return tuple(int(r) for r in list(required)[: len(shape)])
+    limit = int(kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, rt.device))
+    side = {1: wanted, 2: 16}.get(len(shape), 8)  # 16 x 16 matches the usual tile
+    sizes = []
+    budget = max(1, limit)
+    for extent in shape:
+        size = max(1, min(side, extent, budget))
+        while extent % size:
+            size -= 1
+        sizes.append(size)
+        budget = max(1, budget // size)
+    return tuple(sizes)
+
+
+def padded_range(shape: tuple[int, ...], local: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` rounded up to whole work-groups (a required size need not divide it)."""
+    return tuple(-(-g // lo) * lo for g, lo in zip(shape, local, strict=True))
 
 
 def _scalar(value: np.ndarray) -> Any:
@@ -157,8 +175,16 @@ def _scalar(value: np.ndarray) -> Any:
     return out
 
 
-def execute(kernel: Any, payload: Payload, global_size: int, local_size: int) -> list[np.ndarray]:
-    """Run one kernel on one payload; returns every global buffer after the run."""
+def execute(
+    kernel: Any,
+    payload: Payload,
+    global_size: int | tuple[int, ...],
+    local_size: int | tuple[int, ...],
+) -> list[np.ndarray]:
+    """Run one kernel on one payload over a 1-, 2- or 3-D range; returns every global
+    buffer (guard included) after the run."""
+    shape = global_size if isinstance(global_size, tuple) else (global_size,)
+    local = local_size if isinstance(local_size, tuple) else (local_size,)
     rt = runtime()
     args: list[Any] = []
     buffers: dict[int, Any] = {}
@@ -174,7 +200,7 @@ def execute(kernel: Any, payload: Payload, global_size: int, local_size: int) ->
         else:
             args.append(_scalar(value))
     kernel.set_args(*args)
-    cl.enqueue_nd_range_kernel(rt.queue, kernel, (global_size,), (local_size,))
+    cl.enqueue_nd_range_kernel(rt.queue, kernel, padded_range(shape, local), local)
     rt.queue.finish()
     outputs = []
     for i in payload.global_indices():

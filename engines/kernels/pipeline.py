@@ -22,15 +22,20 @@ from engines.commits.sources import SourceError, is_url, resolve_source
 from engines.kernels.checker import KernelWorker, check_kernel
 from engines.kernels.compile import MIN_INSTRUCTIONS, ToolError, rejection_filter
 from engines.kernels.features import combined, with_dynamic
+from engines.kernels.hostflags import HostFlagIndex, HostFlags
+from engines.kernels.payload import DEFAULT_POLICIES, parameter_names
 from engines.kernels.rewrite import RewriteError, rewrite, source_hash
 from engines.kernels.scrape import (
     Candidate,
+    Resolver,
     candidate_keys,
     decode_source,
     is_candidate_file,
     scrape_text,
+    tree_resolver,
 )
 from engines.kernels.shim import apply_shim, shim_for
+from engines.kernels.tree import SourceTree
 from engines.reporting import SilentReporter, SourceReporter, cumulative_counts, tally
 from store import Store
 from store.commits import load_checkpoint
@@ -66,14 +71,17 @@ class SourceFile:
     read: Callable[[], bytes]
 
 
-def _walk(spec: str, clone_dir: Path | None) -> tuple[str, Path, list[SourceFile]]:
-    """The stored source name, the include root, and the candidate files in order."""
+def _walk(
+    spec: str, clone_dir: Path | None
+) -> tuple[str, Path, list[SourceFile], SourceTree | None]:
+    """The stored source name, the include root, the candidate files in order, and the
+    whole tree (every file, for headers and the host's build options; None for one file)."""
     if is_url(spec):
         repo = resolve_source(spec, clone_dir)
         listing = run_git(repo.path, "ls-tree", "-r", "-z", "--name-only", "HEAD").decode(
             "utf-8", "surrogateescape"
         )
-        names = sorted(n for n in listing.split("\0") if n and is_candidate_file(Path(n)))
+        every = sorted(n for n in listing.split("\0") if n)
         root = repo.path
 
         def reader(name: str) -> Callable[[], bytes]:
@@ -82,23 +90,46 @@ def _walk(spec: str, clone_dir: Path | None) -> tuple[str, Path, list[SourceFile
 
             return read
 
-        return spec, root, [SourceFile(n, root / n, reader(n)) for n in names]
+        tree = SourceTree({n: reader(n) for n in every})
+        names = [n for n in every if is_candidate_file(Path(n))]
+        return spec, root, [SourceFile(n, root / n, tree.readers[n]) for n in names], tree
     path = Path(spec).expanduser()
     if not path.exists():
         raise SourceError("no such file or directory")
     path = path.resolve()
     if path.is_file():
-        return str(path), path.parent, [SourceFile(path.name, path, path.read_bytes)]
+        return str(path), path.parent, [SourceFile(path.name, path, path.read_bytes)], None
     files = []
+    readers: dict[str, Callable[[], bytes]] = {}
     for file in sorted(path.rglob("*")):
         rel = file.relative_to(path)
         if any(part.startswith(".") for part in rel.parts):
             continue
         if not file.is_file() and not file.is_symlink():  # a dangling link is reported
             continue
+        if file.is_file():
+            readers[rel.as_posix()] = file.read_bytes
         if is_candidate_file(file):
             files.append(SourceFile(str(rel), file, file.read_bytes))
-    return str(path), path, files
+    return str(path), path, files, SourceTree(readers)
+
+
+@dataclass
+class SourceContext:
+    """Per source: its tree's header search and the host's build options per folder."""
+
+    tree: SourceTree | None
+    flags: HostFlagIndex | None = None
+
+    def __post_init__(self) -> None:
+        if self.tree is not None:
+            self.flags = HostFlagIndex(self.tree)
+
+    def for_file(self, rel: str) -> tuple[Resolver | None, HostFlags]:
+        if self.tree is None or self.flags is None:
+            return None, HostFlags()
+        flags = self.flags.flags_for(Path(rel).as_posix())
+        return tree_resolver(self.tree, flags.include_dirs), flags
 
 
 def _row(
@@ -108,8 +139,10 @@ def _row(
     worker: KernelWorker,
     min_instructions: int,
     report: SourceReporter,
+    flags: HostFlags | None = None,
 ) -> KernelRow:
-    result = rejection_filter(worker, cand.source, min_instructions)
+    host = flags.defines if flags is not None else None
+    result = rejection_filter(worker, cand.source, min_instructions, host)
     normalized: str | None = None
     features: dict[str, Any] = dict(result.features)
     if features:
@@ -119,6 +152,12 @@ def _row(
         "includes": list(cand.includes),
         "device": worker.device,
     }
+    if flags is not None and flags.files:
+        provenance["build_flags"] = flags.provenance()
+    if result.assumptions:
+        provenance["assumed"] = result.assumed()
+    if result.refusal is not None:
+        provenance["refusal"] = result.refusal
     if result.accepted:
         try:
             normalized = rewrite(result.source).source
@@ -186,7 +225,8 @@ def _mine_source(
     summary: SourceSummary,
     batch_rows: int,
 ) -> None:
-    source, root, files = _walk(spec, clone_dir)
+    source, root, files, tree = _walk(spec, clone_dir)
+    context = SourceContext(tree)
     summary.source = source
     scope = f"min_instructions={min_instructions}"
     checkpoint = load_checkpoint(store, KIND, source, scope)
@@ -215,10 +255,11 @@ def _mine_source(
         summary.files += 1
         unflushed += 1
         last_file = file.rel
-        for row in _file_rows(source, root, file, worker, min_instructions, report, summary):
+        rows = _file_rows(source, root, file, worker, min_instructions, report, summary, context)
+        for row in rows:
             pending.append(row)
             if row.verdict:
-                summary.filtered[row.verdict] += 1
+                summary.filtered[row.provenance.get("refusal", row.verdict)] += 1
         if len(pending) >= batch_rows or time.monotonic() - flushed_at > BATCH_SECONDS:
             flush()
     flush()
@@ -232,6 +273,7 @@ def _file_rows(
     min_instructions: int,
     report: SourceReporter,
     summary: SourceSummary,
+    context: SourceContext | None = None,
 ) -> Iterator[KernelRow]:
     try:
         data = file.read()
@@ -250,12 +292,15 @@ def _file_rows(
     text, warning = decode_source(data)
     if warning:
         report.problem(f"{file.rel}: {warning}")
-    scraped = scrape_text(text, file.rel, file.path, root)
+    resolver, flags = (context or SourceContext(None)).for_file(file.rel)
+    scraped = scrape_text(
+        text, Path(file.rel).as_posix() if resolver else file.rel, file.path, root, resolver
+    )
     for warning in scraped.warnings:
         report.problem(warning)
     for cand, key in zip(scraped.candidates, candidate_keys(scraped.candidates), strict=True):
         summary.seen += 1
-        yield _row(source, f"{source}::{key}", cand, worker, min_instructions, report)
+        yield _row(source, f"{source}::{key}", cand, worker, min_instructions, report, flags)
 
 
 _COUNTED = ("files", "seen", "stored", "duplicates", "known", "unreadable")
@@ -270,6 +315,7 @@ class CheckSettings:
     global_size: int = 1024
     local_size: int = 32
     timeout: float = 5.0
+    policies: tuple[str, ...] = DEFAULT_POLICIES
 
 
 def check_one(
@@ -285,11 +331,16 @@ def check_one(
         return KernelCheck(
             kernel.item_id, kernel.verdict or "compile-error", details, kernel.features
         )
+    role_names = None
     if kernel.normalized_source:
         source, name = kernel.normalized_source, None
+        # roles come from the names as written, not the rewriter's a, b, c...
+        role_names = parameter_names(kernel.original_source, kernel.kernel_name)
     else:
         source = kernel.original_source
-        if kernel.shim_needed:
+        if kernel.prelude:
+            source = kernel.prelude + source
+        elif kernel.shim_needed:
             source = apply_shim(source, shim_for(source)[1])
         name = kernel.kernel_name
     outcome = check_kernel(
@@ -300,6 +351,8 @@ def check_one(
         settings.local_size,
         settings.timeout,
         on_stage=on_stage,
+        policies=settings.policies,
+        role_names=role_names,
     )
     features = dict(kernel.features)
     if "transfer_bytes" in outcome.details:

@@ -27,7 +27,7 @@ from engines.kernels.ctext import KEYWORDS, TYPE_WORDS
 _TOKEN = re.compile(
     r"(?P<ws>\s+)"
     r"|(?P<pp>^[ \t]*#[^\n]*)"
-    r"|(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eEpP][+-]?\d+)?[a-zA-Z]*|0[xX][0-9a-fA-F.]+[pP]?[-+]?\w*)"
+    r"|(?P<num>0[xX][0-9a-fA-F.]+(?:[pP][-+]?\d+)?\w*|(?:\d+\.?\d*|\.\d+)(?:[eEpP][+-]?\d+)?[a-zA-Z]*)"
     r"|(?P<id>[A-Za-z_]\w*)"
     r'|(?P<str>"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\')'
     r"|(?P<op>>>=|<<=|\.\.\.|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&^|]=|##|[^\s\w])",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,12 +17,15 @@ from engines.kernels.ctext import (
     blank_comments_and_strings,
     identifiers,
 )
+from engines.kernels.tree import SourceTree
 
 DEVICE_SUFFIXES = frozenset({".cl", ".ocl", ".clh"})
 HOST_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".inl"})
 MAX_INCLUDE_DEPTH = 8
 
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"[^\n]*$', re.MULTILINE)
+_INCLUDE = re.compile(
+    r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)[^\n]*$', re.MULTILINE
+)
 _KERNEL_MARK = re.compile(r"\b(?:__kernel|kernel)\b")
 _PP_NAME = re.compile(r"#\s*(\w+)\s*(\w*)")
 _CONDITIONAL = {"if", "ifdef", "ifndef", "elif", "else", "endif"}
@@ -67,32 +71,68 @@ def decode_source(data: bytes) -> tuple[str, str | None]:
         return data.decode("latin-1"), f"not valid UTF-8 (byte {exc.start}); read as Latin-1"
 
 
+Resolver = Callable[[str, str], "tuple[str, str] | None"]
+
+
+def directory_resolver(root: Path) -> Resolver:
+    """Headers next to the including file or under ``root`` (keys are paths)."""
+
+    def resolve(name: str, including: str) -> tuple[str, str] | None:
+        for base in (Path(including).parent, root):
+            target = (base / name).resolve()
+            if target.is_file():
+                try:
+                    body, _ = decode_source(target.read_bytes())
+                except OSError:
+                    return None
+                return str(target), body
+        return None
+
+    return resolve
+
+
+def tree_resolver(tree: SourceTree, extra_dirs: Sequence[str] = ()) -> Resolver:
+    """Headers anywhere in ``tree`` (:meth:`SourceTree.resolve`; keys are relative paths)."""
+
+    def resolve(name: str, including: str) -> tuple[str, str] | None:
+        rel = tree.resolve(name, including, extra_dirs)
+        if rel is None:
+            return None
+        text = tree.text(rel)
+        return None if text is None else (rel, text)
+
+    return resolve
+
+
 def inline_includes(
-    text: str, directory: Path, root: Path, seen: tuple[Path, ...] = (), depth: int = 0
+    text: str,
+    directory: Path,
+    root: Path,
+    seen: tuple[str, ...] = (),
+    depth: int = 0,
+    resolver: Resolver | None = None,
+    including: str | None = None,
 ) -> tuple[str, list[str]]:
-    """Replace ``#include "x"`` by the file's text when it exists next to the including
-    file or under ``root``; other includes stay as written. Returns the names inlined."""
+    """Replace ``#include "x"`` (and ``<x>`` when the tree has it) by the file's text;
+    headers not found stay as written. Returns the names inlined. Without a
+    ``resolver`` a header is looked for next to the including file and under ``root``."""
+    resolve = resolver or directory_resolver(root)
+    here = including if including is not None else str(directory / "_")
     inlined: list[str] = []
 
     def repl(m: re.Match[str]) -> str:
-        name = m.group(1)
-        for base in (directory, root):
-            target = (base / name).resolve()
-            if target.is_file():
-                break
-        else:
+        name = m.group(1) or m.group(2)
+        found = resolve(name, here)
+        if found is None:
             return m.group(0)
-        if target in seen or depth >= MAX_INCLUDE_DEPTH:
+        key, body = found
+        if key in seen or depth >= MAX_INCLUDE_DEPTH:
             return f"/* include {name} skipped: cycle or too deep */"
+        inner, more = inline_includes(body, directory, root, (*seen, key), depth + 1, resolve, key)
         try:
-            body, _ = decode_source(target.read_bytes())
-        except OSError:
-            return m.group(0)
-        inner, more = inline_includes(body, target.parent, root, (*seen, target), depth + 1)
-        try:
-            inlined.append(str(target.relative_to(root)))
+            inlined.append(str(Path(key).relative_to(root)) if Path(key).is_absolute() else key)
         except ValueError:
-            inlined.append(str(target))
+            inlined.append(key)
         inlined.extend(more)
         return inner
 
@@ -280,8 +320,11 @@ def split_kernels(code: str, file: str, origin: str, line_offset: int = 0) -> li
     return candidates
 
 
-def scrape_text(text: str, file: str, path: Path, root: Path) -> ScrapeResult:
-    """Candidates from the text of one file (``path`` locates its local includes)."""
+def scrape_text(
+    text: str, file: str, path: Path, root: Path, resolver: Resolver | None = None
+) -> ScrapeResult:
+    """Candidates from the text of one file (``path`` locates its local includes;
+    ``resolver``, when given, finds them anywhere in the source's tree)."""
     result = ScrapeResult()
     suffix = path.suffix.lower()
     if suffix in DEVICE_SUFFIXES:
@@ -290,8 +333,9 @@ def scrape_text(text: str, file: str, path: Path, root: Path) -> ScrapeResult:
     else:
         blocks = embedded_strings(text)
         origin = "embedded"
+    including = file if resolver is not None else None
     for code, line in blocks:
-        inlined, includes = inline_includes(code, path.parent, root)
+        inlined, includes = inline_includes(code, path.parent, root, (), 0, resolver, including)
         for cand in split_kernels(inlined, file, origin, line - 1):
             result.candidates.append(
                 Candidate(cand.name, cand.source, file, origin, cand.line, tuple(includes))

@@ -4,9 +4,11 @@ It reads length-prefixed pickled requests on stdin and answers on the original s
 (stray output of the OpenCL runtime goes to stderr instead). Requests:
 
 - ``{"op": "build", "source"}`` -> ``{"ok", "message", "kernels", "device"}``
-- ``{"op": "run", "source", "kernel", "global_size", "local_size", "seeds"}`` ->
-  a ``built`` frame, then one ``ran`` frame per seed (inputs and outputs of every
-  global buffer), then ``done``; the parent times each frame separately.
+- ``{"op": "run", "source", "kernel", "global_size", "local_size", "seeds", "policy"}``
+  -> a ``built`` frame, then one ``ran`` frame per seed (inputs and outputs of the
+  payload part of every global buffer, and the buffers whose guard a run wrote into),
+  with ``"probe": true`` a ``probe`` frame (A's payload again with other guard values),
+  then ``done``; the parent times each frame separately.
 """
 
 from __future__ import annotations
@@ -78,18 +80,33 @@ def _build(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run(request: dict[str, Any], out: BinaryIO) -> None:
-    from engines.kernels.payload import UnsupportedArgument, make_payload
+    from engines.kernels.payload import (
+        POLICIES,
+        PROBE_GUARD_SEED,
+        UnsupportedArgument,
+        dimensions,
+        geometry,
+        make_payload,
+    )
 
     device = _device()
     built = device.build(request["source"])
     if not built.ok:
         write_frame(out, {"stage": "built", "ok": False, "message": built.message})
         return
+    policy = POLICIES[request.get("policy", "clgen")]
+    size = request["global_size"]
     try:
         kernel, specs = device.prepare(built.program, request.get("kernel"), request["source"])
         name = kernel.function_name
-        payloads = [make_payload(specs, request["global_size"], seed) for seed in request["seeds"]]
-        local = device.local_size_for(kernel, request["global_size"], request["local_size"])
+        dims = dimensions(request["source"]) if policy.shaped else 1
+        shape = geometry(size, dims)
+        names = request.get("role_names")
+        payloads = [
+            make_payload(specs, size, seed, policy, shape, role_names=names)
+            for seed in request["seeds"]
+        ]
+        local = device.local_shape_for(kernel, shape, request["local_size"])
     except (UnsupportedArgument, ValueError, AttributeError) as exc:
         write_frame(out, {"stage": "built", "ok": True, "unsupported": str(exc)})
         return
@@ -100,18 +117,51 @@ def _run(request: dict[str, Any], out: BinaryIO) -> None:
             "ok": True,
             "kernel": name,
             "args": [vars(s) for s in specs],
-            "local_size": local,
+            "local_size": local[0] if len(local) == 1 else list(local),
+            "range": list(shape),
+            "scalars": {
+                s.name: payloads[0].values[i].item()
+                for i, s in enumerate(specs)
+                if not s.is_pointer and payloads[0].values[i].ndim == 0
+            },
             "transfer_bytes": payloads[0].transfer_bytes(),
         },
     )
     for index, payload in enumerate(payloads):
-        inputs = [payload.values[i].copy() for i in payload.global_indices()]
+        buffers = payload.global_indices()
+        inputs = [payload.data(i).copy() for i in buffers]
         try:
-            outputs = device.execute(kernel, payload, request["global_size"], local)
+            outputs = device.execute(kernel, payload, shape, local)
         except Exception as exc:  # the runtime refused the launch: report it, stay alive
             write_frame(out, {"stage": "ran", "index": index, "error": device.first_line(str(exc))})
             return
-        write_frame(out, {"stage": "ran", "index": index, "inputs": inputs, "outputs": outputs})
+        spilled = [
+            specs[i].name
+            for i, o in zip(buffers, outputs, strict=True)
+            if payload.guard_changed(i, o)
+        ]
+        outputs = [payload.data(i, o) for i, o in zip(buffers, outputs, strict=True)]
+        write_frame(
+            out,
+            {"stage": "ran", "index": index, "inputs": inputs, "outputs": outputs, "oob": spilled},
+        )
+    if request.get("probe") and request["seeds"]:
+        probe = make_payload(
+            specs, size, request["seeds"][0], policy, shape, PROBE_GUARD_SEED, names
+        )
+        try:
+            outputs = device.execute(kernel, probe, shape, local)
+        except Exception as exc:  # reported as the probe's failure; the verdict stands
+            write_frame(out, {"stage": "probe", "error": device.first_line(str(exc))})
+            return
+        buffers = probe.global_indices()
+        write_frame(
+            out,
+            {
+                "stage": "probe",
+                "outputs": [probe.data(i, o) for i, o in zip(buffers, outputs, strict=True)],
+            },
+        )
     write_frame(out, {"stage": "done"})
 
 
