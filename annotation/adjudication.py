@@ -8,6 +8,7 @@ can never disagree with them and is never typed twice.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from annotation.agreement import cohen_kappa
@@ -15,7 +16,13 @@ from annotation.labels import SKIP
 from store import Store
 from store.decisions import RULES, SETTLED, Decision, decide
 from store.sets import SetRow, set_item_ids
-from store.votes import ADJUDICATOR, ANNOTATOR, live_votes_for_items, live_votes_in_set
+from store.votes import (
+    ADJUDICATOR,
+    ANNOTATOR,
+    LiveVote,
+    live_votes_for_items,
+    live_votes_in_set,
+)
 
 __all__ = [
     "RULES",
@@ -31,12 +38,14 @@ __all__ = [
 ]
 
 
-def decisions_for_set(store: Store, set_row: SetRow, rule: str = "majority") -> list[Decision]:
-    """A decision for every item of the set, in set order."""
+def _decisions(
+    live: Iterable[LiveVote], ids: Sequence[int], votes_per_item: int, rule: str
+) -> list[Decision]:
+    """A decision for each of ``ids`` from their live votes, with the annotators' notes."""
     votes: dict[int, dict[str, str]] = defaultdict(dict)
     notes: dict[int, dict[str, str]] = defaultdict(dict)
     adjudications: dict[int, tuple[str, str]] = {}
-    for vote in live_votes_in_set(store, set_row.id):
+    for vote in live:
         if vote.role == ADJUDICATOR:
             adjudications[vote.item_id] = (vote.annotator, vote.label)
         elif vote.role == ANNOTATOR:
@@ -44,18 +53,17 @@ def decisions_for_set(store: Store, set_row: SetRow, rule: str = "majority") -> 
             if vote.note:
                 notes[vote.item_id][vote.annotator] = vote.note
     result = []
-    for item_id in set_item_ids(store, set_row.id):
-        d = decide(
-            item_id,
-            votes.get(item_id, {}),
-            set_row.votes_per_item,
-            rule,
-            adjudications.get(item_id),
-        )
-        if notes.get(item_id):
-            d = replace(d, notes=notes[item_id])
-        result.append(d)
+    for item_id in ids:
+        d = decide(item_id, votes.get(item_id, {}), votes_per_item, rule,
+                   adjudications.get(item_id))  # fmt: skip
+        result.append(replace(d, notes=notes[item_id]) if notes.get(item_id) else d)
     return result
+
+
+def decisions_for_set(store: Store, set_row: SetRow, rule: str = "majority") -> list[Decision]:
+    """A decision for every item of the set, in set order."""
+    live = live_votes_in_set(store, set_row.id)
+    return _decisions(live, set_item_ids(store, set_row.id), set_row.votes_per_item, rule)
 
 
 def conflicts_for_set(store: Store, set_row: SetRow) -> list[Decision]:
@@ -66,22 +74,8 @@ def conflicts_for_set(store: Store, set_row: SetRow) -> list[Decision]:
     if not is_tracked(store, set_row.id):
         rebuild_set(store, set_row.id)
     ids = members_in_state(store, set_row.id, "conflict")
-    votes: dict[int, dict[str, str]] = defaultdict(dict)
-    notes: dict[int, dict[str, str]] = defaultdict(dict)
-    adjudications: dict[int, tuple[str, str]] = {}
-    for vote in live_votes_for_items(store, ids):
-        if vote.role == ADJUDICATOR:
-            adjudications[vote.item_id] = (vote.annotator, vote.label)
-        elif vote.role == ANNOTATOR:
-            votes[vote.item_id][vote.annotator] = vote.label
-            if vote.note:
-                notes[vote.item_id][vote.annotator] = vote.note
-    found = []
-    for item_id in ids:
-        d = decide(item_id, votes[item_id], set_row.votes_per_item, "majority",
-                   adjudications.get(item_id))  # fmt: skip
-        found.append(replace(d, notes=notes[item_id]) if notes.get(item_id) else d)
-    return found
+    live = live_votes_for_items(store, ids)
+    return _decisions(live, ids, set_row.votes_per_item, "majority")
 
 
 def final_labels(store: Store, set_row: SetRow, rule: str = "majority") -> dict[int, str]:
