@@ -1,0 +1,251 @@
+"""Function boundaries from tree-sitter, named the way lizard (PyDriller's parser) names them.
+
+:func:`function_spans` parses one file's text and returns every function with a body:
+its name, a signature key (``long_name``: two spans with the same key are the same
+function), and the lines it covers, 1-based and inclusive. The lines follow lizard: a
+function starts on the line of its name (not its return type, annotations or
+decorators) and ends on its closing brace, or for Python on its last line of code.
+
+Names follow lizard's conventions so that stored names do not change with the parser:
+
+- Python: enclosing functions joined by dots (``outer.inner``); classes add nothing.
+- Java: ``Class::method`` with the innermost enclosing class, ``(anonymous)`` for an
+  anonymous class.
+- C and C++: enclosing namespaces and classes, then the declarator's own qualified name
+  (``ns::Foo<T>::bar``); operators spelled ``operator ==``.
+
+tree-sitter and its grammars are imported when a file is first parsed. Where the two
+parsers disagree, and why, is listed in docs/mining.md.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from engines.commits.languages import language_of
+
+
+@dataclass(frozen=True)
+class Span:
+    name: str
+    long_name: str
+    start: int
+    end: int
+
+
+_GRAMMARS = {"python": "python", "java": "java", "c": "c", "cpp": "cpp"}
+_QUERIES = {
+    "python": "(function_definition) @fn",
+    "java": "[(method_declaration body: (block)) (constructor_declaration)] @fn",
+    "c": "(function_definition) @fn",
+    "cpp": "(function_definition) @fn",
+}
+_local = threading.local()
+# ``class LEVELDB_EXPORT Slice {``: an upper-case macro between ``class`` and the name
+# makes tree-sitter read the class as a function; it is blanked out (same length).
+_EXPORT_MACRO = re.compile(
+    rb"\b((?:class|struct)\s+)([A-Z][A-Z0-9_]*(?:\([^()\n]*\))?)"
+    rb"(?=\s+[A-Za-z_]\w*\s*(?:final\s*)?[:{])"
+)
+
+
+def _blank(match: re.Match[bytes]) -> bytes:
+    return match[1] + b" " * len(match[2])
+_SPACE = re.compile(r"\s+")
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
+
+
+def grammar_for(path: str) -> str | None:
+    """The tree-sitter grammar for a path: C for ``.c``, C++ for the other C-family
+    extensions (headers included), else the miner's language, if one is known."""
+    language = language_of(path)
+    if language == "cpp":
+        return "c" if path.lower().endswith(".c") else "cpp"
+    return language if language in _GRAMMARS else None
+
+
+def _tools(grammar: str) -> tuple[Any, Any]:
+    """A parser and the function query for ``grammar``, one per thread."""
+    cache: dict[str, tuple[Any, Any]] | None = getattr(_local, "tools", None)
+    if cache is None:
+        cache = _local.tools = {}
+    if grammar not in cache:
+        import importlib
+
+        import tree_sitter
+
+        module = importlib.import_module(f"tree_sitter_{_GRAMMARS[grammar]}")
+        language = tree_sitter.Language(module.language())
+        query = tree_sitter.Query(language, _QUERIES[grammar])
+        cache[grammar] = (tree_sitter.Parser(language), query)
+    return cache[grammar]
+
+
+def function_spans(path: str, source: bytes) -> list[Span]:
+    """Every function with a body in ``source`` (the text of ``path``), in file order."""
+    grammar = grammar_for(path)
+    if grammar is None:
+        return []
+    import tree_sitter
+
+    parser, query = _tools(grammar)
+    if grammar == "cpp":
+        source = _EXPORT_MACRO.sub(_blank, source)
+    tree = parser.parse(source)
+    nodes = tree_sitter.QueryCursor(query).captures(tree.root_node).get("fn", [])
+    namer = {"python": _python, "java": _java, "c": _c_family, "cpp": _c_family}[grammar]
+    spans = []
+    for node in sorted(nodes, key=lambda n: n.start_byte):
+        span = namer(node)
+        if span is not None:
+            spans.append(span)
+    return spans
+
+
+def _text(node: Any) -> str:
+    return node.text.decode("utf-8", "replace")
+
+
+def _compact(text: str) -> str:
+    return _SPACE.sub("", _COMMENT.sub("", text))
+
+
+# Python ---------------------------------------------------------------------------
+
+
+def _python(node: Any) -> Span | None:
+    name_node = node.child_by_field_name("name")
+    if name_node is None:
+        return None
+    names = [_text(name_node)]
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "function_definition":
+            outer = parent.child_by_field_name("name")
+            if outer is not None:
+                names.append(_text(outer))
+        parent = parent.parent
+    name = ".".join(reversed(names))
+    params = node.child_by_field_name("parameters")
+    long_name = name + (_compact(_text(params)) if params is not None else "()")
+    return Span(name, long_name, name_node.start_point[0] + 1, _last_code_line(node))
+
+
+def _last_code_line(node: Any) -> int:
+    """The last line of ``node`` holding code: trailing comments do not count."""
+    while node.child_count:
+        code = [c for c in node.children if c.type != "comment"]
+        if not code:
+            break
+        node = code[-1]
+    return node.end_point[0] + 1
+
+
+# Java -----------------------------------------------------------------------------
+
+_JAVA_CLASSES = {
+    "class_declaration",
+    "enum_declaration",
+    "record_declaration",
+    "interface_declaration",
+    "annotation_type_declaration",
+}
+
+
+def _java(node: Any) -> Span | None:
+    name_node = node.child_by_field_name("name")
+    if name_node is None:
+        return None
+    method = _text(name_node)
+    scopes: list[str] = []
+    parent = node.parent
+    while parent is not None:
+        if parent.type in _JAVA_CLASSES:
+            cls = parent.child_by_field_name("name")
+            scopes.append(_text(cls) if cls is not None else "")
+        elif parent.type == "object_creation_expression":
+            scopes.append("(anonymous)")
+        parent = parent.parent
+    name = f"{scopes[0]}::{method}" if scopes else method
+    params = node.child_by_field_name("parameters")
+    signature = _compact(_text(params)) if params is not None else "()"
+    long_name = "::".join([*reversed(scopes), method]) + signature
+    return Span(name, long_name, name_node.start_point[0] + 1, node.end_point[0] + 1)
+
+
+# C and C++ ------------------------------------------------------------------------
+
+_DECLARATOR_WRAPPERS = {
+    "pointer_declarator",
+    "reference_declarator",
+    "parenthesized_declarator",
+    "attributed_declarator",
+}
+_CPP_SCOPES = {"class_specifier", "struct_specifier", "union_specifier"}
+
+
+def _function_declarator(node: Any) -> Any | None:
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        if declarator.type not in _DECLARATOR_WRAPPERS:
+            return None
+        declarator = declarator.child_by_field_name("declarator") or (
+            declarator.named_children[-1] if declarator.named_children else None
+        )
+    return declarator
+
+
+def _c_name(name_node: Any) -> str:
+    text = " ".join(_COMMENT.sub("", _text(name_node)).split())
+    head, sep, op = text.partition("operator")
+    if sep and (not op or not (op[0].isalnum() or op[0] == "_")):
+        return f"{head.replace(' ', '')}operator {op.strip()}"
+    return _last_word(text).replace(" ", "")
+
+
+def _last_word(text: str) -> str:
+    """``HWY_ATTR Vec<T> name`` (a macro tree-sitter could not expand) gives ``name``;
+    spaces inside template arguments do not split."""
+    depth, cut = 0, 0
+    for i, ch in enumerate(text):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth = max(0, depth - 1)
+        elif ch == " " and depth == 0 and text[i - 1 : i] != ":" and text[i + 1 : i + 2] != ":":
+            cut = i + 1
+    return text[cut:]
+
+
+def _c_family(node: Any) -> Span | None:
+    body = node.child_by_field_name("body")
+    if body is None or body.type not in ("compound_statement", "try_statement"):
+        return None  # "= default", "= delete", "= 0": nothing to change
+    declarator = _function_declarator(node)
+    if declarator is None:
+        return None
+    name_node = declarator.child_by_field_name("declarator")
+    if name_node is None:
+        return None
+    own = _c_name(name_node)
+    scopes: list[str] = []
+    parent = node.parent
+    while parent is not None:
+        if parent.type in ("function_definition", "lambda_expression"):
+            return None  # a local class's method: lizard counts only the enclosing function
+        if parent.type == "namespace_definition" or parent.type in _CPP_SCOPES:
+            scope = parent.child_by_field_name("name")
+            if scope is not None:
+                if scope.type == "template_type":
+                    scope = scope.child_by_field_name("name") or scope
+                scopes.append(_compact(_text(scope)))
+        parent = parent.parent
+    name = "::".join([*reversed(scopes), own])
+    params = declarator.child_by_field_name("parameters")
+    signature = _compact(_text(params)) if params is not None else "()"
+    if signature == "(void)":
+        signature = "()"
+    return Span(name, name + signature, name_node.start_point[0] + 1, node.end_point[0] + 1)

@@ -1,0 +1,231 @@
+"""Extracting a commit that passed the cheap filter, at the speed of git.
+
+The same row the PyDriller path (:func:`engines.commits.miner.lizard_extract`) builds,
+from other parts: the commit object and blobs come from ``git cat-file --batch``, the
+patch from ``git diff-tree --stdin`` (both long-lived, :mod:`engines.commits.gitstream`),
+and function boundaries from tree-sitter (:mod:`engines.commits.boundaries`). Each
+blob is parsed once: its spans are cached by object id, so a file's "after" in one
+commit is its "before" in the next without a second parse. A changed function is one
+whose span holds an added line (after the commit) or a deleted line (before it),
+exactly PyDriller's ``changed_methods`` rule.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from engines.commits.boundaries import Span, function_spans
+from engines.commits.gitlog import CommitStat
+from engines.commits.gitstream import FilePatch, GitStreams
+from engines.commits.hashing import diff_hash, function_md5
+from engines.commits.languages import language_of
+from engines.commits.options import MineOptions
+from engines.commits.outcomes import Filtered, Mined, Outcome, Rejected
+from engines.commits.representation import model_input
+from store.records import CommitRow
+
+_HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)")
+
+
+class SpanCache:
+    """Function spans by blob id, the most recent ``size`` blobs, shared by threads."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._spans: OrderedDict[str, list[Span]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def spans(self, oid: str, path: str, source: bytes) -> list[Span]:
+        with self._lock:
+            found = self._spans.get(oid)
+            if found is not None:
+                self._spans.move_to_end(oid)
+                self.hits += 1
+                return found
+            self.misses += 1
+        spans = function_spans(path, source)
+        with self._lock:
+            self._spans[oid] = spans
+            if len(self._spans) > self.size:
+                self._spans.popitem(last=False)
+        return spans
+
+
+@dataclass
+class _Changed:
+    names: list[str] = field(default_factory=list)
+    before: list[str] = field(default_factory=list)
+    after: list[str] = field(default_factory=list)
+
+
+def changed_lines(diff: str) -> tuple[list[int], list[int]]:
+    """Line numbers of added lines (in the new file) and deleted lines (in the old one),
+    counted as PyDriller's ``diff_parsed`` counts them."""
+    added: list[int] = []
+    deleted: list[int] = []
+    old = new = 0
+    for raw in diff.split("\n"):
+        line = raw.rstrip()
+        old += 1
+        new += 1
+        if line.startswith("@@"):
+            match = _HUNK_HEADER.match(line)
+            if match:
+                old, new = int(match[1]) - 1, int(match[2]) - 1
+        if line.startswith("-"):
+            deleted.append(old)
+            new -= 1
+        if line.startswith("+"):
+            added.append(new)
+            old -= 1
+        if line == r"\ No newline at end of file":
+            old -= 1
+            new -= 1
+    return added, deleted
+
+
+def _touched(spans: list[Span], lines: list[int]) -> list[Span]:
+    if not spans or not lines:
+        return []
+    return [s for s in spans if any(s.start <= n <= s.end for n in lines)]
+
+
+def extract_fast(
+    git: GitStreams,
+    cache: SpanCache,
+    source: str,
+    rev: str,
+    stat: CommitStat,
+    options: MineOptions,
+) -> Outcome:
+    commit = git.commit(stat.sha)
+    patches = [
+        p
+        for p in git.patch(stat.sha, root=not commit.parents)
+        if language_of(_path_of(p)) in options.languages
+    ]
+    texts = [p.body.decode("utf-8", "ignore") for p in patches]
+    parts = []
+    for p, text in zip(patches, texts, strict=True):
+        name = _path_of(p)
+        old, new = p.old_path or name, p.new_path or name
+        parts.append(f"diff --git a/{old} b/{new}\n--- a/{old}\n+++ b/{new}\n")
+        parts.append(text if text.endswith("\n") or not text else text + "\n")
+    diff = "".join(parts)
+    size = len(diff.encode("utf-8", "surrogatepass"))
+    if size > options.max_diff_bytes:
+        return Rejected(
+            stat.sha,
+            "diff-too-large",
+            f"diff is {size / 1e6:.1f} MB, over the limit of {options.max_diff_bytes / 1e6:.1f} MB",
+        )
+    changed = _Changed()
+    for p, text in zip(patches, texts, strict=True):
+        _collect(git, cache, p, text, changed)
+    if not changed.names:
+        return Filtered(stat.sha, "no-function")
+    if len(changed.names) > options.max_functions:
+        return Filtered(stat.sha, "too-many-functions")
+
+    message, valid = decode_message(commit.raw)
+    warnings = () if valid else ("message is not valid UTF-8; undecodable bytes were replaced",)
+    before, after = "\n".join(changed.before), "\n".join(changed.after)
+    files = [_path_of(p) for p in patches]
+    row = CommitRow(
+        source=source,
+        sha=stat.sha,
+        branch=rev,
+        author_date=stat.author_date,
+        message=message,
+        diff=diff,
+        file=files[0],
+        files=files,
+        language=language_of(files[0]) or "unknown",
+        functions=changed.names,
+        code_before=before,
+        code_after=after,
+        added=sum(_count(t, "+") for t in texts),
+        deleted=sum(_count(t, "-") for t in texts),
+        model_input=model_input(message, diff, options.token_budget),
+        function_md5=function_md5(before, after),
+        diff_hash=diff_hash(diff),
+        provenance={
+            "repo": source,
+            "branch": rev,
+            "sha": stat.sha,
+            "filters": {"max_files": options.max_files, "max_functions": options.max_functions},
+        },
+    )
+    return Mined(row, warnings)
+
+
+def _path_of(p: FilePatch) -> str:
+    return p.new_path or p.old_path or ""
+
+
+def _count(text: str, sign: str) -> int:
+    return sum(1 for line in text.replace("\r", "").split("\n") if line.startswith(sign))
+
+
+def _collect(git: GitStreams, cache: SpanCache, p: FilePatch, text: str, out: _Changed) -> None:
+    added, deleted = changed_lines(text)
+    if not added and not deleted:
+        return
+    path = _path_of(p)
+    after_blob = git.blob(p.new_oid) if added else None
+    before_blob = git.blob(p.old_oid) if deleted else None
+    after_spans = cache.spans(p.new_oid, path, after_blob) if after_blob else []
+    before_spans = cache.spans(p.old_oid, p.old_path or path, before_blob) if before_blob else []
+    touched: dict[str, Span] = {}
+    for span in _touched(before_spans, deleted):
+        touched.setdefault(span.long_name, span)
+    for span in _touched(after_spans, added):
+        touched[span.long_name] = span  # the new side wins, as in PyDriller's set union
+    if not touched:
+        return
+    # The code of a changed function on the side it does not come from needs that blob too.
+    if after_blob is None and p.new_oid != "0" * 40:
+        after_blob = git.blob(p.new_oid)
+        after_spans = cache.spans(p.new_oid, path, after_blob) if after_blob else []
+    if before_blob is None and p.old_oid != "0" * 40:
+        before_blob = git.blob(p.old_oid)
+        before_spans = cache.spans(p.old_oid, p.old_path or path, before_blob)
+        before_spans = before_spans if before_blob else []
+    after_lines = after_blob.decode("utf-8", "ignore").splitlines() if after_blob else []
+    before_lines = before_blob.decode("utf-8", "ignore").splitlines() if before_blob else []
+    after_by_name = {s.long_name: s for s in after_spans}
+    before_by_name = {s.long_name: s for s in before_spans}
+    for span in sorted(touched.values(), key=lambda s: (s.start, s.long_name)):
+        out.names.append(span.name)
+        out.before.append(_slice(before_lines, before_by_name.get(span.long_name)))
+        out.after.append(_slice(after_lines, after_by_name.get(span.long_name)))
+
+
+def _slice(lines: list[str], span: Span | None) -> str:
+    if span is None:
+        return ""
+    return "\n".join(lines[span.start - 1 : span.end])
+
+
+def decode_message(raw: bytes) -> tuple[str, bool]:
+    """The commit message decoded from the raw object, and whether it decoded cleanly.
+
+    GitPython quietly falls back to Latin-1 for bad bytes; we replace them instead
+    and say so, so that mojibake never passes for the author's text.
+    """
+    head, _, body = raw.partition(b"\n\n")
+    encoding = "utf-8"
+    for line in head.splitlines():
+        if line.startswith(b"encoding "):
+            encoding = line[9:].decode("ascii", "replace").strip()
+    try:
+        return body.decode(encoding).strip(), True
+    except LookupError:
+        return body.decode("utf-8", "replace").strip(), False
+    except UnicodeDecodeError:
+        return body.decode(encoding, "replace").strip(), False
