@@ -54,6 +54,8 @@ _EXPORT_MACRO = re.compile(
 
 def _blank(match: re.Match[bytes]) -> bytes:
     return match[1] + b" " * len(match[2])
+
+
 _SPACE = re.compile(r"\s+")
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
 
@@ -84,25 +86,89 @@ def _tools(grammar: str) -> tuple[Any, Any]:
     return cache[grammar]
 
 
-def function_spans(path: str, source: bytes) -> list[Span]:
-    """Every function with a body in ``source`` (the text of ``path``), in file order."""
+@dataclass(frozen=True)
+class Parsed:
+    """One file's syntax tree, with the text it was parsed from."""
+
+    grammar: str
+    source: bytes  # what tree-sitter read (export macros blanked out)
+    tree: Any
+    text: bytes  # the file as it is
+
+
+def parse(path: str, source: bytes, previous: Parsed | None = None) -> Parsed | None:
+    """Parse ``source`` (the text of ``path``); None when no grammar fits the path.
+
+    ``previous`` (an earlier version of the same file) makes the parse incremental:
+    its tree is edited where the two texts differ and tree-sitter re-parses only there.
+    """
     grammar = grammar_for(path)
     if grammar is None:
-        return []
-    import tree_sitter
-
-    parser, query = _tools(grammar)
+        return None
+    parser, _ = _tools(grammar)
+    text = source
     if grammar == "cpp":
         source = _EXPORT_MACRO.sub(_blank, source)
-    tree = parser.parse(source)
-    nodes = tree_sitter.QueryCursor(query).captures(tree.root_node).get("fn", [])
-    namer = {"python": _python, "java": _java, "c": _c_family, "cpp": _c_family}[grammar]
+    old_tree = None
+    if previous is not None and previous.grammar == grammar:
+        old_tree = previous.tree.copy()
+        _edit(old_tree, previous.source, source)
+    tree = parser.parse(source, old_tree) if old_tree is not None else parser.parse(source)
+    return Parsed(grammar, source, tree, text)
+
+
+def _edit(tree: Any, old: bytes, new: bytes) -> None:
+    """Tell ``tree`` (parsed from ``old``) that the text is now ``new``, as one edit
+    from the first byte that differs to the last."""
+    prefix = _common_prefix(old, new)
+    suffix = _common_prefix(old[prefix:][::-1], new[prefix:][::-1])
+    old_end, new_end = len(old) - suffix, len(new) - suffix
+    tree.edit(
+        prefix, old_end, new_end, _point(old, prefix), _point(old, old_end), _point(new, new_end)
+    )
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    low, high = 0, min(len(a), len(b))
+    while low < high:  # binary search on slice equality: memcmp, not a Python loop
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _point(text: bytes, offset: int) -> tuple[int, int]:
+    return text.count(b"\n", 0, offset), offset - (text.rfind(b"\n", 0, offset) + 1)
+
+
+def spans_at(parsed: Parsed, lines: list[tuple[int, int]] | None = None) -> list[Span]:
+    """The functions of ``parsed`` that overlap any of ``lines`` (1-based, inclusive
+    ranges), in file order; every function when ``lines`` is None."""
+    import tree_sitter
+
+    _, query = _tools(parsed.grammar)
+    found: dict[int, Any] = {}
+    for first, last in lines if lines is not None else [(0, 0)]:
+        cursor = tree_sitter.QueryCursor(query)
+        if lines is not None:
+            cursor.set_point_range((max(0, first - 1), 0), (last, 0))
+        for node in cursor.captures(parsed.tree.root_node).get("fn", []):
+            found.setdefault(node.start_byte, node)
+    namer = _NAMERS[parsed.grammar]
     spans = []
-    for node in sorted(nodes, key=lambda n: n.start_byte):
+    for _, node in sorted(found.items()):
         span = namer(node)
         if span is not None:
             spans.append(span)
     return spans
+
+
+def function_spans(path: str, source: bytes) -> list[Span]:
+    """Every function with a body in ``source`` (the text of ``path``), in file order."""
+    parsed = parse(path, source)
+    return spans_at(parsed) if parsed is not None else []
 
 
 def _text(node: Any) -> str:
@@ -249,3 +315,6 @@ def _c_family(node: Any) -> Span | None:
     if signature == "(void)":
         signature = "()"
     return Span(name, name + signature, name_node.start_point[0] + 1, node.end_point[0] + 1)
+
+
+_NAMERS = {"python": _python, "java": _java, "c": _c_family, "cpp": _c_family}

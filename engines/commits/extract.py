@@ -15,11 +15,12 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from engines.commits.boundaries import Span, function_spans
+from engines.commits.boundaries import Parsed, Span, parse, spans_at
 from engines.commits.gitlog import CommitStat
-from engines.commits.gitstream import FilePatch, GitStreams
+from engines.commits.gitstream import NULL_OID, FilePatch, GitStreams
 from engines.commits.hashing import diff_hash, function_md5
 from engines.commits.languages import language_of
 from engines.commits.options import MineOptions
@@ -27,33 +28,39 @@ from engines.commits.outcomes import Filtered, Mined, Outcome, Rejected
 from engines.commits.representation import model_input
 from store.records import CommitRow
 
-_HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)")
+_HUNK_HEADER = re.compile(r"(?m)^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))?")
 
 
-class SpanCache:
-    """Function spans by blob id, the most recent ``size`` blobs, shared by threads."""
+class TreeCache:
+    """Parsed files by blob id, the most recent ``size`` of them, shared by threads.
 
-    def __init__(self, size: int = 4096) -> None:
+    A blob parsed as one commit's "after" is the next commit's "before"; an "after"
+    is parsed incrementally from its "before".
+    """
+
+    def __init__(self, size: int = 64) -> None:
         self.size = size
-        self._spans: OrderedDict[str, list[Span]] = OrderedDict()
+        self._trees: OrderedDict[str, Parsed | None] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
-    def spans(self, oid: str, path: str, source: bytes) -> list[Span]:
+    def get(
+        self, oid: str, path: str, read: Callable[[], bytes | None], previous: Parsed | None = None
+    ) -> Parsed | None:
         with self._lock:
-            found = self._spans.get(oid)
-            if found is not None:
-                self._spans.move_to_end(oid)
+            if oid in self._trees:
+                self._trees.move_to_end(oid)
                 self.hits += 1
-                return found
+                return self._trees[oid]
             self.misses += 1
-        spans = function_spans(path, source)
+        source = read()
+        parsed = parse(path, source, previous) if source is not None else None
         with self._lock:
-            self._spans[oid] = spans
-            if len(self._spans) > self.size:
-                self._spans.popitem(last=False)
-        return spans
+            self._trees[oid] = parsed
+            if len(self._trees) > self.size:
+                self._trees.popitem(last=False)
+        return parsed
 
 
 @dataclass
@@ -76,7 +83,7 @@ def changed_lines(diff: str) -> tuple[list[int], list[int]]:
         if line.startswith("@@"):
             match = _HUNK_HEADER.match(line)
             if match:
-                old, new = int(match[1]) - 1, int(match[2]) - 1
+                old, new = int(match[1]) - 1, int(match[3]) - 1
         if line.startswith("-"):
             deleted.append(old)
             new -= 1
@@ -97,7 +104,7 @@ def _touched(spans: list[Span], lines: list[int]) -> list[Span]:
 
 def extract_fast(
     git: GitStreams,
-    cache: SpanCache,
+    cache: TreeCache,
     source: str,
     rev: str,
     stat: CommitStat,
@@ -172,15 +179,31 @@ def _count(text: str, sign: str) -> int:
     return sum(1 for line in text.replace("\r", "").split("\n") if line.startswith(sign))
 
 
-def _collect(git: GitStreams, cache: SpanCache, p: FilePatch, text: str, out: _Changed) -> None:
+def hunk_ranges(diff: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Each hunk's lines, context included, in the old file and in the new one
+    (1-based, inclusive; an empty side is the line it sits at)."""
+    old: list[tuple[int, int]] = []
+    new: list[tuple[int, int]] = []
+    for match in _HUNK_HEADER.finditer(diff):
+        for start, count, out in ((match[1], match[2], old), (match[3], match[4], new)):
+            first, size = int(start), int(count) if count is not None else 1
+            out.append((first, first + max(size, 1) - 1))
+    return old, new
+
+
+def _collect(git: GitStreams, cache: TreeCache, p: FilePatch, text: str, out: _Changed) -> None:
     added, deleted = changed_lines(text)
     if not added and not deleted:
         return
     path = _path_of(p)
-    after_blob = git.blob(p.new_oid) if added else None
-    before_blob = git.blob(p.old_oid) if deleted else None
-    after_spans = cache.spans(p.new_oid, path, after_blob) if after_blob else []
-    before_spans = cache.spans(p.old_oid, p.old_path or path, before_blob) if before_blob else []
+    before = after = None
+    if p.old_oid != NULL_OID:
+        before = cache.get(p.old_oid, p.old_path or path, lambda: git.blob(p.old_oid))
+    if p.new_oid != NULL_OID:
+        after = cache.get(p.new_oid, path, lambda: git.blob(p.new_oid), before)
+    old_ranges, new_ranges = hunk_ranges(text)
+    before_spans = spans_at(before, old_ranges) if before is not None else []
+    after_spans = spans_at(after, new_ranges) if after is not None else []
     touched: dict[str, Span] = {}
     for span in _touched(before_spans, deleted):
         touched.setdefault(span.long_name, span)
@@ -188,22 +211,23 @@ def _collect(git: GitStreams, cache: SpanCache, p: FilePatch, text: str, out: _C
         touched[span.long_name] = span  # the new side wins, as in PyDriller's set union
     if not touched:
         return
-    # The code of a changed function on the side it does not come from needs that blob too.
-    if after_blob is None and p.new_oid != "0" * 40:
-        after_blob = git.blob(p.new_oid)
-        after_spans = cache.spans(p.new_oid, path, after_blob) if after_blob else []
-    if before_blob is None and p.old_oid != "0" * 40:
-        before_blob = git.blob(p.old_oid)
-        before_spans = cache.spans(p.old_oid, p.old_path or path, before_blob)
-        before_spans = before_spans if before_blob else []
-    after_lines = after_blob.decode("utf-8", "ignore").splitlines() if after_blob else []
-    before_lines = before_blob.decode("utf-8", "ignore").splitlines() if before_blob else []
-    after_by_name = {s.long_name: s for s in after_spans}
     before_by_name = {s.long_name: s for s in before_spans}
+    after_by_name = {s.long_name: s for s in after_spans}
+    # a function's other side may lie outside every hunk (moved): look at the whole file
+    if before is not None and any(name not in before_by_name for name in touched):
+        before_by_name = {s.long_name: s for s in spans_at(before)}
+    if after is not None and any(name not in after_by_name for name in touched):
+        after_by_name = {s.long_name: s for s in spans_at(after)}
+    before_lines = _lines(before)
+    after_lines = _lines(after)
     for span in sorted(touched.values(), key=lambda s: (s.start, s.long_name)):
         out.names.append(span.name)
         out.before.append(_slice(before_lines, before_by_name.get(span.long_name)))
         out.after.append(_slice(after_lines, after_by_name.get(span.long_name)))
+
+
+def _lines(parsed: Parsed | None) -> list[str]:
+    return parsed.text.decode("utf-8", "ignore").splitlines() if parsed is not None else []
 
 
 def _slice(lines: list[str], span: Span | None) -> str:

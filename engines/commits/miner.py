@@ -22,7 +22,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engines.commits.extract import SpanCache, decode_message, extract_fast
+from engines.commits.extract import TreeCache, decode_message, extract_fast
 from engines.commits.gitlog import CommitStat, CommitWindow, StatProblem, iter_commit_stats
 from engines.commits.gitstream import GitStreams
 from engines.commits.hashing import diff_hash, function_md5
@@ -123,7 +123,7 @@ def mine_repository(
         raise ValueError(f"unknown boundaries {boundaries!r}: tree-sitter or lizard")
     local = threading.local()
     opened: list[Any] = []
-    cache = SpanCache()
+    cache = TreeCache()
 
     def extract(stat: CommitStat) -> Outcome:
         try:
@@ -299,5 +299,3 @@ def _slice(lines: list[str], method: Method | None) -> str:
 
 def _message(git: Git, sha: str) -> tuple[str, bool]:
     return decode_message(git.repo.odb.stream(bytes.fromhex(sha)).read())
-
-
