@@ -34,13 +34,16 @@ _HUNK_HEADER = re.compile(r"(?m)^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))?")
 class TreeCache:
     """Parsed files by blob id, the most recent ``size`` of them, shared by threads.
 
-    A blob parsed as one commit's "after" is the next commit's "before"; an "after"
-    is parsed incrementally from its "before".
+    A blob parsed as one commit's "after" is the next commit's "before". A blob not
+    parsed yet is parsed incrementally from the last parsed version of its path (the
+    same file some commits earlier: tree-sitter re-parses only the bytes between the
+    first and the last difference), or from scratch when its path is new.
     """
 
     def __init__(self, size: int = 64) -> None:
         self.size = size
         self._trees: OrderedDict[str, Parsed | None] = OrderedDict()
+        self._latest: OrderedDict[str, Parsed] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -54,12 +57,19 @@ class TreeCache:
                 self.hits += 1
                 return self._trees[oid]
             self.misses += 1
+            if previous is None:
+                previous = self._latest.get(path)
         source = read()
         parsed = parse(path, source, previous) if source is not None else None
         with self._lock:
             self._trees[oid] = parsed
             if len(self._trees) > self.size:
                 self._trees.popitem(last=False)
+            if parsed is not None:
+                self._latest[path] = parsed
+                self._latest.move_to_end(path)
+                if len(self._latest) > self.size:
+                    self._latest.popitem(last=False)
         return parsed
 
 

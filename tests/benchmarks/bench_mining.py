@@ -153,17 +153,33 @@ def name_agreement(path: Path, options: MineOptions) -> dict[str, object]:
         }
     fast, reference = found["tree-sitter"], found["lizard"]
     disagreements = [
-        {"sha": sha, "tree-sitter": fast.get(sha), "lizard": names}
+        {
+            "sha": sha,
+            "tree-sitter": fast.get(sha),
+            "lizard": names,
+            "same functions": _bare(fast.get(sha)) == _bare(names),
+        }
         for sha, names in reference.items()
         if fast.get(sha) != names
     ]
     survivors = len(reference)
+    functions_agreed = survivors - sum(not d["same functions"] for d in disagreements)
     return {
         "survivors": survivors,
         "agreed": survivors - len(disagreements),
         "share": (survivors - len(disagreements)) / survivors if survivors else 1.0,
+        "functions_agreed": functions_agreed,
+        "functions_share": functions_agreed / survivors if survivors else 1.0,
         "disagreements": disagreements,
     }
+
+
+def _bare(names: object) -> object:
+    """Names without their class or enclosing-function qualifiers: the same functions,
+    whatever lizard calls their class."""
+    if not isinstance(names, list):
+        return names
+    return sorted(name.replace("::", ".").rsplit(".", 1)[-1] for name in names)
 
 
 def run_real(
@@ -231,10 +247,16 @@ def print_real(result: dict[str, object]) -> None:
         assert isinstance(agreement, dict)
         print(
             f"  changed-function names agree on {agreement['agreed']}/{agreement['survivors']}"
-            f" survivors ({agreement['share']:.2%})"
+            f" survivors ({agreement['share']:.2%}); the same functions (names without"
+            f" their qualifiers) on {agreement['functions_agreed']}"
+            f" ({agreement['functions_share']:.2%})"
         )
         for row in agreement["disagreements"]:
-            print(f"    {row['sha'][:12]} tree-sitter={row['tree-sitter']} lizard={row['lizard']}")
+            kind = "qualifier only" if row["same functions"] else "FUNCTIONS DIFFER"
+            print(
+                f"    {row['sha'][:12]} {kind}: tree-sitter={row['tree-sitter']}"
+                f" lizard={row['lizard']}"
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
