@@ -22,10 +22,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import resource
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -78,6 +80,22 @@ def timed(fn, *args):  # type: ignore[no-untyped-def]
     start = time.perf_counter()
     result = fn(*args)
     return result, time.perf_counter() - start
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of every child it has waited for (git included)."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def timed_cpu(fn, *args):  # type: ignore[no-untyped-def]
+    """``fn(*args)``, its wall time and the CPU time it (and its git processes) used."""
+    cpu = cpu_seconds()
+    result, wall = timed(fn, *args)
+    return result, wall, cpu_seconds() - cpu
 
 
 def run(commits: int, multi_file_share: float) -> dict[str, object]:
@@ -189,20 +207,23 @@ def run_real(
     path = path.resolve()
     options = MineOptions(since=since, until=until)
     seconds: dict[str, float] = {}
+    cpu: dict[str, float] = {}
     stored: dict[str, set[str]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        _, seconds["numstat-floor"] = timed(numstat_floor, path, since, until)
-        stored["curator"], seconds["curator"] = timed(
-            curator_window, path, Path(tmp) / "fast.db", options
-        )
+        runs: list[tuple[str, Callable[..., set[str] | None], tuple[object, ...]]] = [
+            ("numstat-floor", numstat_floor, (path, since, until)),
+            ("curator", curator_window, (path, Path(tmp) / "fast.db", options)),
+        ]
         if lizard:
-            stored["curator-lizard"], seconds["curator-lizard"] = timed(
-                curator_window,
-                path,
-                Path(tmp) / "lizard.db",
-                dataclasses.replace(options, boundaries="lizard"),
+            lizard_options = dataclasses.replace(options, boundaries="lizard")
+            runs.append(
+                ("curator-lizard", curator_window, (path, Path(tmp) / "l.db", lizard_options))
             )
-        stored["pydriller"], seconds["pydriller"] = timed(pydriller_window, path, since, until)
+        runs.append(("pydriller", pydriller_window, (path, since, until)))
+        for name, fn, args in runs:
+            found, seconds[name], cpu[name] = timed_cpu(fn, *args)
+            if found is not None:
+                stored[name] = found
     head = subprocess.run(
         ["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
     ).stdout.strip()
@@ -213,9 +234,12 @@ def run_real(
         "until": until,
         "commits": count_commits(path, "HEAD", since, until),
         "seconds": seconds,
+        "cpu_seconds": cpu,
         "stored": {name: len(shas) for name, shas in stored.items()},
         "ratio_vs_pydriller": seconds["pydriller"] / seconds["curator"],
         "times_the_floor": seconds["curator"] / seconds["numstat-floor"],
+        "cpu_ratio_vs_pydriller": cpu["pydriller"] / cpu["curator"],
+        "cpu_times_the_floor": cpu["curator"] / cpu["numstat-floor"],
     }
     if lizard:
         result["ratio_vs_lizard_path"] = seconds["curator-lizard"] / seconds["curator"]
@@ -233,10 +257,16 @@ def print_real(result: dict[str, object]) -> None:
         f"{', until ' + str(result['until']) if result['until'] else ''}:"
         f" {result['commits']:,} non-merge commits"
     )
+    cpu = result["cpu_seconds"]
+    assert isinstance(cpu, dict)
     for name, value in seconds.items():
-        print(f"  {name:<15} {value:7.2f} s")
+        print(f"  {name:<15} {value:7.2f} s wall, {cpu[name]:7.2f} s CPU (git included)")
     print(f"  curator / pydriller loop = {result['ratio_vs_pydriller']:.2f}x faster")
     print(f"  curator / numstat floor  = {result['times_the_floor']:.2f}x the floor")
+    print(
+        f"  in CPU time: {result['cpu_ratio_vs_pydriller']:.2f}x faster than the loop,"
+        f" {result['cpu_times_the_floor']:.2f}x the floor"
+    )
     if "ratio_vs_lizard_path" in result:
         print(f"  curator / lizard path    = {result['ratio_vs_lizard_path']:.2f}x faster")
     print(f"  stored: {result['stored']}")
