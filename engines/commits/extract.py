@@ -223,10 +223,11 @@ def _collect(git: GitStreams, cache: TreeCache, p: FilePatch, text: str, out: _C
         return
     before_by_name = {s.long_name: s for s in before_spans}
     after_by_name = {s.long_name: s for s in after_spans}
-    # a function's other side may lie outside every hunk (moved): look at the whole file
-    if before is not None and any(name not in before_by_name for name in touched):
+    # a function's other side may lie outside every hunk (moved): look at the whole file,
+    # unless its name is nowhere in that file (a function added or deleted)
+    if before is not None and _elsewhere(touched, before_by_name, before):
         before_by_name = {s.long_name: s for s in spans_at(before)}
-    if after is not None and any(name not in after_by_name for name in touched):
+    if after is not None and _elsewhere(touched, after_by_name, after):
         after_by_name = {s.long_name: s for s in spans_at(after)}
     before_lines = _lines(before)
     after_lines = _lines(after)
@@ -234,6 +235,17 @@ def _collect(git: GitStreams, cache: TreeCache, p: FilePatch, text: str, out: _C
         out.names.append(span.name)
         out.before.append(_slice(before_lines, before_by_name.get(span.long_name)))
         out.after.append(_slice(after_lines, after_by_name.get(span.long_name)))
+
+
+def _elsewhere(touched: dict[str, Span], found: dict[str, Span], side: Parsed) -> bool:
+    """Whether a touched function missing from ``found`` may still be in ``side``."""
+    for long_name, span in touched.items():
+        if long_name in found:
+            continue
+        bare = span.name.replace("::", ".").rsplit(".", 1)[-1].rsplit(" ", 1)[-1]
+        if bare.encode("utf-8", "surrogatepass") in side.source:
+            return True
+    return False
 
 
 def _lines(parsed: Parsed | None) -> list[str]:
