@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -176,6 +177,7 @@ def name_agreement(path: Path, options: MineOptions) -> dict[str, object]:
             "tree-sitter": fast.get(sha),
             "lizard": names,
             "same functions": _bare(fast.get(sha)) == _bare(names),
+            "kind": classify(fast.get(sha), names),
         }
         for sha, names in reference.items()
         if fast.get(sha) != names
@@ -190,6 +192,27 @@ def name_agreement(path: Path, options: MineOptions) -> dict[str, object]:
         "functions_share": functions_agreed / survivors if survivors else 1.0,
         "disagreements": disagreements,
     }
+
+
+def classify(fast: object, reference: object) -> str:
+    """Why the two parsers' names differ on a commit, by the shape of the difference."""
+    if _bare(fast) == _bare(reference):
+        return "qualifiers"  # the same functions; lizard names their class otherwise
+    if not isinstance(reference, list):
+        return "lizard-finds-none"
+    if not isinstance(fast, list):
+        return "tree-sitter-finds-none"
+    extra = set(reference) - set(fast)
+    if extra and all(_looks_like_annotation(name) for name in extra):
+        return "lizard-counts-an-annotation"
+    return "other"
+
+
+def _looks_like_annotation(name: str) -> bool:
+    """``Class::MethodSource``: lizard reads ``@MethodSource({...})`` above a Java method
+    as a function; Java methods are lower camel case, constructors repeat the class."""
+    scope, _, bare = name.rpartition("::")
+    return bool(scope) and bare[:1].isupper() and bare != scope.rsplit("::", 1)[-1]
 
 
 def _bare(names: object) -> object:
@@ -281,10 +304,11 @@ def print_real(result: dict[str, object]) -> None:
             f" their qualifiers) on {agreement['functions_agreed']}"
             f" ({agreement['functions_share']:.2%})"
         )
+        kinds = Counter(row["kind"] for row in agreement["disagreements"])
+        print(f"  disagreements by kind: {dict(kinds)}")
         for row in agreement["disagreements"]:
-            kind = "qualifier only" if row["same functions"] else "FUNCTIONS DIFFER"
             print(
-                f"    {row['sha'][:12]} {kind}: tree-sitter={row['tree-sitter']}"
+                f"    {row['sha'][:12]} {row['kind']}: tree-sitter={row['tree-sitter']}"
                 f" lizard={row['lizard']}"
             )
 
