@@ -227,18 +227,24 @@ def _java(node: Any) -> Span | None:
         return None
     method = _text(name_node)
     scopes: list[str] = []
-    parent = node.parent
+    path: list[str] = []  # scopes and enclosing methods: anonymous classes of two
+    parent = node.parent  # methods are different classes
     while parent is not None:
         if parent.type in _JAVA_CLASSES:
             cls = parent.child_by_field_name("name")
             scopes.append(_text(cls) if cls is not None else "")
+            path.append(scopes[-1])
         elif parent.type == "object_creation_expression":
             scopes.append("(anonymous)")
+            path.append(scopes[-1])
+        elif parent.type in ("method_declaration", "constructor_declaration"):
+            outer = parent.child_by_field_name("name")
+            path.append(_text(outer) if outer is not None else "")
         parent = parent.parent
     name = f"{scopes[0]}::{method}" if scopes else method
     params = node.child_by_field_name("parameters")
     signature = _compact(_text(params)) if params is not None else "()"
-    long_name = "::".join([*reversed(scopes), method]) + signature
+    long_name = "::".join([*reversed(path), method]) + signature
     return Span(name, long_name, name_node.start_point[0] + 1, node.end_point[0] + 1)
 
 

@@ -198,13 +198,20 @@ def classify(fast: object, reference: object) -> str:
     """Why the two parsers' names differ on a commit, by the shape of the difference."""
     if _bare(fast) == _bare(reference):
         return "qualifiers"  # the same functions; lizard names their class otherwise
+    found = fast if isinstance(fast, list) else []
+    if isinstance(reference, list):
+        extra = set(reference) - set(found)
+        if extra and all(_looks_like_annotation(name) for name in extra):
+            return "lizard-counts-an-annotation"
     if not isinstance(reference, list):
         return "lizard-finds-none"
     if not isinstance(fast, list):
         return "tree-sitter-finds-none"
-    extra = set(reference) - set(fast)
-    if extra and all(_looks_like_annotation(name) for name in extra):
-        return "lizard-counts-an-annotation"
+    ours, theirs = Counter(_bare(fast)), Counter(_bare(reference))  # type: ignore[arg-type]
+    if not theirs - ours:
+        return "lizard-misses-some"
+    if not ours - theirs:
+        return "tree-sitter-misses-some"
     return "other"
 
 
