@@ -56,6 +56,19 @@ def _blank(match: re.Match[bytes]) -> bytes:
     return match[1] + b" " * len(match[2])
 
 
+# An upper-case name standing before another name (``FMT_CONSTEXPR auto f()``,
+# ``NPY_NO_EXPORT int``, ``FMT_BEGIN_NAMESPACE`` on its own line before code) is almost
+# always a macro tree-sitter cannot expand: it is blanked, as lizard skips it.
+_ATTRIBUTE_MACRO = re.compile(
+    rb"(?<![\w#.>:])(?<!define )[A-Z][A-Z0-9]*_[A-Z0-9_]*"
+    rb"(?=[ \t]+[A-Za-z_~]|[ \t]*\n[ \t]*[A-Za-z_~])"
+)
+
+
+def _blank_all(match: re.Match[bytes]) -> bytes:
+    return b" " * len(match[0])
+
+
 _SPACE = re.compile(r"\s+")
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
 
@@ -109,6 +122,8 @@ def parse(path: str, source: bytes, previous: Parsed | None = None) -> Parsed | 
     text = source
     if grammar == "cpp":
         source = _EXPORT_MACRO.sub(_blank, source)
+    if grammar in ("c", "cpp"):
+        source = _ATTRIBUTE_MACRO.sub(_blank_all, source)
     old_tree = None
     if previous is not None and previous.grammar == grammar:
         old_tree = previous.tree.copy()
