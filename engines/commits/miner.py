@@ -40,7 +40,6 @@ __all__ = ["Filtered", "Mined", "Outcome", "Rejected", "file_outcome", "mine_rep
 
 EXTRACT_WORKERS = 2
 IN_FLIGHT = 32  # outcomes held back at most, to keep memory flat on long histories
-_flat = flat
 
 
 def _cached_file_class() -> type[ModifiedFile]:
