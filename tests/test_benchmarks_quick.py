@@ -26,6 +26,26 @@ def test_mining_benchmark_agrees_with_a_plain_pydriller_filter() -> None:
     assert isinstance(rates, dict) and all(rate > 0 for rate in rates.values())
 
 
+def test_real_history_mode_compares_both_parsers_and_the_floor(tmp_path: Path) -> None:
+    from tests.benchmarks.synthetic_repo import build_repository
+
+    repo = build_repository(tmp_path / "repo", 60, multi_file_share=0.5)
+    result = bench_mining.run_real(repo, since=None)
+    seconds = result["seconds"]
+    assert isinstance(seconds, dict)
+    assert set(seconds) == {"numstat-floor", "curator", "curator-lizard", "pydriller"}
+    assert all(value > 0 for value in seconds.values())
+    stored = result["stored"]
+    assert isinstance(stored, dict) and stored["curator"] > 0
+    # both parsers keep the same commits, and the plain loop (no dedup here) agrees
+    assert result["only_tree_sitter"] == [] and result["only_lizard"] == []
+    assert stored["curator"] == stored["curator-lizard"] == stored["pydriller"]
+    agreement = result["agreement"]
+    assert isinstance(agreement, dict) and agreement["survivors"] >= stored["curator"]
+    assert agreement["share"] == 1.0 and agreement["disagreements"] == []
+    assert result["commits"] == 61
+
+
 @pytest.mark.skipif(
     not (SHARED_DATA / "perf-commit-messages").is_dir(),
     reason=f"labeled commit messages not found at {SHARED_DATA / 'perf-commit-messages'}",

@@ -163,4 +163,5 @@ HEAVY = (
     "sklearn",
     "textual",
     "cryptography",
+    "tree_sitter",
 )

@@ -1,102 +1,75 @@
-"""The per-repository commit miner: cheap filters first, PyDriller only for survivors.
+"""The per-repository commit miner: cheap filters first, a full look only for survivors.
 
 :func:`mine_repository` walks one branch oldest-first and yields exactly one outcome
 per commit (mined, filtered or rejected), never touching the database, so the same
 code runs in-process or on a Dask worker.
+
+Survivors of the cheap filter are extracted one of two ways, with the same rows as the
+result: ``tree-sitter`` (the default, :mod:`engines.commits.extract`: long-lived git
+processes, tree-sitter boundaries cached per blob) or ``lizard`` (PyDriller's
+``changed_methods``, kept as the reference the tests and the benchmark compare with).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import Counter, deque
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from pydriller import Git
-from pydriller.domain.commit import Method, ModifiedFile
-
+from engines.commits.extract import TreeCache, decode_message, extract_fast
 from engines.commits.gitlog import CommitStat, CommitWindow, StatProblem, iter_commit_stats
+from engines.commits.gitstream import GitStreams
 from engines.commits.hashing import diff_hash, function_md5
 from engines.commits.languages import language_of
 from engines.commits.options import MineOptions
+from engines.commits.outcomes import Filtered, Mined, Outcome, Rejected, file_outcome, flat
 from engines.commits.representation import model_input
 from store.records import CommitRow
+
+if TYPE_CHECKING:
+    from pydriller import Git
+    from pydriller.domain.commit import Method, ModifiedFile
+
+__all__ = ["Filtered", "Mined", "Outcome", "Rejected", "file_outcome", "mine_repository"]
 
 EXTRACT_WORKERS = 2
 IN_FLIGHT = 32  # outcomes held back at most, to keep memory flat on long histories
 
 
-@dataclass(frozen=True)
-class Mined:
-    row: CommitRow
-    warnings: tuple[str, ...] = ()
-
-    @property
-    def sha(self) -> str:
-        return self.row.sha
-
-
-@dataclass(frozen=True)
-class Filtered:
-    """Dropped by a filter; routine, counted in the summary by ``reason``."""
-
-    sha: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class Rejected:
-    """Dropped because the commit itself is unusable; ``message`` is worth a line."""
-
-    sha: str
-    reason: str
-    message: str
-
-
-Outcome = Mined | Filtered | Rejected
-
-
-def file_outcome(
-    outcome: Outcome,
-    source: str,
-    rows: list[CommitRow],
-    filtered: Counter[str],
-    problem: Callable[[str], None],
-) -> None:
-    """Put one outcome where a driver keeps it: a mined row in ``rows``, any other in
-    ``filtered`` by reason; a rejection, or a mined commit's warning, is a problem line."""
-    if isinstance(outcome, Mined):
-        rows.append(outcome.row)
-        for warning in outcome.warnings:
-            problem(f"{source}@{outcome.sha[:12]}: {warning}")
-        return
-    filtered[outcome.reason] += 1
-    if isinstance(outcome, Rejected):
-        problem(f"{source}@{outcome.sha[:12]}: {outcome.message}")
-
-
-class _CachedFile(ModifiedFile):
-    """PyDriller's ModifiedFile reading each blob once.
+def _cached_file_class() -> type[ModifiedFile]:
+    """PyDriller's ModifiedFile reading each blob once (built when first needed).
 
     Upstream re-reads the blob from git on every ``source_code`` access (a dozen
     times per file while computing ``changed_methods``); the analysis is unchanged.
     """
+    global _CACHED_FILE
+    if _CACHED_FILE is None:
+        from pydriller.domain.commit import ModifiedFile
 
-    @cached_property
-    def content(self) -> bytes | None:  # type: ignore[override]
-        return super().content
+        class _CachedFile(ModifiedFile):
+            @cached_property
+            def content(self) -> bytes | None:  # type: ignore[override]
+                return super().content
 
-    @cached_property
-    def content_before(self) -> bytes | None:  # type: ignore[override]
-        return super().content_before
+            @cached_property
+            def content_before(self) -> bytes | None:  # type: ignore[override]
+                return super().content_before
 
-    @cached_property
-    def diff(self) -> str:  # type: ignore[override]
-        return super().diff
+            @cached_property
+            def diff(self) -> str:  # type: ignore[override]
+                return super().diff
+
+        _CACHED_FILE = _CachedFile
+    return _CACHED_FILE
+
+
+_CACHED_FILE: type[ModifiedFile] | None = None
 
 
 @dataclass
@@ -140,22 +113,32 @@ def mine_repository(
     """Yield one outcome per non-merge commit of ``rev`` after ``after`` (or in
     ``window``, a slice of the history of the tip ``rev`` pointed at), oldest first.
 
-    Commits that pass the cheap filter are extracted by a small thread pool (each
-    thread with its own PyDriller ``Git``): one waits on git while another runs the
-    function parser. Outcomes still come out in commit order.
+    Commits that pass the cheap filter are extracted by a small thread pool, each
+    thread with its own git processes (or PyDriller ``Git`` for ``lizard``): one waits
+    on git while another parses. Outcomes still come out in commit order.
     """
+    boundaries = options.boundaries
+    if boundaries not in ("tree-sitter", "lizard"):
+        raise ValueError(f"unknown boundaries {boundaries!r}: tree-sitter or lizard")
     local = threading.local()
-    opened: list[Git] = []
+    opened: list[Any] = []
+    cache = TreeCache()
 
     def extract(stat: CommitStat) -> Outcome:
         try:
-            git = getattr(local, "git", None)
-            if git is None:
-                git = local.git = _open_git(path)
-                opened.append(git)
-            return _extract(git, source, rev, stat, options)
+            handle = getattr(local, "handle", None)
+            if handle is None:
+                handle = local.handle = (
+                    GitStreams(path) if boundaries == "tree-sitter" else _open_git(path)
+                )
+                opened.append(handle)
+            if isinstance(handle, GitStreams):
+                return extract_fast(handle, cache, source, rev, stat, options)
+            return lizard_extract(handle, source, rev, stat, options)
         except Exception as exc:  # a damaged object or a parser failure: skip this commit
-            detail = _flat(str(exc)) or type(exc).__name__
+            detail = flat(str(exc)) or type(exc).__name__
+            if isinstance(handle, GitStreams):  # its pipes may be mid-answer: start afresh
+                local.handle = None
             return Rejected(stat.sha, "error", f"cannot read commit: {detail}")
 
     queue: deque[Future[Outcome] | Outcome] = deque()
@@ -164,7 +147,7 @@ def mine_repository(
         for stat in iter_commit_stats(path, rev, options.since, options.until, after, window):
             if isinstance(stat, StatProblem):
                 queue.append(
-                    Rejected(stat.sha, "error", f"cannot read commit: {_flat(stat.message)}")
+                    Rejected(stat.sha, "error", f"cannot read commit: {flat(stat.message)}")
                 )
             else:
                 verdict = cheap_filter(stat, options)
@@ -178,8 +161,11 @@ def mine_repository(
             if isinstance(pending, Future):
                 pending.cancel()
         pool.shutdown(wait=True)
-        for git in opened:
-            git.clear()
+        for handle in opened:
+            if isinstance(handle, GitStreams):
+                handle.close()
+            else:
+                handle.clear()
 
 
 _OPEN_LOCK = threading.Lock()
@@ -191,6 +177,8 @@ def _open_git(path: Path) -> Git:
     Opening writes a setting into the repository's config under a lock file, so
     two threads (or two processes) opening at once can collide: wait and retry.
     """
+    from pydriller import Git
+
     with _OPEN_LOCK:
         for attempt in range(50):
             try:
@@ -210,10 +198,14 @@ def _result(entry: Future[Outcome] | Outcome) -> Outcome:
     return entry.result() if isinstance(entry, Future) else entry
 
 
-def _extract(git: Git, source: str, rev: str, stat: CommitStat, options: MineOptions) -> Outcome:
+def lizard_extract(
+    git: Git, source: str, rev: str, stat: CommitStat, options: MineOptions
+) -> Outcome:
+    """The reference extraction: PyDriller's diff and lizard's ``changed_methods``."""
+    cached_file = _cached_file_class()
     commit = git.get_commit(stat.sha)
     modified = [
-        _CachedFile(m._c_diff)
+        cached_file(m._c_diff)
         for m in commit.modified_files
         if language_of(_path_of(m)) in options.languages
     ]
@@ -305,27 +297,4 @@ def _slice(lines: list[str], method: Method | None) -> str:
 
 
 def _message(git: Git, sha: str) -> tuple[str, bool]:
-    """The commit message decoded from the raw object, and whether it decoded cleanly.
-
-    GitPython quietly falls back to Latin-1 for bad bytes; we replace them instead
-    and say so, so that mojibake never passes for the author's text.
-    """
-    raw = git.repo.odb.stream(bytes.fromhex(sha)).read()
-    head, _, body = raw.partition(b"\n\n")
-    encoding = "utf-8"
-    for line in head.splitlines():
-        if line.startswith(b"encoding "):
-            encoding = line[9:].decode("ascii", "replace").strip()
-    try:
-        return body.decode(encoding).strip(), True
-    except LookupError:
-        return body.decode("utf-8", "replace").strip(), False
-    except UnicodeDecodeError:
-        return body.decode(encoding, "replace").strip(), False
-
-
-def _flat(text: str, limit: int = 300) -> str:
-    """A git or parser error on one line (git's own messages span several: "fatal:
-    detected dubious ownership ..." then the hint), cut to ``limit`` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return decode_message(git.repo.odb.stream(bytes.fromhex(sha)).read())

@@ -24,6 +24,9 @@ class MineOptions:
     token_budget: int = DEFAULT_TOKEN_BUDGET
     max_diff_bytes: int = 5 * 1024 * 1024
     max_diff_lines: int = 50_000
+    # how survivors' changed functions are found: "tree-sitter" (fast) or "lizard"
+    # (PyDriller's, the reference); both store the same rows (docs/mining.md)
+    boundaries: str = "tree-sitter"
 
     def scope(self, rev: str) -> str:
         """A short fingerprint of everything that decides which commits are kept.
@@ -33,6 +36,7 @@ class MineOptions:
         """
         data = asdict(self)
         data.pop("limit")
+        data.pop("boundaries")
         data["languages"] = sorted(self.languages)
         data["branch"] = rev
         blob = json.dumps(data, sort_keys=True).encode()

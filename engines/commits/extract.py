@@ -1,0 +1,277 @@
+"""Extracting a commit that passed the cheap filter, at the speed of git.
+
+The same row the PyDriller path (:func:`engines.commits.miner.lizard_extract`) builds,
+from other parts: the commit object and blobs come from ``git cat-file --batch``, the
+patch from ``git diff-tree --stdin`` (both long-lived, :mod:`engines.commits.gitstream`),
+and function boundaries from tree-sitter (:mod:`engines.commits.boundaries`). Each
+blob is parsed once: its spans are cached by object id, so a file's "after" in one
+commit is its "before" in the next without a second parse. A changed function is one
+whose span holds an added line (after the commit) or a deleted line (before it),
+exactly PyDriller's ``changed_methods`` rule.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from engines.commits.boundaries import Parsed, Span, parse, spans_at
+from engines.commits.gitlog import CommitStat
+from engines.commits.gitstream import NULL_OID, FilePatch, GitStreams
+from engines.commits.hashing import diff_hash, function_md5
+from engines.commits.languages import language_of
+from engines.commits.options import MineOptions
+from engines.commits.outcomes import Filtered, Mined, Outcome, Rejected
+from engines.commits.representation import model_input
+from store.records import CommitRow
+
+_HUNK_HEADER = re.compile(r"(?m)^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))?")
+
+
+class TreeCache:
+    """Parsed files by blob id, the most recent ``size`` of them, shared by threads.
+
+    A blob parsed as one commit's "after" is the next commit's "before". A blob not
+    parsed yet is parsed incrementally from the last parsed version of its path (the
+    same file some commits earlier: tree-sitter re-parses only the bytes between the
+    first and the last difference), or from scratch when its path is new.
+    """
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._trees: OrderedDict[str, Parsed | None] = OrderedDict()
+        self._latest: OrderedDict[str, Parsed] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(
+        self, oid: str, path: str, read: Callable[[], bytes | None], previous: Parsed | None = None
+    ) -> Parsed | None:
+        with self._lock:
+            if oid in self._trees:
+                self._trees.move_to_end(oid)
+                self.hits += 1
+                return self._trees[oid]
+            self.misses += 1
+            if previous is None:
+                previous = self._latest.get(path)
+        source = read()
+        parsed = parse(path, source, previous) if source is not None else None
+        with self._lock:
+            self._trees[oid] = parsed
+            if len(self._trees) > self.size:
+                self._trees.popitem(last=False)
+            if parsed is not None:
+                self._latest[path] = parsed
+                self._latest.move_to_end(path)
+                if len(self._latest) > self.size:
+                    self._latest.popitem(last=False)
+        return parsed
+
+
+@dataclass
+class _Changed:
+    names: list[str] = field(default_factory=list)
+    before: list[str] = field(default_factory=list)
+    after: list[str] = field(default_factory=list)
+
+
+def changed_lines(diff: str) -> tuple[list[int], list[int]]:
+    """Line numbers of added lines (in the new file) and deleted lines (in the old one),
+    counted as PyDriller's ``diff_parsed`` counts them."""
+    added: list[int] = []
+    deleted: list[int] = []
+    old = new = 0
+    for raw in diff.split("\n"):
+        line = raw.rstrip()
+        old += 1
+        new += 1
+        if line.startswith("@@"):
+            match = _HUNK_HEADER.match(line)
+            if match:
+                old, new = int(match[1]) - 1, int(match[3]) - 1
+        if line.startswith("-"):
+            deleted.append(old)
+            new -= 1
+        if line.startswith("+"):
+            added.append(new)
+            old -= 1
+        if line == r"\ No newline at end of file":
+            old -= 1
+            new -= 1
+    return added, deleted
+
+
+def _touched(spans: list[Span], lines: list[int]) -> list[Span]:
+    if not spans or not lines:
+        return []
+    return [s for s in spans if any(s.start <= n <= s.end for n in lines)]
+
+
+def extract_fast(
+    git: GitStreams,
+    cache: TreeCache,
+    source: str,
+    rev: str,
+    stat: CommitStat,
+    options: MineOptions,
+) -> Outcome:
+    commit = git.commit(stat.sha)
+    patches = [
+        p
+        for p in git.patch(stat.sha, root=not commit.parents)
+        if language_of(_path_of(p)) in options.languages
+    ]
+    texts = [p.body.decode("utf-8", "ignore") for p in patches]
+    parts = []
+    for p, text in zip(patches, texts, strict=True):
+        name = _path_of(p)
+        old, new = p.old_path or name, p.new_path or name
+        parts.append(f"diff --git a/{old} b/{new}\n--- a/{old}\n+++ b/{new}\n")
+        parts.append(text if text.endswith("\n") or not text else text + "\n")
+    diff = "".join(parts)
+    size = len(diff.encode("utf-8", "surrogatepass"))
+    if size > options.max_diff_bytes:
+        return Rejected(
+            stat.sha,
+            "diff-too-large",
+            f"diff is {size / 1e6:.1f} MB, over the limit of {options.max_diff_bytes / 1e6:.1f} MB",
+        )
+    changed = _Changed()
+    for p, text in zip(patches, texts, strict=True):
+        _collect(git, cache, p, text, changed)
+    if not changed.names:
+        return Filtered(stat.sha, "no-function")
+    if len(changed.names) > options.max_functions:
+        return Filtered(stat.sha, "too-many-functions")
+
+    message, valid = decode_message(commit.raw)
+    warnings = () if valid else ("message is not valid UTF-8; undecodable bytes were replaced",)
+    before, after = "\n".join(changed.before), "\n".join(changed.after)
+    files = [_path_of(p) for p in patches]
+    row = CommitRow(
+        source=source,
+        sha=stat.sha,
+        branch=rev,
+        author_date=stat.author_date,
+        message=message,
+        diff=diff,
+        file=files[0],
+        files=files,
+        language=language_of(files[0]) or "unknown",
+        functions=changed.names,
+        code_before=before,
+        code_after=after,
+        added=sum(_count(t, "+") for t in texts),
+        deleted=sum(_count(t, "-") for t in texts),
+        model_input=model_input(message, diff, options.token_budget),
+        function_md5=function_md5(before, after),
+        diff_hash=diff_hash(diff),
+        provenance={
+            "repo": source,
+            "branch": rev,
+            "sha": stat.sha,
+            "filters": {"max_files": options.max_files, "max_functions": options.max_functions},
+        },
+    )
+    return Mined(row, warnings)
+
+
+def _path_of(p: FilePatch) -> str:
+    return p.new_path or p.old_path or ""
+
+
+def _count(text: str, sign: str) -> int:
+    return sum(1 for line in text.replace("\r", "").split("\n") if line.startswith(sign))
+
+
+def hunk_ranges(diff: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Each hunk's lines, context included, in the old file and in the new one
+    (1-based, inclusive; an empty side is the line it sits at)."""
+    old: list[tuple[int, int]] = []
+    new: list[tuple[int, int]] = []
+    for match in _HUNK_HEADER.finditer(diff):
+        for start, count, out in ((match[1], match[2], old), (match[3], match[4], new)):
+            first, size = int(start), int(count) if count is not None else 1
+            out.append((first, first + max(size, 1) - 1))
+    return old, new
+
+
+def _collect(git: GitStreams, cache: TreeCache, p: FilePatch, text: str, out: _Changed) -> None:
+    added, deleted = changed_lines(text)
+    if not added and not deleted:
+        return
+    path = _path_of(p)
+    before = after = None
+    if p.old_oid != NULL_OID:
+        before = cache.get(p.old_oid, p.old_path or path, lambda: git.blob(p.old_oid))
+    if p.new_oid != NULL_OID:
+        after = cache.get(p.new_oid, path, lambda: git.blob(p.new_oid), before)
+    old_ranges, new_ranges = hunk_ranges(text)
+    before_spans = spans_at(before, old_ranges) if before is not None else []
+    after_spans = spans_at(after, new_ranges) if after is not None else []
+    touched: dict[str, Span] = {}
+    for span in _touched(before_spans, deleted):
+        touched.setdefault(span.long_name, span)
+    for span in _touched(after_spans, added):
+        touched[span.long_name] = span  # the new side wins, as in PyDriller's set union
+    if not touched:
+        return
+    before_by_name = {s.long_name: s for s in before_spans}
+    after_by_name = {s.long_name: s for s in after_spans}
+    # a function's other side may lie outside every hunk (moved): look at the whole file,
+    # unless its name is nowhere in that file (a function added or deleted)
+    if before is not None and _elsewhere(touched, before_by_name, before):
+        before_by_name = {s.long_name: s for s in spans_at(before)}
+    if after is not None and _elsewhere(touched, after_by_name, after):
+        after_by_name = {s.long_name: s for s in spans_at(after)}
+    before_lines = _lines(before)
+    after_lines = _lines(after)
+    for span in sorted(touched.values(), key=lambda s: (s.start, s.long_name)):
+        out.names.append(span.name)
+        out.before.append(_slice(before_lines, before_by_name.get(span.long_name)))
+        out.after.append(_slice(after_lines, after_by_name.get(span.long_name)))
+
+
+def _elsewhere(touched: dict[str, Span], found: dict[str, Span], side: Parsed) -> bool:
+    """Whether a touched function missing from ``found`` may still be in ``side``."""
+    for long_name, span in touched.items():
+        if long_name in found:
+            continue
+        bare = span.name.replace("::", ".").rsplit(".", 1)[-1].rsplit(" ", 1)[-1]
+        if bare.encode("utf-8", "surrogatepass") in side.source:
+            return True
+    return False
+
+
+def _lines(parsed: Parsed | None) -> list[str]:
+    return parsed.text.decode("utf-8", "ignore").splitlines() if parsed is not None else []
+
+
+def _slice(lines: list[str], span: Span | None) -> str:
+    if span is None:
+        return ""
+    return "\n".join(lines[span.start - 1 : span.end])
+
+
+def decode_message(raw: bytes) -> tuple[str, bool]:
+    """The commit message decoded from the raw object, and whether it decoded cleanly.
+
+    GitPython quietly falls back to Latin-1 for bad bytes; we replace them instead
+    and say so, so that mojibake never passes for the author's text.
+    """
+    head, _, body = raw.partition(b"\n\n")
+    encoding = "utf-8"
+    for line in head.splitlines():
+        if line.startswith(b"encoding "):
+            encoding = line[9:].decode("ascii", "replace").strip()
+    try:
+        return body.decode(encoding).strip(), True
+    except LookupError:
+        return body.decode("utf-8", "replace").strip(), False
+    except UnicodeDecodeError:
+        return body.decode(encoding, "replace").strip(), False

@@ -1,0 +1,200 @@
+"""Commits, blobs and patches from two long-lived git processes.
+
+One ``git cat-file --batch`` answers every object read (commit objects, blobs) and one
+``git diff-tree --stdin`` every patch, so a survivor of the cheap filter costs two
+round trips on open pipes instead of a GitPython call (and a git process) per file.
+Each :class:`GitStreams` belongs to one thread.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from engines.commits.gitlog import GitError, git_env, run_git
+
+NULL_OID = "0" * 40
+_SHA_LINE = re.compile(rb"^[0-9a-f]{40}\n$")
+_DIFF_ARGS = ["-r", "-p", "--raw", "-M", "--full-index", "--no-color", "--no-ext-diff", "--always"]
+
+
+@dataclass(frozen=True)
+class CommitObject:
+    parents: tuple[str, ...]
+    raw: bytes  # the whole commit object, headers and message
+
+
+@dataclass
+class FilePatch:
+    """One file pair of a commit's patch: blob ids (``NULL_OID`` when absent), paths as
+    git stores them, and the patch text from the first ``@@`` line on."""
+
+    old_oid: str
+    new_oid: str
+    status: str
+    old_path: str | None
+    new_path: str | None
+    body: bytes = b""
+
+
+class GitStreams:
+    """``cat-file --batch`` and ``diff-tree --stdin`` on one repository."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self._cat = self._start("cat-file", "--batch")
+        roots = run_git(repo, "rev-list", "--max-parents=0", "--all").decode().split()
+        # a parentless commit prints only its own header line here: our end-of-answer mark
+        self._sentinel = roots[0] if roots else None
+        self._diff = self._start("diff-tree", "--stdin", *_DIFF_ARGS)
+
+    def _start(self, *args: str) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            ["git", "-C", str(self.repo), *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=git_env(),
+        )
+
+    def read(self, oid: str) -> tuple[str, bytes]:
+        """An object's type and content."""
+        cat = self._cat
+        assert cat.stdin is not None and cat.stdout is not None
+        cat.stdin.write(oid.encode() + b"\n")
+        cat.stdin.flush()
+        header = cat.stdout.readline().split()
+        if len(header) != 3:
+            raise GitError(f"object {oid[:12]} is missing or damaged")
+        size = int(header[2])
+        data = cat.stdout.read(size + 1)[:size]
+        return header[1].decode(), data
+
+    def commit(self, sha: str) -> CommitObject:
+        kind, raw = self.read(sha)
+        if kind != "commit":
+            raise GitError(f"{sha[:12]} is a {kind}, not a commit")
+        head = raw.partition(b"\n\n")[0]
+        parents = tuple(
+            line[7:].decode() for line in head.splitlines() if line.startswith(b"parent ")
+        )
+        return CommitObject(parents, raw)
+
+    def blob(self, oid: str) -> bytes | None:
+        if oid == NULL_OID:
+            return None
+        return self.read(oid)[1]
+
+    def patch(self, sha: str, root: bool = False) -> list[FilePatch]:
+        """Every file pair of ``sha`` against its first parent (the empty tree for a root)."""
+        if root or self._sentinel is None or sha == self._sentinel:
+            out = run_git(self.repo, "diff-tree", "--root", *_DIFF_ARGS, sha)
+            return parse_patch(out.partition(b"\n")[2])
+        diff = self._diff
+        assert diff.stdin is not None and diff.stdout is not None
+        diff.stdin.write(f"{sha}\n{self._sentinel}\n\n".encode())
+        diff.stdin.flush()
+        first = diff.stdout.readline()
+        while first == b"\n":  # what the previous answer's end mark left behind
+            first = diff.stdout.readline()
+        if first.strip() != sha.encode():
+            raise GitError(f"git diff-tree gave no answer for {sha[:12]}")
+        mark = self._sentinel.encode() + b"\n"
+        chunks = []
+        while True:
+            line = diff.stdout.readline()
+            if not line:
+                raise GitError(f"git diff-tree stopped while reading {sha[:12]}")
+            if line == mark:
+                break
+            chunks.append(line)
+        return parse_patch(b"".join(chunks))
+
+    def close(self) -> None:
+        for proc in (self._cat, self._diff):
+            if proc.stdin is not None:
+                proc.stdin.close()
+            proc.kill()
+            proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
+def parse_patch(out: bytes) -> list[FilePatch]:
+    """Raw lines (``:old new mode ... status\\tpath``) then one ``diff --git`` section
+    per file pair, in the same order."""
+    lines = out.split(b"\n")
+    files: list[FilePatch] = []
+    i = 0
+    while i < len(lines) and lines[i].startswith(b":"):
+        meta, _, paths = lines[i].partition(b"\t")
+        fields = meta.split()
+        status = fields[4].decode()[:1]
+        names = [unquote(p) for p in _split_paths(paths, status)]
+        old_path = names[0] if status != "A" else None
+        new_path = names[-1] if status != "D" else None
+        files.append(FilePatch(fields[2].decode(), fields[3].decode(), status, old_path, new_path))
+        i += 1
+    sections: list[list[bytes]] = []
+    for line in lines[i:]:
+        if line.startswith(b"diff --git "):
+            sections.append([])
+        elif sections:
+            sections[-1].append(line)
+    for file, section in zip(files, sections, strict=False):
+        start = next((k for k, ln in enumerate(section) if ln.startswith(b"@@")), None)
+        if start is not None:
+            body = section[start:]
+            while body and body[-1] == b"":
+                body.pop()
+            file.body = b"\n".join(body)
+    return files
+
+
+def _split_paths(paths: bytes, status: str) -> list[bytes]:
+    if status not in ("R", "C"):
+        return [paths]
+    if paths.startswith(b'"'):
+        end = _quoted_end(paths)
+        return [paths[: end + 1], paths[end + 2 :]]
+    old, _, new = paths.partition(b"\t")
+    return [old, new]
+
+
+def _quoted_end(text: bytes) -> int:
+    i = 1
+    while i < len(text):
+        if text[i : i + 1] == b"\\":
+            i += 2
+            continue
+        if text[i : i + 1] == b'"':
+            return i
+        i += 1
+    return len(text) - 1
+
+
+_ESCAPES = {b"n": b"\n", b"t": b"\t", b'"': b'"', b"\\": b"\\", b"a": b"\a", b"b": b"\b"}
+_ESCAPES |= {b"f": b"\f", b"r": b"\r", b"v": b"\v"}
+
+
+def unquote(path: bytes) -> str:
+    """A path as git prints it (C-quoted when it holds special bytes), decoded."""
+    if not path.startswith(b'"'):
+        return path.decode("utf-8", "replace")
+    body, out, i = path[1:-1], bytearray(), 0
+    while i < len(body):
+        ch = body[i : i + 1]
+        if ch == b"\\" and i + 1 < len(body):
+            nxt = body[i + 1 : i + 2]
+            if nxt.isdigit():
+                out.append(int(body[i + 1 : i + 4], 8))
+                i += 4
+                continue
+            out += _ESCAPES.get(nxt, nxt)
+            i += 2
+            continue
+        out += ch
+        i += 1
+    return out.decode("utf-8", "replace")
