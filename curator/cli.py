@@ -24,7 +24,7 @@ from curator.commands import (
 from curator.commands.models import app as models_app
 from curator.commands.options import AnnotatorOption, DbOption
 from curator.commands.predict import predict
-from curator.commands.releases import export_command, validate_command
+from curator.commands.releases import export_command, keys_app, validate_command
 from curator.commands.teach import teach_command
 from curator.commands.train import train
 from curator.commands.tui import interactive, label_command, run_app
@@ -55,6 +55,7 @@ app.add_typer(models_app, name="models")
 app.command("predict")(predict)
 app.command("teach")(teach_command)
 app.add_typer(config.app, name="config")
+app.add_typer(keys_app, name="keys")
 
 
 def _version(value: bool) -> None:

@@ -137,7 +137,7 @@ def test_the_cli_starts_without_heavy_libraries() -> None:
     import subprocess
     import sys
 
-    heavy = ("pandas", "torch", "transformers", "dask", "pydriller", "httpx", "git")
+    heavy = ("pandas", "torch", "transformers", "dask", "pydriller", "httpx", "git", "cryptography")
     code = f"import sys, curator.cli; print(','.join(m for m in {heavy!r} if m in sys.modules))"
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
