@@ -8,6 +8,7 @@ import typer
 
 from curator import __version__
 from curator.cli_context import begin_run
+from curator.cli_guard import GuardedGroup, set_debug
 from curator.commands import (
     adjudicate,
     agree,
@@ -31,6 +32,7 @@ from curator.commands.tui import interactive, label_command, run_app
 
 app = typer.Typer(
     name="curator",
+    cls=GuardedGroup,
     invoke_without_command=True,
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
@@ -75,6 +77,12 @@ def root(
     ] = False,
     annotator: AnnotatorOption = None,
     db: DbOption = None,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug", help="Show the Python traceback of an unexpected error (or CURATOR_DEBUG=1)."
+        ),
+    ] = False,
 ) -> None:
     """Curate ground-truth datasets of performance commits, OpenCL kernels and LLVM IR.
 
@@ -84,6 +92,7 @@ def root(
     [bold]CURATOR_DB[/] environment variable, else [bold]db[/] in ./curator.toml or
     the user config, else [bold]./curator.db[/] ([bold]curator config show[/]).
     """
+    set_debug(debug)
     begin_run(annotator=annotator, db=db)
     if ctx.invoked_subcommand is not None:
         return

@@ -14,7 +14,13 @@ from curator.cli_context import open_db
 from curator.commands.options import DbOption, KindOption, check_kind
 from curator.commands.releases import import_release_command
 from curator.console import err, out
-from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, load_optional_set
+from curator.presentation.cli_output import (
+    EXIT_INPUT,
+    EXIT_USAGE,
+    fail,
+    load_optional_set,
+    warn,
+)
 from curator.presentation.text import labelled, one_line
 from engines.commits.representation import model_input
 from engines.labelers.keyword import KeywordLabeler
@@ -134,6 +140,11 @@ def votes(
                 err.print(labelled("skipped", "yellow", one_line(str(path)), ": nothing imported"))
                 failed += 1
                 continue
+            if parsed.ignored_columns:
+                warn(
+                    f"{path}:1: column(s) {', '.join(parsed.ignored_columns)} ignored (a vote"
+                    " reads item, annotator, label, category, note)"
+                )
             out.print(
                 Text.assemble(
                     one_line(str(path)),
