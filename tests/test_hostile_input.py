@@ -268,3 +268,23 @@ def test_an_unexpected_error_is_one_line_unless_debugging(monkeypatch) -> None: 
     monkeypatch.setenv("CURATOR_DEBUG", "1")
     set_debug(False)
     assert isinstance(CliRunner().invoke(failing, ["boom"]).exception, RuntimeError)
+
+
+def test_bidi_controls_never_reach_the_terminal(tmp_path: Path) -> None:
+    """A commit title with U+202E (it would print `fast` backwards) in `curator adjudicate`
+    and a votes CSV with a column nobody reads."""
+    items = tmp_path / "items.jsonl"
+    items.write_text(
+        json.dumps({"id": "rtl-1", "message": "Make it \u202etsaf\u202c now \u2066x\u2069"}) + "\n"
+    )
+    votes = tmp_path / "votes.csv"
+    votes.write_text("item,annotator,label,mood\nrtl-1,ann,perf,happy\nrtl-1,bob,non-perf,sad\n")
+    db = ["--db", str(tmp_path / "bidi.db")]
+    runner = CliRunner()
+    assert runner.invoke(app, ["import", "items", str(items), "--set", "s", *db]).exit_code == 0
+    imported = runner.invoke(app, ["import", "votes", str(votes), *db])
+    assert imported.exit_code == 0
+    assert f"warning: {votes}:1: column(s) mood ignored" in imported.stderr
+    shown = runner.invoke(app, ["adjudicate", "s", *db], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0 and "Make it tsaf now x" in shown.stdout
+    assert not any(c in shown.stdout for c in "\u202e\u202c\u2066\u2069")
