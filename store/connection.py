@@ -7,6 +7,7 @@ modules define (``tests/raw_sql.py`` is the one test-only way to raw rows).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sqlite3
@@ -61,10 +62,14 @@ class Store:
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             yield self._conn
+            self._conn.execute("COMMIT")
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            # SQLite may have rolled back already (a full disk, an I/O error): then the
+            # error that caused it is the one to report, not a failed ROLLBACK
+            if self._conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.execute("ROLLBACK")
             raise
-        self._conn.execute("COMMIT")
 
     @contextmanager
     def savepoint(self, name: str = "savepoint", *, undo: bool = False) -> Iterator[None]:
@@ -80,8 +85,9 @@ class Store:
         try:
             yield
         except BaseException:
-            self._conn.execute(f"ROLLBACK TO {name}")
-            self._conn.execute(f"RELEASE {name}")
+            if self._conn.in_transaction:
+                self._conn.execute(f"ROLLBACK TO {name}")
+                self._conn.execute(f"RELEASE {name}")
             raise
         if undo:
             self._conn.execute(f"ROLLBACK TO {name}")
@@ -126,6 +132,37 @@ def _enable_wal(conn: sqlite3.Connection, db_path: Path) -> None:
         raise StoreError(f"{db_path}: could not switch to WAL journal mode (got {mode})")
 
 
+def _refuse_foreign(conn: sqlite3.Connection, db_path: Path) -> None:
+    """Another program's SQLite file is left untouched: not even switched to WAL."""
+    tables = [
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    ]
+    if tables and "schema_version" not in tables:
+        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        raise StoreError(
+            f"{db_path}: an SQLite database that is not Curator's (tables {shown}, no"
+            " schema_version); nothing was written to it"
+        )
+
+
+def _open_problem(message: str) -> str:
+    """What an SQLite error while opening most likely means, in words."""
+    if "not a database" in message:
+        return "not a Curator database (not even SQLite)"
+    if "malformed" in message:
+        return "a damaged database: restore it from a copy"
+    if "readonly" in message or "read-only" in message:
+        return "read-only: Curator needs to write beside it (its -wal and -shm files)"
+    if "full" in message or "I/O" in message:
+        return "cannot be opened: is the disk full, or did its folder go away?"
+    if "unable to open" in message:
+        return "cannot be opened (does its folder exist, may you write there?)"
+    return "not a usable Curator database"
+
+
 def open_store(path: str | os.PathLike[str] | None = None, *, create: bool = True) -> Store:
     """Open (and create or migrate) the store at ``path``, else ``./curator.db``. The app
     decides the path (flag, ``$CURATOR_DB``, config files: ``curator.settings``)."""
@@ -142,13 +179,14 @@ def open_store(path: str | os.PathLike[str] | None = None, *, create: bool = Tru
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
+        _refuse_foreign(conn, db_path)
         _enable_wal(conn, db_path)
         conn.execute("PRAGMA synchronous = NORMAL")
         migrate(conn)
     except sqlite3.DatabaseError as exc:
         if conn is not None:
             conn.close()
-        raise StoreError(f"{db_path}: not a usable Curator database ({exc})") from exc
+        raise StoreError(f"{db_path}: {_open_problem(str(exc))} ({exc})") from exc
     except BaseException:
         if conn is not None:
             conn.close()

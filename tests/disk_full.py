@@ -1,0 +1,85 @@
+"""A real full disk for one command: ``python -m tests.disk_full SPEC.json`` in a user and
+mount namespace (``unshare -Urm``) mounts a small tmpfs, copies the database onto it,
+fills the rest but ``free`` bytes, runs the command (it hits ENOSPC on the real write
+path), frees the space, checks the database with ``PRAGMA integrity_check``, runs the command
+again, and copies the database back out. It prints what happened as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def namespaces_allowed() -> bool:
+    done = subprocess.run(["unshare", "-Urm", "true"], capture_output=True, check=False)
+    return done.returncode == 0
+
+
+def _fill(folder: Path, free: int) -> Path:
+    filler = folder / "filler"
+    with filler.open("wb", buffering=0) as fh:
+        try:
+            while True:
+                fh.write(b"\0" * 4096)
+        except OSError:
+            pass
+    os.truncate(filler, max(0, filler.stat().st_size - free))
+    return filler
+
+
+def _integrity(db: Path) -> str:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _run(command: list[str], db: Path) -> dict[str, object]:
+    env = {**os.environ, "CURATOR_DB": str(db), "PYTHONPATH": str(ROOT), "COLUMNS": "300"}
+    done = subprocess.run(
+        [sys.executable, "-m", "curator", *command],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        check=False,
+    )
+    return {"rc": done.returncode, "stderr": done.stderr, "stdout": done.stdout}
+
+
+def main(spec_path: str) -> None:
+    spec = json.loads(Path(spec_path).read_text())
+    mount = Path(spec["mount"])
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={spec['size']}", "none", str(mount)], check=True
+    )
+    db = mount / "curator.db"
+    shutil.copy(spec["db"], db)
+    filler = _fill(mount, spec["free"])
+    report: dict[str, object] = {}
+    report["full"] = _run(spec["command"], db)
+    report["leftovers"] = sorted(
+        p.relative_to(mount).as_posix() for p in mount.rglob("*") if p.name != "filler"
+    )
+    filler.unlink()  # space freed; the database is checked before anything else runs
+    report["integrity_when_full"] = _integrity(db)
+    report["rerun"] = _run(spec["rerun"] or spec["command"], db)
+    report["integrity_after"] = _integrity(db)
+    shutil.copy(db, spec["out"])
+    for suffix in ("-wal",):
+        if Path(str(db) + suffix).exists():
+            shutil.copy(str(db) + suffix, spec["out"] + suffix)
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
