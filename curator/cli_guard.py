@@ -23,7 +23,7 @@ import typer
 from typer.core import TyperGroup
 
 from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail
-from store import DatabaseError
+from store import DatabaseError, StoreError
 
 DEBUG_ENV = "CURATOR_DEBUG"
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -70,6 +70,8 @@ def explain(exc: BaseException) -> str:
             f"no space left{where} ({exc.strerror}): the last transaction was rolled back;"
             " free space and run the command again"
         )
+    if isinstance(exc, StoreError):
+        return str(exc)
     if isinstance(exc, DatabaseError):
         text = str(exc)
         if "full" in text:
@@ -78,7 +80,15 @@ def explain(exc: BaseException) -> str:
                 " free space and run the command again"
             )
         if "readonly" in text or "read-only" in text:
-            return f"the database is read-only ({text}): nothing was written"
+            return (
+                f"the database is read-only, or was moved since it was opened ({text}):"
+                " nothing was written"
+            )
+        if "I/O" in text:
+            return (
+                f"the database could not be written ({text}): the last transaction was rolled"
+                " back; check the disk and run the command again"
+            )
         if "malformed" in text or "not a database" in text:
             return f"the database is damaged ({text}): restore it from a copy"
         return f"database error: {text}"

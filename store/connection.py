@@ -50,6 +50,16 @@ class Store:
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
         self._conn = conn
+        self._identity = _identity(path)
+
+    def _check_in_place(self) -> None:
+        """A database file moved or deleted since it was opened still takes writes, which
+        would then be lost: refuse them instead."""
+        if self._identity is not None and _identity(self.path) != self._identity:
+            raise StoreError(
+                f"{self.path}: the database file was moved or deleted since it was opened;"
+                " nothing was written"
+            )
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -59,6 +69,7 @@ class Store:
         if self._conn.in_transaction:
             yield self._conn
             return
+        self._check_in_place()
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             yield self._conn
@@ -132,6 +143,14 @@ def _enable_wal(conn: sqlite3.Connection, db_path: Path) -> None:
         raise StoreError(f"{db_path}: could not switch to WAL journal mode (got {mode})")
 
 
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None if str(path) == ":memory:" else (-1, -1)
+    return found.st_dev, found.st_ino
+
+
 def _refuse_foreign(conn: sqlite3.Connection, db_path: Path) -> None:
     """Another program's SQLite file is left untouched: not even switched to WAL."""
     tables = [
@@ -186,7 +205,14 @@ def open_store(path: str | os.PathLike[str] | None = None, *, create: bool = Tru
     except sqlite3.DatabaseError as exc:
         if conn is not None:
             conn.close()
-        raise StoreError(f"{db_path}: {_open_problem(str(exc))} ({exc})") from exc
+        problem = _open_problem(str(exc))
+        if (
+            "unable to open" in str(exc)
+            and db_path.exists()
+            and not os.access(db_path.parent, os.W_OK)
+        ):
+            problem = "read-only: Curator needs to write beside it (its -wal and -shm files)"
+        raise StoreError(f"{db_path}: {problem} ({exc})") from exc
     except BaseException:
         if conn is not None:
             conn.close()
