@@ -170,9 +170,9 @@ def _refuse_foreign(conn: sqlite3.Connection, db_path: Path) -> None:
 def _open_problem(message: str) -> str:
     """What an SQLite error while opening most likely means, in words."""
     if "not a database" in message:
-        return "not a Curator database (not even SQLite)"
+        return "not a usable Curator database (not SQLite at all)"
     if "malformed" in message:
-        return "a damaged database: restore it from a copy"
+        return "not a usable Curator database (damaged: restore it from a copy)"
     if "readonly" in message or "read-only" in message:
         return "read-only: Curator needs to write beside it (its -wal and -shm files)"
     if "full" in message or "I/O" in message:

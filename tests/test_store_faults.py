@@ -67,7 +67,7 @@ def test_another_programs_sqlite_file_is_left_untouched(tmp_path: Path) -> None:
 def test_bytes_that_are_not_sqlite(tmp_path: Path) -> None:
     db = tmp_path / "junk.db"
     db.write_bytes(os.urandom(8192))
-    assert "not a Curator database (not even SQLite)" in one_error(curator(db, "stats"))
+    assert "not a usable Curator database (not SQLite at all)" in one_error(curator(db, "stats"))
 
 
 def test_a_damaged_database(good: Path, tmp_path: Path) -> None:
@@ -76,7 +76,7 @@ def test_a_damaged_database(good: Path, tmp_path: Path) -> None:
     with db.open("r+b") as fh:  # every page after the first few: the schema's tables
         fh.seek(4 * 4096)
         fh.write(b"\xde\xad" * 2048 * 16)
-    for command in (["stats"], ["vote", "x", "perf", "--annotator", "a"], ["adjudicate", "gt"]):
+    for command in (["stats"], ["export", "v1", "--out", str(tmp_path)], ["adjudicate", "gt"]):
         line = one_error(curator(db, *command))
         assert "damaged" in line and "restore it from a copy" in line
 
