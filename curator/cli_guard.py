@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import click
-import typer
 from typer.core import TyperGroup
 
 from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail
@@ -44,8 +43,12 @@ def debug_wanted() -> bool:
 
 
 def _shown(value: str) -> str:
-    """An argument as its bytes, escaped: ``b'caf\\xe9'``."""
-    return ascii(os.fsencode(value))
+    """An argument as its bytes, escaped: ``b'caf\\xe9'`` (or as escaped text when it
+    holds a surrogate no byte decodes to)."""
+    try:
+        return ascii(os.fsencode(value))
+    except UnicodeEncodeError:
+        return ascii(value)
 
 
 def bad_argument(args: Sequence[str], environ: dict[str, str] | None = None) -> str | None:
@@ -116,9 +119,9 @@ class GuardedGroup(TyperGroup):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, click.ClickException, click.Abort, typer.Exit, typer.Abort):
-            raise
         except Exception as exc:
-            if debug_wanted():
+            # typer's and click's own exits, aborts and usage errors (typer vendors a copy
+            # of click, so they are told by module, not by class) keep their meaning
+            if debug_wanted() or type(exc).__module__.startswith(("click", "typer")):
                 raise
             fail(explain(exc), EXIT_INPUT)

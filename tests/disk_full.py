@@ -1,8 +1,9 @@
 """A real full disk for one command: ``python -m tests.disk_full SPEC.json`` in a user and
 mount namespace (``unshare -Urm``) mounts a small tmpfs, copies the database onto it,
-fills the rest but ``free`` bytes, runs the command (it hits ENOSPC on the real write
-path), frees the space, checks the database with ``PRAGMA integrity_check``, runs the command
-again, and copies the database back out. It prints what happened as JSON.
+fills the rest but ``free`` bytes, runs the command in this process (it hits ENOSPC on
+the real write path: SQLite's, the release writer's), frees the space, checks the
+database with ``PRAGMA integrity_check``, runs the command again, and copies the
+database back out. It prints what happened as JSON.
 """
 
 from __future__ import annotations
@@ -44,16 +45,15 @@ def _integrity(db: Path) -> str:
 
 
 def _run(command: list[str], db: Path) -> dict[str, object]:
-    env = {**os.environ, "CURATOR_DB": str(db), "PYTHONPATH": str(ROOT), "COLUMNS": "300"}
-    done = subprocess.run(
-        [sys.executable, "-m", "curator", *command],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        check=False,
-    )
-    return {"rc": done.returncode, "stderr": done.stderr, "stdout": done.stdout}
+    """The command, in this process (one start-up for both runs), as `curator` runs it."""
+    from typer.testing import CliRunner
+
+    from curator.cli import app
+
+    done = CliRunner().invoke(app, command, env={"CURATOR_DB": str(db), "COLUMNS": "300"})
+    crashed = done.exception is not None and not isinstance(done.exception, SystemExit)
+    stderr = done.stderr + (f"Traceback: {done.exception!r}" if crashed else "")
+    return {"rc": done.exit_code, "stderr": stderr, "stdout": done.stdout}
 
 
 def main(spec_path: str) -> None:

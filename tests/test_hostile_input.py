@@ -23,7 +23,7 @@ from store import open_store
 from tests import raw_sql
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = int(os.environ.get("CURATOR_HOSTILE_EXAMPLES", "8"))
+EXAMPLES = int(os.environ.get("CURATOR_HOSTILE_EXAMPLES", "6"))
 SETTINGS = settings(
     max_examples=EXAMPLES,
     deadline=None,
