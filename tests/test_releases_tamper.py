@@ -257,3 +257,14 @@ def test_deeply_nested_json_is_named(cli, release: Path) -> None:  # type: ignor
     (release / "commit.jsonl").write_text("".join(lines))
     reseal_sizes_only = problems(cli, release)
     assert reseal_sizes_only[0] == f"{release}/commit.jsonl:1: JSON nested too deeply to read"
+
+
+def test_a_bad_signing_key_stops_the_export_before_anything_is_written(
+    cli, made: Path, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    source = str(made / "source.db")
+    public = str(made / "keys/release.pub")
+    result = cli("export", "v2", "--out", str(tmp_path), "--sign", public, "--db", source)
+    assert result.exit_code == 2
+    assert result.stderr.strip().startswith(f"error: --sign: {public}: not an unencrypted PEM")
+    assert list(tmp_path.iterdir()) == []
