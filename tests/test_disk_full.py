@@ -28,40 +28,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def full_disk(
-    tmp_path: Path, db: Path, command: list[str], free: int, size: str = "16m"
-) -> tuple[dict, Path]:
-    """Run ``command`` on a copy of ``db`` with ``free`` bytes left, then again with
-    space; the report and the copy of the database after both."""
-    mount = tmp_path / "small-disk"
-    mount.mkdir()
-    out = tmp_path / "after.db"
-    spec = tmp_path / "spec.json"
-    command = [part.replace("{disk}", str(mount)) for part in command]
-    spec.write_text(
-        json.dumps(
-            {
-                "mount": str(mount),
-                "size": size,
-                "db": str(db),
-                "free": free,
-                "command": command,
-                "rerun": None,
-                "out": str(out),
-            }
-        )
-    )
-    done = subprocess.run(
-        ["unshare", "-Urm", sys.executable, "-m", "tests.disk_full", str(spec)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=True,
-    )
-    return json.loads(done.stdout), out
-
-
 def assert_one_clear_line(report: dict) -> str:
     full = report["full"]
     assert full["rc"] != 0, full
@@ -75,14 +41,6 @@ def assert_one_clear_line(report: dict) -> str:
     return lines[-1]
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("seeded")
-    with open_store(root / "seed.db") as store:
-        annotated_store(store, n=30)
-    return root / "seed.db"
-
-
 def counts(db: Path) -> tuple[int, int]:
     with open_store(db) as store:
         return (
@@ -91,59 +49,91 @@ def counts(db: Path) -> tuple[int, int]:
         )
 
 
-def test_voting_on_a_full_disk(seeded: Path, tmp_path: Path) -> None:
-    with open_store(seeded) as store:
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    """Every scenario, each on a full disk then with space, in one namespace and process;
+    the report of each, with the paths of its inputs and of its database afterwards."""
+    root = tmp_path_factory.mktemp("disk-full")
+    seed = root / "seed.db"
+    with open_store(seed) as store:
+        annotated_store(store, n=30)
         key = str(raw_sql.scalar(store, "SELECT key FROM items ORDER BY id LIMIT 1"))
-    before = counts(seeded)
-    report, after = full_disk(
-        tmp_path, seeded, ["vote", key, "perf", "--annotator", "zoe", "--set", "gt"], free=0
-    )
-    assert_one_clear_line(report)
-    assert counts(after) == (before[0], before[1] + 1)  # the rerun's vote, once
-
-
-def test_importing_items_on_a_full_disk(seeded: Path, tmp_path: Path) -> None:
-    items = tmp_path / "items.jsonl"
+        export_release(store, root / "release", ExportOptions("v1"))
+    empty = root / "empty.db"
+    open_store(empty).close()
+    items = root / "items.jsonl"
     with items.open("w") as fh:
         for i in range(300):
             fh.write(json.dumps({"id": f"big-{i}", "message": f"change {i} " + "x" * 3000}) + "\n")
-    before = counts(seeded)
-    report, after = full_disk(tmp_path, seeded, ["import", "items", str(items)], free=200_000)
-    assert_one_clear_line(report)
-    assert counts(after) == (before[0] + 300, before[1])
-
-
-def test_export_and_import_release_on_a_full_disk(seeded: Path, tmp_path: Path) -> None:
-    report, _ = full_disk(
-        tmp_path, seeded, ["export", "v1", "--out", "{disk}/releases"], free=48_000
+    repo = GitRepo(root / "repo")
+    build_history(repo, 12)
+    mine = ["mine", "commits", str(repo.path), "--batch-size", "3"]
+    assert CliRunner().invoke(app, [*mine, "--db", str(root / "clean-mined.db")]).exit_code == 0
+    steps = {
+        "vote": (seed, ["vote", key, "perf", "--annotator", "zoe", "--set", "gt"], 0),
+        "items": (seed, ["import", "items", str(items)], 200_000),
+        "export": (seed, ["export", "v1", "--out", "{disk}/releases"], 48_000),
+        "import-release": (empty, ["import", "release", str(root / "release" / "v1")], 0),
+        "mine": (empty, mine, 0),
+    }
+    mount = root / "small-disk"
+    mount.mkdir()
+    spec = {
+        "mount": str(mount),
+        "size": "16m",
+        "scenarios": {
+            name: {"db": str(db), "command": command, "free": free, "out": str(root / f"{name}.db")}
+            for name, (db, command, free) in steps.items()
+        },
+    }
+    (root / "spec.json").write_text(json.dumps(spec))
+    done = subprocess.run(
+        ["unshare", "-Urm", sys.executable, "-m", "tests.disk_full", str(root / "spec.json")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=True,
     )
+    reports = json.loads(done.stdout)
+    for name in steps:
+        reports[name]["after"] = root / f"{name}.db"
+    reports["paths"] = {"seed": seed, "clean-mined": root / "clean-mined.db"}
+    return reports
+
+
+def test_voting_on_a_full_disk(runs: dict[str, dict]) -> None:
+    report = runs["vote"]
+    assert_one_clear_line(report)
+    before = counts(runs["paths"]["seed"])
+    assert counts(report["after"]) == (before[0], before[1] + 1)  # the rerun's vote, once
+
+
+def test_importing_items_on_a_full_disk(runs: dict[str, dict]) -> None:
+    report = runs["items"]
+    assert_one_clear_line(report)
+    before = counts(runs["paths"]["seed"])
+    assert counts(report["after"]) == (before[0] + 300, before[1])
+
+
+def test_export_on_a_full_disk(runs: dict[str, dict]) -> None:
+    report = runs["export"]
     line = assert_one_clear_line(report)
     assert "cannot be written (No space left on device)" in line
     # nothing of the release is left: not a partial folder, not a half-written v1
     assert [name for name in report["leftovers"] if name.startswith("releases")] == ["releases"]
-    assert "v1" in report["rerun"]["stdout"]
+    assert "release v1" in report["rerun"]["stdout"]
 
-    release = tmp_path / "release"
-    with open_store(seeded) as store:
-        export_release(store, release, ExportOptions("v1"))
-    empty = tmp_path / "empty.db"
-    open_store(empty).close()
-    imported = tmp_path / "import"
-    imported.mkdir()
-    report, after = full_disk(imported, empty, ["import", "release", str(release / "v1")], free=0)
+
+def test_importing_a_release_on_a_full_disk(runs: dict[str, dict]) -> None:
+    report = runs["import-release"]
     assert_one_clear_line(report)
-    assert counts(after)[0] == counts(seeded)[0]
+    assert counts(report["after"])[0] == counts(runs["paths"]["seed"])[0]
 
 
-def test_mining_on_a_full_disk_then_rerun_equals_a_clean_run(tmp_path: Path) -> None:
-    repo = GitRepo(tmp_path / "repo")
-    build_history(repo, 12)
-    clean = tmp_path / "clean.db"
-    mine = ["mine", "commits", str(repo.path), "--batch-size", "3"]
-    assert CliRunner().invoke(app, [*mine, "--db", str(clean)]).exit_code == 0
-    empty = tmp_path / "empty.db"
-    open_store(empty).close()
-    report, after = full_disk(tmp_path, empty, mine, free=0)
+def test_mining_on_a_full_disk_then_rerun_equals_a_clean_run(runs: dict[str, dict]) -> None:
+    report = runs["mine"]
     assert_one_clear_line(report)
-    assert snapshot(after) == snapshot(clean)
-    assert set(TABLES) <= set(snapshot(after))
+    mined = snapshot(report["after"])
+    assert mined == snapshot(runs["paths"]["clean-mined"])
+    assert set(TABLES) <= set(mined) and mined["items"]
