@@ -55,7 +55,7 @@ def bad_argument(args: Sequence[str], environ: dict[str, str] | None = None) -> 
     """One line naming the first argument or CURATOR_* variable that is not UTF-8."""
     for position, arg in enumerate(args, start=1):
         if "\x00" in arg:  # no shell can pass one; a program calling us in-process can
-            return f"argument {position} ({ascii(arg)}) holds a NUL character"
+            return f"argument {position} ({arg!a}) holds a NUL character"
         if _SURROGATE.search(arg):
             return (
                 f"argument {position} ({_shown(arg)}) is not UTF-8 text: give names, notes,"
