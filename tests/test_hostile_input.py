@@ -176,7 +176,11 @@ VOTE_ARGS = ("item", "label", "--annotator", "--note", "--set", "--category")
 
 
 @SETTINGS
-@given(position=st.sampled_from(VOTE_ARGS), bad=bad_bytes, text=hostile_text)
+@given(
+    position=st.sampled_from(VOTE_ARGS),
+    bad=bad_bytes,
+    text=hostile_text.map(lambda t: t.replace("\x00", "")),  # argv never holds NUL
+)
 def test_non_utf8_arguments_are_named(env, position, bad, text) -> None:  # type: ignore[no-untyped-def]
     before = counts(env["db"])
     values = {"item": "gt-001", "label": "perf", "--annotator": "eve", "--note": text}
