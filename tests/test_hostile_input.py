@@ -44,7 +44,7 @@ surrogate = st.integers(0xD800, 0xDFFF).map(chr)
 # bytes that are not UTF-8 as Python hands them over from argv (surrogate escapes)
 bad_bytes = (
     st.binary(min_size=1, max_size=6)
-    .filter(lambda b: not _is_utf8(b))
+    .filter(lambda b: not _is_utf8(b) and b"\x00" not in b)  # argv never holds NUL
     .map(lambda b: os.fsdecode(b))
 )
 
