@@ -25,6 +25,7 @@ bench: setup
 	.venv/bin/python tests/benchmarks/bench_active_learning.py
 	.venv/bin/python tests/benchmarks/bench_teacher.py
 	.venv/bin/python tests/benchmarks/bench_heuristics.py
+	CURATOR_HOSTILE_EXAMPLES=500 .venv/bin/python -m pytest -q tests/test_hostile_input.py tests/test_releases_tamper.py
 	.venv/bin/python tests/benchmarks/bench_release.py
 	.venv/bin/python tests/benchmarks/bench_student.py
 	.venv/bin/python tests/benchmarks/accuracy_perf_messages.py

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from annotation.jsontext import JsonTextError, parse_json
 from annotation.labels import DEFAULT_LABELS, taxonomy_slugs
 from annotation.votes import VoteError, prepare_vote
 from store import Store
@@ -64,9 +65,9 @@ def read_jsonl(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]
         if not text.strip():
             continue
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            errors.append(f"{path}:{number}: malformed JSON ({exc.msg} at column {exc.colno})")
+            value = parse_json(text)
+        except JsonTextError as exc:
+            errors.append(f"{path}:{number}: {exc}")
             continue
         if not isinstance(value, dict):
             errors.append(f"{path}:{number}: expected a JSON object, got {type(value).__name__}")
@@ -194,6 +195,7 @@ class ParsedVotes:
     rows: list[VoteRow]
     annotators: list[str]
     unchanged: int = 0
+    ignored_columns: tuple[str, ...] = ()  # CSV columns a vote does not read
 
 
 def parse_votes(
@@ -239,7 +241,17 @@ def parse_votes(
             errors.append(f"{path}:{number}: {exc}")
     if errors:
         raise FileImportError(errors)
-    return ParsedVotes(rows, sorted({r.annotator for r in rows}))
+    return ParsedVotes(rows, sorted({r.annotator for r in rows}), 0, _extra_columns(path))
+
+
+def _extra_columns(path: Path) -> tuple[str, ...]:
+    """Header columns of a votes CSV that no vote field reads."""
+    if path.suffix.lower() not in (".csv", ".tsv"):
+        return ()
+    with path.open(encoding="utf-8-sig", errors="replace", newline="") as fh:
+        header = next(csv.reader(fh), [])
+    known = {*VOTE_COLUMNS, *OPTIONAL_VOTE_COLUMNS}
+    return tuple(h.strip() for h in header if h.strip() and h.strip() not in known)
 
 
 Prelabel = Callable[[list[ImportedItem]], list[list[PredictionRow]]]
@@ -334,4 +346,6 @@ def import_votes_file(
                 fresh.append(row)
                 live[key] = (row.label, row.category, row.note)
         append_votes(store, fresh)
-    return ParsedVotes(fresh, parsed.annotators, len(parsed.rows) - len(fresh))
+    return ParsedVotes(
+        fresh, parsed.annotators, len(parsed.rows) - len(fresh), parsed.ignored_columns
+    )

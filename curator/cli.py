@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from curator import __version__
+from curator.cli_guard import GuardedGroup, set_debug
 from curator.commands.options import AnnotatorOption, DbOption
 from curator.lazy_group import Lazy, LazyGroup
 
@@ -80,7 +81,8 @@ COMMANDS = (
     Lazy(
         "validate",
         f"{C}.releases:validate_command",
-        "Check a release: manifest, every record against its schema, counts and sha256.",
+        "Check a release: manifest, every record against Curator's schema, counts and sha256"
+        " (and with --key, its signature).",
     ),
     Lazy(
         "label",
@@ -113,11 +115,13 @@ COMMANDS = (
         " answer as a prediction of ``teacher:MODEL``. A rerun asks only what is missing.",
     ),
     Lazy("config", f"{C}.config:app", "Show the settings in force."),
+    Lazy("keys", f"{C}.releases:keys_app", "Ed25519 keys that sign releases."),
 )
 
 
-class CuratorGroup(LazyGroup):
-    """The root group: every command of ``COMMANDS``, loaded when it runs."""
+class CuratorGroup(GuardedGroup, LazyGroup):
+    """The root group: every command of ``COMMANDS``, loaded when it runs; arguments
+    checked before parsing and failures turned into one line (:mod:`curator.cli_guard`)."""
 
     LAZY = COMMANDS
 
@@ -153,6 +157,12 @@ def root(
     ] = False,
     annotator: AnnotatorOption = None,
     db: DbOption = None,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug", help="Show the Python traceback of an unexpected error (or CURATOR_DEBUG=1)."
+        ),
+    ] = False,
 ) -> None:
     """Curate ground-truth datasets of performance commits, OpenCL kernels and LLVM IR.
 
@@ -164,6 +174,7 @@ def root(
     """
     from curator.cli_context import begin_run
 
+    set_debug(debug)
     begin_run(annotator=annotator, db=db)
     if ctx.invoked_subcommand is not None:
         return

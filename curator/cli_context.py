@@ -13,7 +13,7 @@ import getpass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from curator.presentation.cli_output import EXIT_USAGE, fail
+from curator.presentation.cli_output import EXIT_USAGE, fail, warn
 from curator.presentation.migration_progress import MigrationBar
 from curator.settings import Settings, SettingsError, load_settings
 from store import Store, open_store
@@ -92,3 +92,22 @@ def kernel_worker() -> KernelWorker:
 
     s = settings()
     return KernelWorker(memory_mb=s.kernel_memory_mb, device=s.opencl_device)
+
+
+def report_sandbox(worker: KernelWorker) -> None:
+    """Say once, before kernels run, what of the kernel sandbox the system refused."""
+    from engines.kernels.checker import WorkerFailure
+
+    try:
+        status = worker.sandbox()
+    except WorkerFailure as exc:
+        warn(f"the kernel worker did not start: {exc.detail}")
+        return
+    if status["missing"] == ["not asked for"]:
+        warn("kernels run without the sandbox (CURATOR_KERNEL_SANDBOX=0)")
+    elif status["missing"]:
+        warn(
+            "kernels run without part of the sandbox, which this system refused: "
+            + "; ".join(status["missing"])
+            + " (they still run in a child process with a memory cap and timeouts)"
+        )

@@ -3,4 +3,5 @@
 from rich.console import Console
 
 out = Console(highlight=False, emoji=False)
-err = Console(stderr=True, highlight=False, emoji=False)
+# soft_wrap: an error or warning line stays one line in a log, however long
+err = Console(stderr=True, highlight=False, emoji=False, soft_wrap=True)

@@ -7,6 +7,7 @@ modules define (``tests/raw_sql.py`` is the one test-only way to raw rows).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sqlite3
@@ -49,6 +50,16 @@ class Store:
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
         self._conn = conn
+        self._identity = _identity(path)
+
+    def _check_in_place(self) -> None:
+        """A database file moved or deleted since it was opened still takes writes, which
+        would then be lost: refuse them instead."""
+        if self._identity is not None and _identity(self.path) != self._identity:
+            raise StoreError(
+                f"{self.path}: the database file was moved or deleted since it was opened;"
+                " nothing was written"
+            )
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -58,13 +69,18 @@ class Store:
         if self._conn.in_transaction:
             yield self._conn
             return
+        self._check_in_place()
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             yield self._conn
+            self._conn.execute("COMMIT")
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            # SQLite may have rolled back already (a full disk, an I/O error): then the
+            # error that caused it is the one to report, not a failed ROLLBACK
+            if self._conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.execute("ROLLBACK")
             raise
-        self._conn.execute("COMMIT")
 
     @contextmanager
     def savepoint(self, name: str = "savepoint", *, undo: bool = False) -> Iterator[None]:
@@ -80,8 +96,9 @@ class Store:
         try:
             yield
         except BaseException:
-            self._conn.execute(f"ROLLBACK TO {name}")
-            self._conn.execute(f"RELEASE {name}")
+            if self._conn.in_transaction:
+                self._conn.execute(f"ROLLBACK TO {name}")
+                self._conn.execute(f"RELEASE {name}")
             raise
         if undo:
             self._conn.execute(f"ROLLBACK TO {name}")
@@ -126,6 +143,45 @@ def _enable_wal(conn: sqlite3.Connection, db_path: Path) -> None:
         raise StoreError(f"{db_path}: could not switch to WAL journal mode (got {mode})")
 
 
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None if str(path) == ":memory:" else (-1, -1)
+    return found.st_dev, found.st_ino
+
+
+def _refuse_foreign(conn: sqlite3.Connection, db_path: Path) -> None:
+    """Another program's SQLite file is left untouched: not even switched to WAL."""
+    tables = [
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    ]
+    if tables and "schema_version" not in tables:
+        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        raise StoreError(
+            f"{db_path}: an SQLite database that is not Curator's (tables {shown}, no"
+            " schema_version); nothing was written to it"
+        )
+
+
+def _open_problem(message: str) -> str:
+    """What an SQLite error while opening most likely means, in words."""
+    if "not a database" in message:
+        return "not a usable Curator database (not SQLite at all)"
+    if "malformed" in message:
+        return "not a usable Curator database (damaged: restore it from a copy)"
+    if "readonly" in message or "read-only" in message:
+        return "read-only: Curator needs to write beside it (its -wal and -shm files)"
+    if "full" in message or "I/O" in message:
+        return "cannot be opened: is the disk full, or did its folder go away?"
+    if "unable to open" in message:
+        return "cannot be opened (does its folder exist, may you write there?)"
+    return "not a usable Curator database"
+
+
 def open_store(
     path: str | os.PathLike[str] | None = None,
     *,
@@ -148,13 +204,21 @@ def open_store(
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
+        _refuse_foreign(conn, db_path)
         _enable_wal(conn, db_path)
         conn.execute("PRAGMA synchronous = NORMAL")
         migrate(conn, progress)
     except sqlite3.DatabaseError as exc:
         if conn is not None:
             conn.close()
-        raise StoreError(f"{db_path}: not a usable Curator database ({exc})") from exc
+        problem = _open_problem(str(exc))
+        if (
+            "unable to open" in str(exc)
+            and db_path.exists()
+            and not os.access(db_path.parent, os.W_OK)
+        ):
+            problem = "read-only: Curator needs to write beside it (its -wal and -shm files)"
+        raise StoreError(f"{db_path}: {problem} ({exc})") from exc
     except BaseException:
         if conn is not None:
             conn.close()

@@ -333,3 +333,14 @@ def set_progress(store: Store, set_id: int) -> dict[str, int]:
         (set_id,),
     ).fetchone()
     return {"items": int(row[0]), "voted_items": int(row[1]), "votes": int(row[2])}
+
+
+def add_set_labels(store: Store, set_id: int, labels: Iterable[str]) -> list[str]:
+    """Widen a set's labels with ``labels`` (kept in order after the existing ones);
+    returns the labels now allowed."""
+    with store.transaction() as conn:
+        row = conn.execute("SELECT labels FROM sets WHERE id = ?", (set_id,)).fetchone()
+        current: list[str] = json.loads(row[0]) if row else []
+        widened = [*current, *(x for x in dict.fromkeys(labels) if x not in current)]
+        conn.execute("UPDATE sets SET labels = ? WHERE id = ?", (json.dumps(widened), set_id))
+    return widened

@@ -57,7 +57,11 @@ def annotated_store(store: Store, n: int = 60) -> None:
     labeler's positives judged by one person."""
     bulk_insert_commits(store, commit_rows(n))
     ids = [r[0] for r in raw_sql.query(store, "SELECT id FROM items ORDER BY id LIMIT 12")]
-    gt = create_set(store, NewSet("gt", "commit", ["perf", "non-perf"], votes_per_item=2), ids)
+    gt = create_set(
+        store,
+        NewSet("gt", "commit", ["perf", "non-perf"], votes_per_item=2, overlap="all"),
+        ids,
+    )
     votes: list[VoteRow] = []
     for pos, item in enumerate(ids):
         truth = "perf" if pos % 2 == 0 else "non-perf"

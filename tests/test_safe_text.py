@@ -38,15 +38,27 @@ _TRICKY = st.sampled_from(
         "\x1b\\",
         " ",
         "\u2028",
+        "\u202e",
+        "\u2067",
     ]
 )
 TEXT = st.lists(st.one_of(st.text(max_size=8), _TRICKY), max_size=20).map("".join)
 
 
+BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
 def is_control(ch: str) -> bool:
-    """A C0 control other than newline and tab, DEL, or a C1 control."""
+    """A C0 control other than newline and tab, DEL, a C1 control, a bidi mark, embedding,
+    override or isolate, a line or paragraph separator, or a lone surrogate."""
     code = ord(ch)
-    return (code < 0x20 and ch not in "\n\t") or 0x7F <= code <= 0x9F
+    return (
+        (code < 0x20 and ch not in "\n\t")
+        or 0x7F <= code <= 0x9F
+        or ch in BIDI
+        or ch in "\u2028\u2029"
+        or 0xD800 <= code <= 0xDFFF
+    )
 
 
 def is_subsequence(small: str, big: str) -> bool:
@@ -80,6 +92,10 @@ def render(shown: Text) -> str:
         ("c1 \x9b31mcsi \x85nel", "c1 31mcsi nel"),  # C1 controls go, their text stays
         ("keeps\nnew\tlines and tabs", "keeps\nnew\tlines and tabs"),
         ("ünïcödé, 日本語 and emoji 🚀", "ünïcödé, 日本語 and emoji 🚀"),
+        ("fast \u202etsaf\u202c end", "fast tsaf end"),  # RLO would print it reversed
+        ("\u2066iso\u2069 \u200emark\u200f \u061carabic", "iso mark arabic"),
+        ("line\u2028sep\u2029para", "linesep" + "para"),
+        ("bad \udcff byte", "bad \ufffd byte"),  # a lone surrogate cannot be printed
     ],
 )
 def test_strip_controls_examples(raw: str, expected: str) -> None:

@@ -518,6 +518,11 @@ def test_opening_a_new_database_waits_for_another_writer(tmp_path: Path) -> None
     path = tmp_path / "new.db"
     other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     try:
+        # the other Curator process has begun: schema_version is its first table
+        other.execute(
+            "CREATE TABLE schema_version"
+            " (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
         other.execute("CREATE TABLE unrelated (x)")
         other.execute("BEGIN IMMEDIATE")
         other.execute("INSERT INTO unrelated VALUES (1)")

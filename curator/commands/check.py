@@ -11,7 +11,7 @@ from rich.progress import TaskID
 from rich.table import Table
 from rich.text import Text
 
-from curator.cli_context import kernel_worker, open_db
+from curator.cli_context import kernel_worker, open_db, report_sandbox
 from curator.commands.options import DbOption
 from curator.console import err, out
 from curator.presentation.progress import source_progress
@@ -79,6 +79,8 @@ def check_kernels_command(
             kernels = unchecked_kernels(store)
         view = _CheckView(as_json)
         with view.progress, kernel_worker() as worker:
+            if kernels:
+                report_sandbox(worker)
             view.start(len(kernels))
             results = check_kernels(
                 store,

@@ -23,6 +23,7 @@ from curator.presentation.cli_output import (
     fail,
     load_optional_set,
     print_json,
+    warn,
 )
 from curator.presentation.text import labelled, one_line
 from engines.commits.representation import model_input
@@ -168,6 +169,11 @@ def votes(
                 err.print(labelled("skipped", "yellow", one_line(str(path)), ": nothing imported"))
                 failed += 1
                 continue
+            if parsed.ignored_columns:
+                warn(
+                    f"{path}:1: column(s) {', '.join(parsed.ignored_columns)} ignored (a vote"
+                    " reads item, annotator, label, category, note)"
+                )
             out.print(
                 Text.assemble(
                     one_line(str(path)),

@@ -25,6 +25,7 @@ from curator.releases.export import (
 )
 from curator.releases.files import ReleaseExistsError
 from curator.releases.import_release import ReleaseImportError, import_release
+from curator.releases.signing import SigningError, generate_keys, load_public_key
 from curator.releases.validate import validate_release
 
 SHOWN_PROBLEMS = 20
@@ -108,6 +109,12 @@ def export_command(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
+    sign: Annotated[
+        Path | None,
+        typer.Option(
+            "--sign", help="Ed25519 private key (curator keys generate): write manifest.json.sig."
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Write a release: one JSONL (or Parquet) file per kind (and split), schemas,
@@ -126,6 +133,7 @@ def export_command(
         file_format=file_format,
         force=force,
         created_at=created_at,
+        sign_key=sign,
     )
     with open_db(db) as store:
         try:
@@ -151,12 +159,32 @@ def export_command(
     out.print(Text.assemble("written to ", one_line(str(result.path), 300)))
 
 
+KeyOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--key", help="Ed25519 public key: the release must carry a valid signature by it."
+    ),
+]
+
+
+def _checked_key(key: Path | None) -> None:
+    """A --key that is not a usable public key is a usage error (exit 2)."""
+    if key is not None:
+        try:
+            load_public_key(key)
+        except SigningError as exc:
+            fail(f"--key: {exc}", EXIT_USAGE)
+
+
 def validate_command(
     release: Annotated[Path, typer.Argument(help="A release folder (holding manifest.json).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    key: KeyOption = None,
 ) -> None:
-    """Check a release: manifest, every record against its schema, counts and sha256."""
-    report = validate_release(release)
+    """Check a release: manifest, every record against Curator's schema, counts and sha256
+    (and with --key, its signature)."""
+    _checked_key(key)
+    report = validate_release(release, key)
     if as_json:
         print_json(
             {
@@ -164,6 +192,7 @@ def validate_command(
                 "valid": report.ok,
                 "records": report.records,
                 "files": report.files,
+                "signed_by": report.signed_by,
                 "problems": report.problems,
             }
         )
@@ -177,6 +206,7 @@ def validate_command(
                 Text.assemble(
                     one_line(str(release), 300),
                     f": valid ({report.records} records in {report.files} files)",
+                    f", signed by key {report.signed_by}" if report.signed_by else "",
                 )
             )
     if not report.ok:
@@ -185,13 +215,30 @@ def validate_command(
 
 def import_release_command(
     release: Annotated[Path, typer.Argument(help="A release folder written by `curator export`.")],
+    require_signature: Annotated[
+        bool,
+        typer.Option(
+            "--require-signature", help="Refuse a release not signed by --key (needs --key)."
+        ),
+    ] = False,
+    key: KeyOption = None,
+    allow_new_labels: Annotated[
+        bool,
+        typer.Option(
+            "--allow-new-labels",
+            help="Accept labels outside the release set's labels, widening the set.",
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Load a release into a store (validated first; all or nothing)."""
+    if require_signature and key is None:
+        fail("--require-signature needs --key PUBLIC_KEY (curator keys generate)", EXIT_USAGE)
+    _checked_key(key)
     with open_db(db) as store:
         try:
             with _progress() as progress:
-                result = import_release(store, release, _Counter(progress))
+                result = import_release(store, release, _Counter(progress), key, allow_new_labels)
         except ReleaseImportError as exc:
             for line in exc.problems[:SHOWN_PROBLEMS]:
                 err.print(labelled("error", "red", one_line(line, 400)))
@@ -200,8 +247,31 @@ def import_release_command(
         [kind, *(outcome.get(s, 0) for s in ("stored", "known", "duplicate"))]
         for kind, outcome in sorted(result.outcomes.items())
     ]
+    for where, labels in result.new_labels.items():
+        warn(f"--allow-new-labels: widened {where} with the labels {', '.join(labels)}")
+    if result.signed_by:
+        out.print(Text(f"signature by key {result.signed_by} verified"))
     out.print(table(f"release {result.version}", ["kind", "stored", "known", "duplicate"], rows))
     extra = f"{result.votes} votes, {result.predictions} predictions"
     if result.sets:
         extra += " (sets: " + ", ".join(result.sets) + ")"
     out.print(Text(extra))
+
+
+keys_app = typer.Typer(help="Ed25519 keys that sign releases.", no_args_is_help=True)
+
+
+@keys_app.command("generate")
+def keys_generate(
+    directory: Annotated[
+        Path, typer.Argument(help="Folder for release.key (private) and release.pub.")
+    ],
+) -> None:
+    """Make a key pair: sign with `curator export --sign DIR/release.key`, check with
+    `--key DIR/release.pub`. Existing keys are never overwritten."""
+    try:
+        pair = generate_keys(directory)
+    except SigningError as exc:
+        fail(str(exc))
+    out.print(Text.assemble("private key ", one_line(str(pair.private), 300), " (keep it secret)"))
+    out.print(Text.assemble("public key  ", one_line(str(pair.public), 300), f" id {pair.key_id}"))

@@ -38,8 +38,8 @@ EXIT_USAGE = 2
 
 
 def fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
-    """Print a one-line error (shown literally) and exit with ``code``."""
-    err.print(labelled("error", "red", one_line(message, 400)))
+    """Print a one-line error (shown literally, never wrapped) and exit with ``code``."""
+    err.print(labelled("error", "red", one_line(message, 400)), soft_wrap=True)
     raise typer.Exit(code)
 
 

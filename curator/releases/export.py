@@ -40,12 +40,14 @@ from curator.releases.manifest import (
     DATASHEET,
     FORMATS,
     MANIFEST,
+    SIGNATURE,
     build_manifest,
     data_file_name,
 )
 from curator.releases.parquet import ParquetRecordFile
 from curator.releases.records import RECORD_BUILDERS
 from curator.releases.schema import record_schema, schema_file
+from curator.releases.signing import SigningError, load_private_key, signature_document
 from curator.releases.splits import SplitSpec, assign_sources, parse_split, part_names
 from curator.releases.tally import ReleaseFacts
 from store import Store
@@ -85,6 +87,7 @@ class ExportOptions:
     file_format: str = "jsonl"
     force: bool = False
     created_at: str | None = None
+    sign_key: Path | None = None  # an Ed25519 private key: write manifest.json.sig
 
 
 @dataclass
@@ -197,6 +200,7 @@ def export_release(
     if not kinds:
         raise ExportError("the store holds no items to export")
     created_at = creation_time(options.created_at)
+    signer = _signer(options.sign_key)
     plans = [_plan(store, kind, options, labeler) for kind in sorted(set(kinds))]
     if not options.kinds:
         # Kinds nobody asked for by name get no files when the filters leave them empty
@@ -251,6 +255,10 @@ def export_release(
                 files=files,
             )
             _write_bytes(staging / MANIFEST, encode_document(manifest))
+            if signer is not None:
+                write_document(
+                    staging / SIGNATURE, signature_document(encode_document(manifest), signer)
+                )
     except ReleaseExistsError:
         raise
     except OSError as exc:
@@ -265,7 +273,19 @@ def export_release(
             created_at=created_at,
         ),
     )
-    return ExportResult(target, manifest, facts.total, sorted([*files, MANIFEST]))
+    written = [*files, MANIFEST] + ([SIGNATURE] if signer is not None else [])
+    return ExportResult(target, manifest, facts.total, sorted(written))
+
+
+def _signer(path: Path | None) -> Any:
+    """The private key a release is signed with (None: unsigned); a bad key stops the
+    export before anything is written."""
+    if path is None:
+        return None
+    try:
+        return load_private_key(path)
+    except SigningError as exc:
+        raise ExportUsageError(f"--sign: {exc}") from None
 
 
 def _write_kind(

@@ -35,10 +35,11 @@ from store.releases import (
     save_release,
     save_release_commits,
 )
-from store.sets import NewSet, add_set_items, create_set, get_set
+from store.sets import NewSet, add_set_items, add_set_labels, create_set, get_set
 from store.votes import VoteRow, append_votes, live_votes_for_items
 
 BATCH = 500
+MAX_LABEL_PROBLEMS = 20
 
 
 class ReleaseImportError(ValueError):
@@ -56,6 +57,36 @@ class ImportResult:
     votes: int = 0
     predictions: int = 0
     sets: list[str] = field(default_factory=list)
+    new_labels: dict[str, list[str]] = field(default_factory=dict)  # set -> labels it gained
+    signed_by: str | None = None
+
+
+@dataclass
+class _Labels:
+    """The labels a kind's records may carry: those of the release's set (or the kind's
+    defaults before it exists); with ``allow_new``, others are collected instead."""
+
+    allowed: set[str]
+    allow_new: bool
+    new: dict[str, None] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def check(self, where: str, record: dict[str, Any]) -> None:
+        wanted = [(v["label"], "vote label") for v in record["votes"] if v["label"] != SKIP]
+        labeler = record["labeler"] or ""
+        if record["label"] is not None and not labeler.startswith("teacher-category:"):
+            wanted.insert(0, (record["label"], "label"))
+        for label, what in wanted:
+            if label in self.allowed:
+                continue
+            if self.allow_new:
+                self.new[label] = None
+            elif len(self.problems) < MAX_LABEL_PROBLEMS:
+                known = ", ".join(sorted(self.allowed))
+                self.problems.append(
+                    f"{where}: {what} {label!r} is not one of the set's labels ({known});"
+                    " --allow-new-labels adds it"
+                )
 
 
 def _commit(record: dict[str, Any]) -> CommitRow:
@@ -210,7 +241,13 @@ def _predictions(
     return wanted
 
 
-def _votes(store: Store, version: str, kind: str, pending: list[tuple[int, dict[str, Any]]]) -> int:
+def _votes(
+    store: Store,
+    version: str,
+    kind: str,
+    pending: list[tuple[int, dict[str, Any]]],
+    new_labels: list[str],
+) -> int:
     """Append the votes that settled labels, in the release's set (created on first use).
     An annotator who already has a live vote on an item keeps it: importing an old
     release never overrides a vote changed since."""
@@ -223,19 +260,20 @@ def _votes(store: Store, version: str, kind: str, pending: list[tuple[int, dict[
     name = f"release-{version}-{kind}"
     set_row = get_set(store, name)
     if set_row is None:
-        seen = sorted({v["label"] for _, v in pending} - {*DEFAULT_LABELS[kind], SKIP})
         set_row = create_set(
             store,
             NewSet(
                 name=name,
                 kind=kind,
-                labels=[*DEFAULT_LABELS[kind], *seen],
+                labels=[*DEFAULT_LABELS[kind], *new_labels],
                 params={"release": version},
                 blind=False,
                 votes_per_item=1,
                 description=f"votes that settled the labels of release {version}",
             ),
         )
+    elif new_labels:
+        add_set_labels(store, set_row.id, new_labels)
     add_set_items(store, set_row.id, list(dict.fromkeys(item for item, _ in pending)))
     rows = [
         VoteRow(
@@ -255,38 +293,24 @@ def _votes(store: Store, version: str, kind: str, pending: list[tuple[int, dict[
 
 
 def import_release(
-    store: Store, release: Path, progress: Callable[[str, int], None] | None = None
+    store: Store,
+    release: Path,
+    progress: Callable[[str, int], None] | None = None,
+    public_key: Path | None = None,
+    allow_new_labels: bool = False,
 ) -> ImportResult:
-    """Validate the release, then load it in one transaction (nothing on any error);
-    ``progress(kind, n)`` hears of every batch stored."""
-    report = validate_release(release)
+    """Validate the release (and, with ``public_key``, its signature by that key), then
+    load it in one transaction (nothing on any error); ``progress(kind, n)`` hears of
+    every batch stored. A label outside the release set's labels is an error naming
+    FILE:LINE unless ``allow_new_labels``, which widens the set (``result.new_labels``)."""
+    report = validate_release(release, public_key)
     if not report.ok or report.manifest is None:
         raise ReleaseImportError(report.problems)
     manifest = report.manifest
-    result = ImportResult(manifest["version"])
+    result = ImportResult(manifest["version"], signed_by=report.signed_by)
     with store.transaction():
         for name, entry in data_files(manifest):
-            kind = entry["kind"]
-            save = READERS.get(kind)
-            if save is None:
-                raise ReleaseImportError([f"{release / name}: Curator cannot import {kind!r}"])
-            outcome = result.outcomes.setdefault(kind, {})
-            votes: list[tuple[int, dict[str, Any]]] = []
-            for first, batch in _batches(release / name):
-                saved = _save_batch(store, save, release / name, first, batch)
-                kept = []
-                for record, (status, item_id) in zip(batch, saved, strict=True):
-                    outcome[status] = outcome.get(status, 0) + 1
-                    if status in ("stored", "known"):
-                        kept.append((record, item_id))
-                        votes += [(item_id, v) for v in record["votes"]]
-                result.predictions += add_predictions(store, _predictions(store, kept))
-                if progress is not None:
-                    progress(kind, len(batch))
-            result.votes += _votes(store, result.version, kind, votes)
-            set_name = f"release-{result.version}-{kind}"
-            if votes and set_name not in result.sets:
-                result.sets.append(set_name)
+            _import_file(store, release / name, entry["kind"], result, progress, allow_new_labels)
         save_release(
             store,
             ReleaseRow(
@@ -298,3 +322,49 @@ def import_release(
             ),
         )
     return result
+
+
+def _release_labels(store: Store, version: str, kind: str, allow_new: bool) -> _Labels:
+    existing = get_set(store, f"release-{version}-{kind}")
+    labels = existing.labels if existing is not None else DEFAULT_LABELS[kind]
+    return _Labels({*labels}, allow_new)
+
+
+def _import_file(
+    store: Store,
+    path: Path,
+    kind: str,
+    result: ImportResult,
+    progress: Callable[[str, int], None] | None,
+    allow_new: bool,
+) -> None:
+    save = READERS.get(kind)
+    if save is None:
+        raise ReleaseImportError([f"{path}: Curator cannot import {kind!r}"])
+    labels = _release_labels(store, result.version, kind, allow_new)
+    outcome = result.outcomes.setdefault(kind, {})
+    votes: list[tuple[int, dict[str, Any]]] = []
+    for first, batch in _batches(path):
+        for offset, record in enumerate(batch):
+            labels.check(f"{path}:{first + offset}", record)
+        if labels.problems:
+            continue  # keep reading to name every bad line; nothing will be kept
+        saved = _save_batch(store, save, path, first, batch)
+        kept = []
+        for record, (status, item_id) in zip(batch, saved, strict=True):
+            outcome[status] = outcome.get(status, 0) + 1
+            if status in ("stored", "known"):
+                kept.append((record, item_id))
+                votes += [(item_id, v) for v in record["votes"]]
+        result.predictions += add_predictions(store, _predictions(store, kept))
+        if progress is not None:
+            progress(kind, len(batch))
+    if labels.problems:
+        raise ReleaseImportError(labels.problems)
+    new = list(labels.new)
+    set_name = f"release-{result.version}-{kind}"
+    result.votes += _votes(store, result.version, kind, votes, new)
+    if new:
+        result.new_labels[set_name if votes else f"{kind} predictions"] = new
+    if votes and set_name not in result.sets:
+        result.sets.append(set_name)

@@ -8,9 +8,11 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from annotation.jsontext import lone_surrogate
 from curator.releases.schema import FORMAT, MANIFEST_SCHEMA
 
 MANIFEST = "manifest.json"
+SIGNATURE = "manifest.json.sig"  # the one file a manifest cannot list (see signing.py)
 DATASHEET = "DATASHEET.md"
 
 
@@ -66,12 +68,17 @@ def load_manifest(release: Path) -> dict[str, Any]:
         raise ManifestError(
             f"{path}:{exc.lineno}: malformed JSON ({exc.msg} at column {exc.colno})"
         ) from None
+    except RecursionError:
+        raise ManifestError(f"{path}: JSON nested too deeply to read") from None
+    surrogate = lone_surrogate(data)
+    if surrogate:
+        raise ManifestError(f"{path}: {surrogate}")
     problem = next(iter(Draft202012Validator(MANIFEST_SCHEMA).iter_errors(data)), None)
     if problem is not None:
         where = "/".join(str(p) for p in problem.absolute_path) or "top level"
         raise ManifestError(f"{path}: {where}: {problem.message}")
     for name in data["files"]:
-        if name.startswith("/") or ".." in Path(name).parts or name == MANIFEST:
+        if name.startswith("/") or ".." in Path(name).parts or name in (MANIFEST, SIGNATURE):
             raise ManifestError(f"{path}: files: {name!r} is not a path inside the release")
     return data
 

@@ -1,4 +1,9 @@
-"""``curator validate``: a release checked against its own manifest and schemas.
+"""``curator validate``: a release checked against its manifest and Curator's own schemas.
+
+Records are checked against the schema Curator defines for the release's format version
+(``curator-release/1``), never against the copy the release ships under ``schema/``: that
+copy is documentation, and one that differs from Curator's is itself a problem. Data files
+are regular files with LF line endings; a symbolic link or a CRLF line is refused.
 
 Problems are collected, one line each, most precise first: a bad record is named as
 ``FILE:LINE`` with the field and what is wrong; then checksums, sizes, counts, and files
@@ -16,11 +21,19 @@ from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 
+from annotation.jsontext import JsonTextError, parse_json
 from curator.releases.files import file_sha256, open_lines
-from curator.releases.manifest import MANIFEST, ManifestError, data_files, load_manifest
+from curator.releases.manifest import (
+    MANIFEST,
+    SIGNATURE,
+    ManifestError,
+    data_files,
+    load_manifest,
+)
+from curator.releases.schema import FORMAT, KINDS, record_schema, schema_file
 from curator.releases.schema_check import Check, compile_check
+from curator.releases.signing import SigningError, verify_release
 from curator.releases.tally import UNKNOWN, UNLABELED, WHOLE
 
 
@@ -31,6 +44,7 @@ class ValidationReport:
     records: int = 0
     files: int = 0
     manifest: dict[str, Any] | None = None
+    signed_by: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -61,17 +75,31 @@ class _Schema:
         return None if error is None else f"{_where(error)}: {error.message}"
 
 
-def _load_schema(release: Path, name: str) -> tuple[_Schema | None, str | None]:
-    path = release / name
+def _own_schema(release: Path, kind: str, shipped: str) -> tuple[_Schema | None, str | None]:
+    """Curator's schema for ``kind`` (None when the kind is unknown), and a problem when
+    the release's copy (``shipped``) is not that schema: records are still checked
+    against Curator's."""
+    if kind not in KINDS:
+        return None, f"{release / MANIFEST}: kind {kind!r} is not a {FORMAT} record kind"
+    schema = record_schema(kind)
+    own = _Schema(Draft202012Validator(schema), compile_check(schema))
+    path = release / shipped
+    if shipped != schema_file(kind):
+        return own, f"{release / MANIFEST}: schema of {kind!r} records must be {schema_file(kind)}"
+    if _symlink_in(release, shipped) is not None:
+        return own, None  # named once, with the other listed files
     try:
-        schema = json.loads(path.read_text(encoding="utf-8"))
-        Draft202012Validator.check_schema(schema)
+        copy = parse_json(path.read_bytes())
     except FileNotFoundError:
-        return None, f"{path}: missing (schema named in manifest.json)"
-    except (UnicodeDecodeError, json.JSONDecodeError, SchemaError) as exc:
-        message = getattr(exc, "message", None) or str(exc).splitlines()[0]
-        return None, f"{path}: not a usable JSON Schema ({message})"
-    return _Schema(Draft202012Validator(schema), compile_check(schema)), None
+        return own, None  # named once, with the other listed files
+    except (OSError, JsonTextError) as exc:
+        return own, f"{path}: not readable JSON ({exc})"
+    if copy != schema:
+        return own, (
+            f"{path}: differs from Curator's {kind} schema for {FORMAT}"
+            " (records are checked against Curator's; the copy is documentation)"
+        )
+    return own, None
 
 
 def _check_records(
@@ -95,12 +123,14 @@ def _check_records(
                     text, problem = "", "not UTF-8 text"
                 if problem is None and not text.endswith("\n"):
                     problem = "the last line has no newline (file cut short?)"
+                if problem is None and text.endswith("\r\n"):
+                    problem = "CRLF line ending (releases are written with LF endings only)"
                 record: Any = None
                 if problem is None:
                     try:
-                        record = json.loads(text)
-                    except json.JSONDecodeError as exc:
-                        problem = f"malformed JSON ({exc.msg} at column {exc.colno})"
+                        record = parse_json(text)
+                    except JsonTextError as exc:
+                        problem = str(exc)
                 if problem is None:
                     problem = schema.problem(record)
                 if problem is None:
@@ -124,6 +154,16 @@ def _check_records(
     return records, problems
 
 
+def _symlink_in(release: Path, name: str) -> Path | None:
+    """The first symbolic link on the way from ``release`` to the file ``name``, if any."""
+    path = release
+    for part in Path(name).parts:
+        path = path / part
+        if path.is_symlink():
+            return path
+    return None
+
+
 def _placement(record: dict[str, Any], entry: dict[str, Any], previous: str | None) -> str | None:
     if record["kind"] != entry["kind"]:
         return f"kind {record['kind']!r} in a file of {entry['kind']!r} records"
@@ -142,20 +182,31 @@ def _compare(report: ValidationReport, what: str, said: Any, found: Any) -> None
         )
 
 
-def validate_release(release: Path) -> ValidationReport:
-    """Every problem of the release at ``release`` (none: it is valid)."""
+def validate_release(release: Path, public_key: Path | None = None) -> ValidationReport:
+    """Every problem of the release at ``release`` (none: it is valid). With
+    ``public_key``, the release must also carry a valid signature by that key."""
     report = ValidationReport(release)
     try:
         manifest = load_manifest(release)
     except ManifestError as exc:
         report.problems.append(str(exc))
         return report
+    signature_problem = None
+    if public_key is not None:
+        try:
+            report.signed_by = verify_release(release, public_key)
+        except SigningError as exc:
+            signature_problem = str(exc)
     report.manifest = manifest
     listed = manifest["files"]
     line_problems: list[str] = []
     file_problems: list[str] = []
     for name, entry in sorted(listed.items()):
         path = release / name
+        link = _symlink_in(release, name)
+        if link is not None:
+            file_problems.append(f"{link}: a symbolic link (a release holds regular files only)")
+            continue
         if not path.is_file():
             file_problems.append(f"{path}: missing (listed in manifest.json)")
             continue
@@ -170,7 +221,7 @@ def validate_release(release: Path) -> ValidationReport:
             )
     for path in sorted(p for p in release.rglob("*") if p.is_file()):
         name = path.relative_to(release).as_posix()
-        if name != MANIFEST and name not in listed:
+        if name not in (MANIFEST, SIGNATURE) and name not in listed:
             file_problems.append(f"{path}: not listed in manifest.json")
     tallies: dict[str, _Tally] = {}
     by_kind: Counter[str] = Counter()
@@ -178,11 +229,12 @@ def validate_release(release: Path) -> ValidationReport:
         path = release / name
         tally = tallies.setdefault(entry["kind"], _Tally())
         by_kind[entry["kind"]] += 0
-        if not path.is_file():
+        if not path.is_file() or _symlink_in(release, name) is not None:
             continue
-        schema, problem = _load_schema(release, entry.get("schema", ""))
+        schema, problem = _own_schema(release, entry["kind"], entry.get("schema", ""))
+        if problem is not None and problem not in file_problems:
+            file_problems.append(problem)
         if schema is None:
-            file_problems.append(str(problem))
             continue
         records, problems = _check_records(path, entry, schema, tally)
         line_problems += problems
@@ -192,8 +244,12 @@ def validate_release(release: Path) -> ValidationReport:
             file_problems.append(
                 f"{path}: {records} records, manifest.json says {entry.get('records')}"
             )
-    report.problems = line_problems + file_problems
-    complete = all((release / name).is_file() for name, _ in data_files(manifest))
+    report.problems = ([signature_problem] if signature_problem else []) + line_problems
+    report.problems += file_problems
+    complete = all(
+        (release / name).is_file() and _symlink_in(release, name) is None
+        for name, _ in data_files(manifest)
+    )
     if not line_problems and complete:
         counts = manifest["counts"]
         _compare(report, "counts.records", counts["records"], report.records)

@@ -11,13 +11,17 @@ out of bounds; A and B always share their scalars and differ in their buffers.
 
 Kernels run in a long-lived child process (:class:`KernelWorker`) with a memory cap;
 each stage has its own timeout. A child that hangs is killed, one that dies is
-reported, and the next request starts a fresh child.
+reported, and the next request starts a fresh child. The child confines itself
+(:mod:`engines.kernels.sandbox`: no network, a read-only file system but its scratch
+directory, no new programs) unless ``CURATOR_KERNEL_SANDBOX=0``;
+:meth:`KernelWorker.sandbox` says what the system allowed.
 """
 
 from __future__ import annotations
 
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,7 +35,13 @@ from typing import Any
 import numpy as np
 
 from engines.kernels.payload import DEFAULT_POLICIES, POLICIES, dimensions, geometry, int_value
-from engines.kernels.worker import DEVICE_ENV, MEMORY_ENV, read_frame, write_frame
+from engines.kernels.worker import (
+    DEVICE_ENV,
+    MEMORY_ENV,
+    SCRATCH_ENV,
+    read_frame,
+    write_frame,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_MEMORY_MB = 4096
@@ -39,6 +49,7 @@ BUILD_TIMEOUT_S = 60.0
 START_TIMEOUT_S = 60.0
 FIRST_LAUNCH_ALLOWANCE_S = 10.0
 SEEDS = (1, 2, 1, 2)  # A1, B1, A2, B2
+SANDBOX_ENV = "CURATOR_KERNEL_SANDBOX"  # "0": run kernels unconfined, as before
 RTOL = 1e-5
 ATOL = 1e-6
 
@@ -86,6 +97,8 @@ class KernelWorker:
         self.restarts = 0
         self.device = ""
         self.stderr_mark = 0
+        self.scratch: Path | None = None
+        self.confine = os.environ.get(SANDBOX_ENV, "1").strip() != "0"
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self.proc is not None and self.proc.poll() is None:
@@ -98,6 +111,11 @@ class KernelWorker:
         env.setdefault("POCL_KERNEL_CACHE", "0")
         env.setdefault("PYOPENCL_NO_CACHE", "1")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        self.scratch = Path(tempfile.mkdtemp(prefix="curator-kernel-"))
+        # PoCL's cache and temporary files: the one place the confined child may write
+        env.update(TMPDIR=str(self.scratch), POCL_CACHE_DIR=str(self.scratch))
+        if self.confine:
+            env[SCRATCH_ENV] = str(self.scratch)
         self.stderr_file = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the child
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "engines.kernels.worker"],
@@ -127,6 +145,9 @@ class KernelWorker:
                     stream.close()
         if self.stderr_file is not None:
             self.stderr_file.close()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
         self.proc = None
         self.stderr_file = None
         self.stderr_mark = 0
@@ -171,6 +192,13 @@ class KernelWorker:
             return BuildOutcome(False, f"compiler {exc.verdict}: {exc.detail}")
         self.device = reply.get("device", self.device)
         return BuildOutcome(reply["ok"], reply["message"], reply["kernels"], self.device)
+
+    def sandbox(self) -> dict[str, list[str]]:
+        """How the child is confined: ``applied`` and ``missing`` steps (starts it)."""
+        first = self.proc is None
+        self.send({"op": "sandbox"})
+        reply = self.receive(START_TIMEOUT_S if first else BUILD_TIMEOUT_S, "starting")
+        return reply["sandbox"]
 
     def interrupt(self) -> None:
         """Kill the child from another thread; the stage waiting on it ends as a crash."""

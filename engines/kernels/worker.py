@@ -4,6 +4,8 @@ It reads length-prefixed pickled requests on stdin and answers on the original s
 (stray output of the OpenCL runtime goes to stderr instead). Requests:
 
 - ``{"op": "build", "source"}`` -> ``{"ok", "message", "kernels", "device"}``
+- ``{"op": "sandbox"}`` -> ``{"sandbox": {"applied", "missing"}}``: how it is confined
+- ``{"op": "probe", "what", "path"}`` -> ``{"probe": outcome}``: tests of the sandbox
 - ``{"op": "run", "source", "kernel", "global_size", "local_size", "seeds", "policy"}``
   -> a ``built`` frame, then one ``ran`` frame per seed (inputs and outputs of the
   payload part of every global buffer, and the buffers whose guard a run wrote into),
@@ -18,10 +20,12 @@ import pickle
 import resource
 import struct
 import sys
+from pathlib import Path
 from typing import Any, BinaryIO
 
 MEMORY_ENV = "CURATOR_WORKER_MEMORY_MB"
 DEVICE_ENV = "CURATOR_OPENCL_DEVICE"  # both set by the parent (KernelWorker) for this child
+SCRATCH_ENV = "CURATOR_WORKER_SCRATCH"  # set: confine the child to it (engines.kernels.sandbox)
 
 
 def _read_exact(stream: BinaryIO, size: int) -> bytes | None:
@@ -171,6 +175,12 @@ def main() -> int:
     sys.stdout = sys.stderr
     stdin = sys.stdin.buffer
     _cap_memory()
+    sandbox: dict[str, Any] = {"applied": [], "missing": ["not asked for"]}
+    if os.environ.get(SCRATCH_ENV):
+        from engines.kernels.sandbox import enter
+
+        report = enter(Path(os.environ[SCRATCH_ENV]))
+        sandbox = {"applied": report.applied, "missing": report.missing}
     while True:
         request = read_frame(stdin)
         if request is None or request.get("op") == "exit":
@@ -181,6 +191,12 @@ def main() -> int:
                 write_frame(out, _build(request))
             elif op == "run":
                 _run(request, out)
+            elif op == "sandbox":
+                write_frame(out, {"sandbox": sandbox})
+            elif op == "probe":  # tests: what the confined child can and cannot do
+                from engines.kernels.sandbox import probe
+
+                write_frame(out, {"probe": probe(request["what"], request.get("path", ""))})
             elif op == "ping":
                 write_frame(out, {"ok": True, "device": _device().runtime().description})
             else:

@@ -14,7 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, ProgressBar, Static
 
-from curator.presentation.text import one_line
+from curator.presentation.text import flat, one_line
 from curator.tui.keys import LabelKey, describe, key_for, label_keys
 from curator.tui.service import CurationService, labels_of
 from curator.tui.widgets.item_panel import ItemPanel
@@ -104,7 +104,7 @@ class ReportScreen(CuratorScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(Text(f"{self.set_row.name} · loading…"), id="status", classes="status")
+        yield Static(one_line(f"{self.set_row.name} · loading…"), id="status", classes="status")
         yield ProgressBar(id="loading", total=None, show_eta=False, show_percentage=False)
         with VerticalScroll():
             for box in self.boxes:
@@ -114,7 +114,7 @@ class ReportScreen(CuratorScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.title = f"{self.title_word} {self.set_row.name}"
+        self.title = flat(f"{self.title_word} {self.set_row.name}")
         self.load()
         self.set_interval(self.refresh_seconds, self.load)
 

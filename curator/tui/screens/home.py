@@ -161,7 +161,7 @@ class HomeScreen(CuratorScreen):
         if done == total:
             progress.display = False
             self.query_one("#status", Static).update(
-                Text(f"{total} sets · annotator {self.curation.annotator}")
+                one_line(f"{total} sets · annotator {self.curation.annotator}")
             )
 
     def _selected(self) -> SetRow | None:

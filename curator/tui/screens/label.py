@@ -17,7 +17,7 @@ from textual.widgets import Footer, Header, Static
 
 from annotation.queue import QueueEntry
 from curator.active_learning import Rerank
-from curator.presentation.text import one_line
+from curator.presentation.text import flat, one_line
 from curator.tui import render
 from curator.tui.item_view import ItemView
 from curator.tui.queue_cursor import QueueCursor
@@ -81,8 +81,8 @@ class LabelScreen(LabelKeysScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.title = f"Label {self.set_row.name}"
-        self.query_one("#status", Static).update(Text(f"{self.set_row.name} · opening…"))
+        self.title = flat(f"Label {self.set_row.name}")
+        self.query_one("#status", Static).update(one_line(f"{self.set_row.name} · opening…"))
         self.open_queue()
 
     @work(thread=True, group="label")

@@ -11,7 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
 from annotation.adjudication import Decision
-from curator.presentation.text import one_line
+from curator.presentation.text import flat, one_line
 from curator.tui import STYLES, render
 from curator.tui.item_view import ItemView
 from curator.tui.screens.base import LabelKeysScreen
@@ -57,8 +57,10 @@ class ReviewScreen(LabelKeysScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.title = f"Review {self.set_row.name}"
-        self.query_one("#status", Static).update(Text(f"{self.set_row.name} · loading conflicts…"))
+        self.title = flat(f"Review {self.set_row.name}")
+        self.query_one("#status", Static).update(
+            one_line(f"{self.set_row.name} · loading conflicts…")
+        )
         self.load()
 
     def action_refresh(self) -> None:
@@ -85,7 +87,7 @@ class ReviewScreen(LabelKeysScreen):
             cells: list[str | Text] = [str(d.item_id), d.reason or ""]
             for a in annotators:
                 label = d.votes.get(a, "")
-                cell = Text(label)
+                cell = one_line(label, 40)
                 if d.notes.get(a):
                     cell.append(" ✎", "yellow")
                 cells.append(cell)
@@ -93,7 +95,7 @@ class ReviewScreen(LabelKeysScreen):
         status = self.query_one("#status", Static)
         if conflicts:
             status.update(
-                Text(
+                one_line(
                     f"{self.set_row.name} · {len(conflicts)}"
                     f" {'conflict' if len(conflicts) == 1 else 'conflicts'} ·"
                     f" you settle them as adjudicator {self.curation.annotator}"
@@ -102,7 +104,7 @@ class ReviewScreen(LabelKeysScreen):
             table.move_cursor(row=min(row, len(conflicts) - 1))
             self._load_item()
         else:
-            status.update(Text(f"{self.set_row.name} · no conflicts left"))
+            status.update(one_line(f"{self.set_row.name} · no conflicts left"))
             self.query_one(ItemPanel).show(
                 None, empty="Every voted item is settled. esc returns home."
             )
