@@ -7,11 +7,11 @@ from typing import Annotated, Any
 import typer
 from rich.text import Text
 
-from annotation.audit import AuditReport, audit_report, draw_audit
+from annotation.audit import AuditDraw, AuditReport, audit_report, draw_audit
 from annotation.sampling import SamplingError
 from annotation.sets import SetError
 from curator.cli_context import open_db
-from curator.commands.options import DbOption, KindOption, RuleOption, split_fields
+from curator.commands.options import DbOption, JsonOption, KindOption, RuleOption, split_fields
 from curator.console import out
 from curator.presentation.cli_output import EXIT_USAGE, fail, print_json
 from curator.presentation.format import number, percent
@@ -48,6 +48,7 @@ def draw(
         typer.Option("--size", min=1, help="Sample this many instead of Cochran's size."),
     ] = None,
     votes_per_item: Annotated[int, typer.Option("--votes-per-item", min=1)] = 1,
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Draw an audit sample (Cochran's size with finite-population correction)."""
@@ -70,7 +71,27 @@ def draw(
             )
         except (SetError, SamplingError, ValueError) as exc:
             fail(str(exc))
+    _print_drawn(name, result, confidence, margin, as_json)
+
+
+def _print_drawn(
+    name: str, result: AuditDraw, confidence: float, margin: float, as_json: bool
+) -> None:
     audit = result.set_row.params["audit"]
+    if as_json:
+        print_json(
+            {
+                "set": name,
+                "labeler": audit["labeler"],
+                "label": audit["label"],
+                "items": result.size,
+                "population": result.population,
+                "confidence": confidence,
+                "margin": margin,
+                "allocation": dict(result.allocation),
+            }
+        )
+        return
     out.print(
         Text.assemble(
             "created audit set ",

@@ -9,7 +9,12 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from annotation.importing import FileImportError, import_items_file, import_votes_file
+from annotation.importing import (
+    FileImportError,
+    ParsedVotes,
+    import_items_file,
+    import_votes_file,
+)
 from annotation.labels import LabelError, parse_labels
 from curator.cli_context import open_db
 from curator.commands.interop import import_label_studio_command, import_prodigy_command
@@ -25,7 +30,7 @@ from curator.presentation.cli_output import (
     print_json,
     warn,
 )
-from curator.presentation.text import labelled, one_line
+from curator.presentation.text import flat, labelled, one_line
 from engines.commits.representation import model_input
 
 app = typer.Typer(
@@ -153,12 +158,14 @@ def votes(
         str | None,
         typer.Option("--set", help="Check labels against this set (and require membership)."),
     ] = None,
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Import votes from another tool or a spreadsheet; each file is all or nothing."""
     if kind is not None:
         check_kind(kind)
     failed = 0
+    report: list[dict[str, object]] = []
     with open_db(db) as store:
         in_set = load_optional_set(store, set_name)
         for path in files:
@@ -167,6 +174,7 @@ def votes(
             except FileImportError as exc:
                 report_errors(exc.errors)
                 err.print(labelled("skipped", "yellow", one_line(str(path)), ": nothing imported"))
+                report.append(_votes_json(path, None, exc.errors))
                 failed += 1
                 continue
             if parsed.ignored_columns:
@@ -174,12 +182,32 @@ def votes(
                     f"{path}:1: column(s) {', '.join(parsed.ignored_columns)} ignored (a vote"
                     " reads item, annotator, label, category, note)"
                 )
-            out.print(
-                Text.assemble(
-                    one_line(str(path)),
-                    f": {len(parsed.rows)} votes from {len(parsed.annotators)} annotators"
-                    f" ({parsed.unchanged} already recorded)",
-                )
-            )
+            report.append(_votes_json(path, parsed, []))
+            if not as_json:
+                _print_votes(path, parsed)
+    if as_json:
+        print_json(report)
     if failed:
         raise typer.Exit(EXIT_INPUT)
+
+
+def _votes_json(path: Path, parsed: ParsedVotes | None, errors: list[str]) -> dict[str, object]:
+    """One file's outcome: the votes taken in, or the one-line reasons it was skipped."""
+    return {
+        "file": str(path),
+        "imported": parsed is not None,
+        "votes": len(parsed.rows) if parsed else 0,
+        "annotators": sorted(parsed.annotators) if parsed else [],
+        "unchanged": parsed.unchanged if parsed else 0,
+        "errors": [flat(line) for line in errors],
+    }
+
+
+def _print_votes(path: Path, parsed: ParsedVotes) -> None:
+    out.print(
+        Text.assemble(
+            one_line(str(path)),
+            f": {len(parsed.rows)} votes from {len(parsed.annotators)} annotators"
+            f" ({parsed.unchanged} already recorded)",
+        )
+    )

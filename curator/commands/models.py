@@ -157,6 +157,7 @@ def promote_command(
     note: Annotated[
         str | None, typer.Option("--note", help="Why, e.g. 'best dev F1 so far'.")
     ] = None,
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Make a version its family's current one: FAMILY@current then names it."""
@@ -169,6 +170,21 @@ def promote_command(
             )
         except KeyError:
             fail(f"no model {row.name!r} is registered")
+    _print_promoted(row, done, as_json)
+
+
+def _print_promoted(row: ModelRow, done: Promotion | None, as_json: bool) -> None:
+    if as_json:
+        recorded = _history([done])[0] if done else None
+        print_json(
+            {
+                "model": row.name,
+                "family": row.family,
+                "promoted": done is not None,
+                **(recorded or {}),
+            }
+        )
+        return
     if done is None:
         out.print(Text(f"{row.name} is already the current {row.family}; nothing recorded"))
         return

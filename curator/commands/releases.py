@@ -11,12 +11,12 @@ from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElaps
 from rich.text import Text
 
 from curator.cli_context import open_db
-from curator.commands.options import DbOption
+from curator.commands.options import DbOption, JsonOption
 from curator.console import err, out
 from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, print_json, warn
 from curator.presentation.progress import RateColumn
 from curator.presentation.tables import table
-from curator.presentation.text import labelled, one_line
+from curator.presentation.text import flat, labelled, one_line
 from curator.releases.export import (
     ExportError,
     ExportOptions,
@@ -24,7 +24,11 @@ from curator.releases.export import (
     export_release,
 )
 from curator.releases.files import ReleaseExistsError
-from curator.releases.import_release import ReleaseImportError, import_release
+from curator.releases.import_release import (
+    ImportResult,
+    ReleaseImportError,
+    import_release,
+)
 from curator.releases.signing import SigningError, generate_keys, load_public_key
 from curator.releases.validate import validate_release
 
@@ -229,6 +233,7 @@ def import_release_command(
             help="Accept labels outside the release set's labels, widening the set.",
         ),
     ] = False,
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Load a release into a store (validated first; all or nothing)."""
@@ -242,7 +247,33 @@ def import_release_command(
         except ReleaseImportError as exc:
             for line in exc.problems[:SHOWN_PROBLEMS]:
                 err.print(labelled("error", "red", one_line(line, 400)))
+            if as_json:
+                print_json(
+                    {
+                        "release": str(release),
+                        "imported": False,
+                        "errors": [flat(p) for p in exc.problems],
+                    }
+                )
             fail(f"{release}: not imported, nothing was stored")
+    _print_release_import(release, result, as_json)
+
+
+def _print_release_import(release: Path, result: ImportResult, as_json: bool) -> None:
+    if as_json:
+        print_json(
+            {
+                "release": str(release),
+                "imported": True,
+                "version": result.version,
+                "records": {k: dict(v) for k, v in sorted(result.outcomes.items())},
+                "votes": result.votes,
+                "predictions": result.predictions,
+                "sets": list(result.sets),
+                "errors": [],
+            }
+        )
+        return
     rows = [
         [kind, *(outcome.get(s, 0) for s in ("stored", "known", "duplicate"))]
         for kind, outcome in sorted(result.outcomes.items())

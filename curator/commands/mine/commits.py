@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from curator.cli_context import open_db, settings
-from curator.commands.options import CloneDirOption, DbOption
+from curator.commands.options import CloneDirOption, DbOption, JsonOption
 from curator.console import err, out
 from curator.mining import (
     CommitRun,
@@ -24,7 +24,7 @@ from curator.mining import (
     run_on_cluster,
     sources_to_mine,
 )
-from curator.presentation.cli_output import fail
+from curator.presentation.cli_output import fail, print_json
 from curator.presentation.format import MISSING
 from curator.presentation.progress import (
     ClusterProgress,
@@ -32,7 +32,7 @@ from curator.presentation.progress import (
     cluster_progress,
     source_progress,
 )
-from curator.presentation.text import labelled, one_line
+from curator.presentation.text import flat, labelled, one_line
 from engines.commits.cluster import DEFAULT_CHUNK
 from engines.commits.languages import parse_languages
 from engines.commits.options import MineOptions
@@ -164,6 +164,7 @@ def mine_commits_command(
             "--labeler", help="Also pre-label with this labeler, e.g. student@latest (repeatable)."
         ),
     ] = None,
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Mine single-file, single-function commits and pre-label them with keywords (and
@@ -203,7 +204,7 @@ def mine_commits_command(
                 markup=False,
             )
         if not specs:
-            out.print("nothing to mine: every chosen repository was finished by an earlier run")
+            _print_summary([], 0.0, skipped, as_json)
             return
         run = CommitRun(
             specs,
@@ -225,7 +226,7 @@ def mine_commits_command(
         raise typer.Exit(130) from None
     finally:
         store.close()
-    _print_summary(summaries, seconds)
+    _print_summary(summaries, seconds, skipped, as_json)
     if any(s.failed for s in summaries):
         raise typer.Exit(1)
 
@@ -270,14 +271,58 @@ def _repositories(n: int) -> str:
     return f"{n:,} repositor{'y' if n == 1 else 'ies'}"
 
 
-def _print_summary(summaries: list[SourceSummary], seconds: float) -> None:
-    out.print(_summary_table(summaries))
+def _totals(summaries: list[SourceSummary]) -> tuple[Counter[str], Counter[str]]:
+    """Commits filtered by reason, and failed sources by reason."""
     filtered: Counter[str] = Counter()
     failures: Counter[str] = Counter()
     for s in summaries:
         filtered.update(s.filtered)
         if s.failed:
             failures[s.reason or "error"] += 1
+    return filtered, failures
+
+
+def _summary_json(
+    summaries: list[SourceSummary], seconds: float, skipped: int
+) -> dict[str, object]:
+    filtered, failures = _totals(summaries)
+    return {
+        "sources": [
+            {
+                "source": s.source,
+                "branch": s.branch,
+                "seen": s.seen,
+                "filtered": dict(sorted(s.filtered.items())),
+                "duplicates": s.duplicates,
+                "known": s.known,
+                "stored": s.stored,
+                "failed": s.reason or "error" if s.failed else None,
+            }
+            for s in summaries
+        ],
+        "seen": sum(s.seen for s in summaries),
+        "filtered": dict(sorted(filtered.items())),
+        "duplicates": sum(s.duplicates for s in summaries),
+        "stored": sum(s.stored for s in summaries),
+        "failed": dict(sorted(failures.items())),
+        "requeued": sum(s.requeued for s in summaries),
+        "skipped_finished": skipped,
+        "seconds": round(seconds, 3),
+        "errors": [flat(f"{s.source}: {s.failed}") for s in summaries if s.failed],
+    }
+
+
+def _print_summary(
+    summaries: list[SourceSummary], seconds: float, skipped: int, as_json: bool
+) -> None:
+    if as_json:
+        print_json(_summary_json(summaries, seconds, skipped))
+        return
+    if not summaries:
+        out.print("nothing to mine: every chosen repository was finished by an earlier run")
+        return
+    out.print(_summary_table(summaries))
+    filtered, failures = _totals(summaries)
     if filtered:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(filtered.items()))
         out.print(f"filtered by reason: {reasons}")
