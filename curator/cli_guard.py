@@ -21,9 +21,6 @@ from typing import Any
 from typer import _click as click
 from typer.core import TyperGroup
 
-from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail
-from store import DatabaseError, StoreError
-
 DEBUG_ENV = "CURATOR_DEBUG"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _NO_SPACE = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
@@ -69,6 +66,8 @@ def bad_argument(args: Sequence[str], environ: dict[str, str] | None = None) -> 
 
 def explain(exc: BaseException) -> str:
     """One line for an exception no command caught."""
+    from store import DatabaseError, StoreError
+
     if isinstance(exc, OSError) and exc.errno in _NO_SPACE:
         where = f" writing {exc.filename}" if exc.filename else ""
         return (
@@ -115,6 +114,8 @@ class GuardedGroup(TyperGroup):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         problem = bad_argument(args)
         if problem is not None:
+            from curator.presentation.cli_output import EXIT_USAGE, fail
+
             fail(problem, EXIT_USAGE)
         return super().parse_args(ctx, args)
 
@@ -126,4 +127,6 @@ class GuardedGroup(TyperGroup):
             # of click, so they are told by module, not by class) keep their meaning
             if debug_wanted() or type(exc).__module__.startswith(("click", "typer")):
                 raise
+            from curator.presentation.cli_output import EXIT_INPUT, fail
+
             fail(explain(exc), EXIT_INPUT)
