@@ -86,6 +86,14 @@ class LazyGroup(TyperGroup):
             raise
 
     def format_help(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
+        if ctx.parent is None and self.rich_markup_mode is not None:
+            from curator.root_help import render_root_help
+
+            listed = {entry.name: entry.help for entry in self.LAZY}
+            render_root_help(
+                ctx, [(name, listed.get(name, "")) for name in self.list_commands(ctx)]
+            )
+            return
         self._listing = True
         try:
             super().format_help(ctx, formatter)

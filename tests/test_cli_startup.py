@@ -72,3 +72,24 @@ def test_help_stats_and_a_vote_load_no_heavy_library(cli, tmp_path: Path) -> Non
     assert loaded_after([["--help"], ["stats"], vote], tmp_path, env) == set()
     assert cli("import", "votes", str(SAMPLE / "votes.csv")).exit_code == 0
     assert "numpy" in loaded_after([["agree", "gt-sample"]], tmp_path, env)  # the check sees
+
+
+def test_root_help_is_drawn_without_typer_s_help_module(tmp_path: Path) -> None:
+    """typer's rich help loads Markdown and traceback rendering; the root help, the one
+    people run to find a command, does without it and still lists options and commands."""
+    code = (
+        "import sys\n"
+        "from curator.cli import app\n"
+        "try:\n"
+        "    app(['--help'], prog_name='curator')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('RICH_UTILS', 'typer.rich_utils' in sys.modules, 'rich.markdown' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert "RICH_UTILS False False" in done.stdout
+    assert "Usage: curator [OPTIONS] COMMAND [ARGS]..." in done.stdout
+    for text in ("--version", "--db", "--help", *(entry.name for entry in COMMANDS)):
+        assert text in done.stdout
