@@ -43,6 +43,22 @@ class FileImportError(ValueError):
         self.errors = errors
 
 
+def imported_set(
+    name: str, kind: str, labels: list[str] | None, origin: str, votes_per_item: int
+) -> NewSet:
+    """The ground-truth set an import creates: the kind's default labels unless given,
+    the commit taxonomy's categories, and ``origin`` recorded as what it came from."""
+    return NewSet(
+        name=name,
+        kind=kind,
+        labels=list(labels or DEFAULT_LABELS[kind]),
+        categories=taxonomy_slugs() if kind == "commit" else [],
+        params={"imported": [origin]},
+        purpose="ground-truth",
+        votes_per_item=votes_per_item,
+    )
+
+
 def _lines(path: Path) -> Iterator[tuple[int, str | None]]:
     """(line number, text) for every line; text None when the line is not UTF-8."""
     data = path.read_bytes()
@@ -306,16 +322,7 @@ def import_items_file(
         if set_name:
             if target is None:
                 target = create_set(
-                    store,
-                    NewSet(
-                        name=set_name,
-                        kind=kind,
-                        labels=list(labels or DEFAULT_LABELS[kind]),
-                        categories=taxonomy_slugs() if kind == "commit" else [],
-                        params={"imported": [path.name]},
-                        purpose="ground-truth",
-                        votes_per_item=votes_per_item,
-                    ),
+                    store, imported_set(set_name, kind, labels, path.name, votes_per_item)
                 )
                 created = True
             added = add_set_items(store, target.id, [item_id for _, item_id in results])

@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotation.importing import FileImportError
-from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
+from annotation.importing import FileImportError, imported_set
+from annotation.labels import SKIP, taxonomy_slugs
 from annotation.sets import require_set
 from annotation.votes import VoteError, prepare_vote
 from store import Store
@@ -23,7 +23,7 @@ from store.ir import ir_module
 from store.item_views import commit_row, item_row
 from store.items import ImportedItem, find_by_id, insert_imported_items, keys_to_ids
 from store.kernels import kernel_row
-from store.sets import NewSet, SetRow, add_set_items, create_set, get_set, set_item_ids
+from store.sets import SetRow, add_set_items, create_set, get_set, set_item_ids
 from store.votes import LiveVote, VoteRow, append_votes, live_votes_for_items, live_votes_in_set
 
 ACCEPT, REJECT, IGNORE = "accept", "reject", "ignore"
@@ -185,17 +185,7 @@ def import_tasks(
         ids = {**known, **{t.key: item_id for t, (_, item_id) in zip(fresh, results, strict=True)}}
         created = target is None
         if target is None:
-            target = create_set(
-                store,
-                NewSet(
-                    name=set_name,
-                    kind=kind,
-                    labels=list(labels or DEFAULT_LABELS[kind]),
-                    categories=taxonomy_slugs() if kind == "commit" else [],
-                    params={"imported": [origin]},
-                    votes_per_item=votes_per_item,
-                ),
-            )
+            target = create_set(store, imported_set(set_name, kind, labels, origin, votes_per_item))
         added = add_set_items(store, target.id, [ids[t.key] for t in tasks])
         rows = _vote_rows(store, tasks, ids, target, origin, errors)
         if errors:
