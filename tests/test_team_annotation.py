@@ -49,7 +49,7 @@ def test_a_labeled_jsonl_becomes_settled_items_and_bad_rows_stay_out(cli, tmp_pa
     assert f"{path}:3: label '9' is not in --map (1, 0)" in out
     assert f"{path}:4: malformed JSON" in out
     assert f"{path}:5: missing the text" in out
-    assert f"{path}:6: field 'commit_message' is not valid Unicode" in out
+    assert f"{path}:6: field 'commit_message' holds a lone surrogate" in out
     assert "6 items have no repository" in out
     shown = json.loads(cli("set", "show", "gt-train", "--json").output)
     assert shown["decisions"]["unanimous"] == 6  # ...and the rest went in, settled
