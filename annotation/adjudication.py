@@ -11,7 +11,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from annotation.agreement import cohen_kappa
 from annotation.labels import SKIP
 from store import Store
 from store.decisions import RULES, SETTLED, Decision, decide
@@ -104,6 +103,8 @@ class Drift:
 def annotator_drift(decisions: list[Decision]) -> list[Drift]:
     """Per annotator: on settled items they labeled (skips aside), how often their vote is
     the final label, and Cohen's kappa against the final labels."""
+    from annotation.agreement import cohen_kappa
+
     pairs: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for d in decisions:
         if not d.settled or d.label is None:

@@ -10,8 +10,6 @@ import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from store.search import create_indexes
-
 Progress = Callable[[str, int, int], None]
 Step = str | Callable[[sqlite3.Connection, Progress | None], None]
 
@@ -339,6 +337,14 @@ CREATE INDEX kernels_verdict ON kernels (verdict);
 CREATE INDEX kernels_unchecked ON kernels (filter_status, checked_at);
 """
 
+
+def _search_indexes(conn: sqlite3.Connection, progress: Progress | None) -> None:
+    """Migration 8, imported when it runs (most commands open a store already past it)."""
+    from store.search import create_indexes
+
+    create_indexes(conn, progress)
+
+
 MIGRATIONS: list[tuple[int, str, Step]] = [
     (1, "initial schema: items, commits, predictions, votes, sets, models, releases", _INITIAL),
     (2, "annotation: vote roles and undo, live votes, set purpose and label options", _ANNOTATION),
@@ -358,7 +364,7 @@ MIGRATIONS: list[tuple[int, str, Step]] = [
     (
         8,
         "search: FTS5 indexes over keys, messages, diffs, kernel sources, IR text, vote notes",
-        create_indexes,
+        _search_indexes,
     ),
 ]
 

@@ -3,16 +3,12 @@ large existing database): silent for small tables, one row per table otherwise."
 
 from __future__ import annotations
 
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from typing import TYPE_CHECKING, Any
 
 from curator.console import err
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 SHOW_FROM = 10_000
 """Tables with fewer rows than this are migrated without a bar."""
@@ -24,12 +20,20 @@ class MigrationBar:
 
     def __init__(self) -> None:
         self.progress: Progress | None = None
-        self.tasks: dict[str, TaskID] = {}
+        self.tasks: dict[str, Any] = {}
 
     def __call__(self, what: str, done: int, total: int) -> None:
         if total < SHOW_FROM:
             return
         if self.progress is None:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
             self.progress = Progress(
                 TextColumn("{task.description}", markup=False),
                 BarColumn(bar_width=24),
