@@ -39,7 +39,6 @@ from store.migrations import MIGRATIONS  # noqa: E402
 from store.search import (  # noqa: E402
     RANK_WINDOW,
     SOURCES,
-    create_indexes,
     index_bytes,
     like_scan,
     search,
@@ -111,7 +110,7 @@ def items(start: int, n: int) -> list[ImportedItem]:
 
 def drop_indexes(store: Store) -> None:
     """Make the store look as one written before the search indexes existed."""
-    version = next(v for v, _, step in MIGRATIONS if step is create_indexes)
+    version = next(v for v, name, _ in MIGRATIONS if name.startswith("search:"))
     conn = raw_sql.connection(store)
     for source in SOURCES:
         conn.execute(f"DROP TABLE IF EXISTS {source.fts}")
