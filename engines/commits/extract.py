@@ -21,12 +21,9 @@ from dataclasses import dataclass, field
 from engines.commits.boundaries import Parsed, Span, parse, spans_at
 from engines.commits.gitlog import CommitStat
 from engines.commits.gitstream import NULL_OID, FilePatch, GitStreams
-from engines.commits.hashing import diff_hash, function_md5
 from engines.commits.languages import language_of
 from engines.commits.options import MineOptions
-from engines.commits.outcomes import Filtered, Mined, Outcome, Rejected
-from engines.commits.representation import model_input
-from store.records import CommitRow
+from engines.commits.outcomes import Change, Filtered, Mined, Outcome, Rejected, mined_row
 
 _HUNK_HEADER = re.compile(r"(?m)^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))?")
 
@@ -151,33 +148,16 @@ def extract_fast(
 
     message, valid = decode_message(commit.raw)
     warnings = () if valid else ("message is not valid UTF-8; undecodable bytes were replaced",)
-    before, after = "\n".join(changed.before), "\n".join(changed.after)
     files = [_path_of(p) for p in patches]
-    row = CommitRow(
-        source=source,
-        sha=stat.sha,
-        branch=rev,
-        author_date=stat.author_date,
-        message=message,
-        diff=diff,
-        file=files[0],
-        files=files,
-        language=language_of(files[0]) or "unknown",
-        functions=changed.names,
-        code_before=before,
-        code_after=after,
-        added=sum(_count(t, "+") for t in texts),
-        deleted=sum(_count(t, "-") for t in texts),
-        model_input=model_input(message, diff, options.token_budget),
-        function_md5=function_md5(before, after),
-        diff_hash=diff_hash(diff),
-        provenance={
-            "repo": source,
-            "branch": rev,
-            "sha": stat.sha,
-            "filters": {"max_files": options.max_files, "max_functions": options.max_functions},
-        },
+    change = Change(
+        files,
+        changed.names,
+        "\n".join(changed.before),
+        "\n".join(changed.after),
+        sum(_count(t, "+") for t in texts),
+        sum(_count(t, "-") for t in texts),
     )
+    row = mined_row(source, rev, stat, message, diff, change, options)
     return Mined(row, warnings)
 
 

@@ -25,12 +25,18 @@ from typing import TYPE_CHECKING, Any
 from engines.commits.extract import TreeCache, decode_message, extract_fast
 from engines.commits.gitlog import CommitStat, CommitWindow, StatProblem, iter_commit_stats
 from engines.commits.gitstream import GitStreams
-from engines.commits.hashing import diff_hash, function_md5
 from engines.commits.languages import language_of
 from engines.commits.options import MineOptions
-from engines.commits.outcomes import Filtered, Mined, Outcome, Rejected, file_outcome, flat
-from engines.commits.representation import model_input
-from store.records import CommitRow
+from engines.commits.outcomes import (
+    Change,
+    Filtered,
+    Mined,
+    Outcome,
+    Rejected,
+    file_outcome,
+    flat,
+    mined_row,
+)
 
 if TYPE_CHECKING:
     from pydriller import Git
@@ -237,34 +243,16 @@ def lizard_extract(
     message, valid = _message(git, stat.sha)
     if not valid:
         warnings.append("message is not valid UTF-8; undecodable bytes were replaced")
-    before = "\n".join(change.before)
-    after = "\n".join(change.after)
     files = [_path_of(m) for m in modified]
-    row = CommitRow(
-        source=source,
-        sha=stat.sha,
-        branch=rev,
-        author_date=stat.author_date,
-        message=message,
-        diff=diff,
-        file=files[0],
-        files=files,
-        language=language_of(files[0]) or "unknown",
-        functions=change.names,
-        code_before=before,
-        code_after=after,
-        added=sum(m.added_lines for m in modified),
-        deleted=sum(m.deleted_lines for m in modified),
-        model_input=model_input(message, diff, options.token_budget),
-        function_md5=function_md5(before, after),
-        diff_hash=diff_hash(diff),
-        provenance={
-            "repo": source,
-            "branch": rev,
-            "sha": stat.sha,
-            "filters": {"max_files": options.max_files, "max_functions": options.max_functions},
-        },
+    kept = Change(
+        files,
+        change.names,
+        "\n".join(change.before),
+        "\n".join(change.after),
+        sum(m.added_lines for m in modified),
+        sum(m.deleted_lines for m in modified),
     )
+    row = mined_row(source, rev, stat, message, diff, kept, options)
     return Mined(row, tuple(warnings))
 
 

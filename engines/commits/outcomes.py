@@ -6,6 +6,11 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from engines.commits.gitlog import CommitStat
+from engines.commits.hashing import diff_hash, function_md5
+from engines.commits.languages import language_of
+from engines.commits.options import MineOptions
+from engines.commits.representation import model_input
 from store.records import CommitRow
 
 
@@ -63,3 +68,47 @@ def flat(text: str, limit: int = 300) -> str:
     detected dubious ownership ..." then the hint), cut to ``limit`` characters."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a kept commit changed: its files, the changed functions' names and code."""
+
+    files: list[str]
+    functions: list[str]
+    before: str
+    after: str
+    added: int
+    deleted: int
+
+
+def mined_row(
+    source: str, rev: str, stat: CommitStat, message: str, diff: str, change: Change,
+    options: MineOptions,
+) -> CommitRow:  # fmt: skip
+    """The stored row of a kept commit, whichever path found its functions."""
+    return CommitRow(
+        source=source,
+        sha=stat.sha,
+        branch=rev,
+        author_date=stat.author_date,
+        message=message,
+        diff=diff,
+        file=change.files[0],
+        files=change.files,
+        language=language_of(change.files[0]) or "unknown",
+        functions=change.functions,
+        code_before=change.before,
+        code_after=change.after,
+        added=change.added,
+        deleted=change.deleted,
+        model_input=model_input(message, diff, options.token_budget),
+        function_md5=function_md5(change.before, change.after),
+        diff_hash=diff_hash(diff),
+        provenance={
+            "repo": source,
+            "branch": rev,
+            "sha": stat.sha,
+            "filters": {"max_files": options.max_files, "max_functions": options.max_functions},
+        },
+    )
