@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 from store.sets import Candidate
 
-KEYWORD_LABELER = "keyword@1"
+KEYWORD_LABELER = "keyword@latest"
+"""The keyword stratum reads the newest stored version of the keyword rules."""
 
 
 class SamplingError(ValueError):

@@ -13,6 +13,7 @@ from typing import Any
 
 from annotation.labels import DEFAULT_LABELS, POSITIVE_LABEL, SKIP, taxonomy_slugs
 from annotation.sampling import (
+    KEYWORD_LABELER,
     SamplingError,
     balanced_sample,
     labelers_for,
@@ -98,9 +99,11 @@ def require_set(store: Store, name: str) -> SetRow:
 def pool(store: Store, spec: DrawSpec) -> list[Candidate]:
     """The candidates a draw picks from: the kind's items (or a set's members) minus every
     item from a repository used by the excluded sets."""
-    labelers = labelers_for(spec.stratify)
+    requested = labelers_for(spec.stratify)
     if spec.balanced:
-        labelers.append(spec.balanced)
+        requested.append(spec.balanced)
+    resolved = {name: _resolve_for_strata(store, name) for name in requested}
+    labelers = sorted(set(resolved.values()))
     within = require_set(store, spec.within).id if spec.within else None
     excluded_sets = [require_set(store, name) for name in spec.exclude_repos_of]
     for other in excluded_sets:
@@ -108,7 +111,20 @@ def pool(store: Store, spec: DrawSpec) -> list[Candidate]:
             raise SetError(f"set {other.name!r} holds {other.kind} items, not {spec.kind}")
     banned = sources_in_sets(store, [s.id for s in excluded_sets])
     found = candidates(store, spec.kind, labelers, within_set=within, languages=spec.languages)
+    renamed = {asked: stored for asked, stored in resolved.items() if asked != stored}
+    for candidate in found:
+        for asked, stored in renamed.items():
+            if stored in candidate.predictions:
+                candidate.predictions[asked] = candidate.predictions[stored]
     return [c for c in found if c.source not in banned]
+
+
+def _resolve_for_strata(store: Store, name: str) -> str:
+    """A stratum's labeler as stored; ``keyword@latest`` with no keyword predictions
+    stays as it is (every item then falls in the stratum ``none``)."""
+    if name == KEYWORD_LABELER and not labeler_versions(store, "keyword"):
+        return name
+    return resolve_latest(store, name)
 
 
 def resolve_latest(store: Store, name: str) -> str:

@@ -15,6 +15,7 @@ from annotation.training_data import POSITIVE
 from curator.training import TrainingRefused, TrainOutcome, _held_out, _score
 from engines.labelers import ensemble
 from engines.labelers.base import Labeler, input_fields
+from engines.labelers.keyword import packaged_terms
 from engines.labelers.registry import LabelerError, LabelerSpec, build_labeler, resolve_labeler
 from store import Store
 from store.labeling_inputs import commit_item_ids
@@ -22,7 +23,7 @@ from store.models import current_model, latest_model, models_dir, register_model
 from store.sets import set_item_ids
 from store.teaching import commit_texts
 
-DEFAULT_RULES = ("keyword@1", "heuristics@1")
+DEFAULT_RULES = ("heuristics@1",)
 DEFAULT_TRAINED = ("tfidf-lr", "student")
 UNLABELED_LIMIT = 20_000
 
@@ -43,8 +44,9 @@ class EnsembleRequest:
 
 
 def default_members(store: Store) -> list[str]:
-    """keyword@1, heuristics@1, and the current (else latest) tfidf-lr and student."""
-    names = list(DEFAULT_RULES)
+    """The current keyword rules, heuristics@1, and the current (else latest) tfidf-lr and
+    student."""
+    names = [f"keyword@{packaged_terms().version}", *DEFAULT_RULES]
     for family in DEFAULT_TRAINED:
         row = current_model(store, family) or latest_model(store, family)
         if row is not None:

@@ -447,7 +447,7 @@ def _train_tfidf(
         except ValueError:
             oof = None
         if oof is not None and floor:
-            oof = apply_floor(oof, texts)
+            oof = apply_floor(oof, texts, floor)
     if dev is not None:
         ids = sorted(dev.texts)
         probs = labeler.probabilities([dev.texts[i] for i in ids])

@@ -33,9 +33,9 @@ $curator import items sample_data/annotation/items.jsonl --set gt-sample
 $curator import votes sample_data/annotation/votes.csv
 $curator agree gt-sample
 $curator adjudicate gt-sample
-$curator eval gt-sample --labeler keyword@1
+$curator eval gt-sample --labeler keyword@latest
 $curator set show audit-sample >/dev/null 2>&1 \
-    || $curator audit draw audit-sample --from-labeler keyword@1 --positive --stratify language
+    || $curator audit draw audit-sample --from-labeler keyword@latest --positive --stratify language
 $curator audit report audit-sample
 
 # A release of everything above: JSONL per kind, schemas, manifest, datasheet; checked.

@@ -42,6 +42,15 @@ def test_the_floor_reads_the_message_not_the_diff() -> None:
     assert apply_floor([0.2, 0.3], [RULED, SILENT]) == [1.0, 0.3]
 
 
+def test_a_model_keeps_the_list_version_it_was_trained_with() -> None:
+    """Version 2 added "redundant copy"; a model floored by keyword@1 must not see it."""
+    text = "Remove redundant graph copy in bridges()"
+    old = {"labeler": "keyword@1", "reads": "message"}
+    assert apply_floor([0.2], [text], old) == [0.2]
+    assert apply_floor([0.2], [text], {"labeler": "keyword@2", "reads": "message"}) == [1.0]
+    assert apply_floor([0.2], [text]) == [1.0]  # no record: the current list
+
+
 def test_floor_records() -> None:
     block = floor_block("keyword")
     assert block is not None and re.fullmatch(r"keyword@\d+", block["labeler"])
@@ -89,11 +98,11 @@ def test_cli_shows_the_floor_and_refuses_an_unknown_rule(cli) -> None:  # type: 
     assert "--rule-floor must be one of keyword, none, not 'regex'" in ANSI.sub("", bad.output)
     trained = cli("train", "--kind", "tfidf-lr", "--votes", "gt")
     assert trained.exit_code == 0, trained.output
-    assert "rule floor: keyword@1 (messages it matches are perf)" in trained.stdout
+    assert "rule floor: keyword@2 (messages it matches are perf)" in trained.stdout
     shown = cli("models", "show", "tfidf-lr@1", "--json")
-    assert json.loads(shown.stdout)["rule_floor"]["labeler"] == "keyword@1"
+    assert json.loads(shown.stdout)["rule_floor"]["labeler"] == "keyword@2"
     plain = cli("models", "show", "tfidf-lr@1")
-    assert "rule floor: keyword@1" in plain.stdout
+    assert "rule floor: keyword@2" in plain.stdout
 
 
 def test_items_fixture_has_ruled_and_silent_texts() -> None:

@@ -244,8 +244,8 @@ def train(
         str | None,
         typer.Option(
             "--members",
-            help="Ensemble members, comma-separated (default: keyword@1, heuristics@1 and the"
-            " current or latest tfidf-lr and student).",
+            help="Ensemble members, comma-separated (default: the current keyword rules,"
+            " heuristics@1 and the current or latest tfidf-lr and student).",
         ),
     ] = None,
     combiner: Annotated[

@@ -4,7 +4,9 @@ mentions one of a curated list of performance terms.
 The list is data, not code: ``perf_keywords.toml`` beside this module holds a
 ``version`` number, an array of ``[[term]]`` tables (``name``, ``pattern``, optional
 ``note``) and an optional array of ``[[exclude]]`` tables with the same keys. Users who
-keep their own list pass its path to :func:`load_terms`.
+keep their own list pass its path to :func:`load_terms`. Earlier versions of the list
+stay packaged as ``perf_keywords_v<N>.toml``, so ``keyword@1`` still makes exactly the
+labels it made when it shipped (:func:`packaged_terms`).
 
 All patterns are compiled into one alternation guarded by word boundaries (no letter,
 digit or underscore may touch a match on either side), so a message is scanned once
@@ -36,10 +38,13 @@ __all__ = [
     "TermList",
     "find_matches",
     "load_terms",
+    "packaged_terms",
 ]
 
 DEFAULT_TERMS_FILE = "perf_keywords.toml"
 """Name of the packaged term list (package data of ``engines.labelers``)."""
+OLDER_TERMS_FILE = "perf_keywords_v{version}.toml"
+"""Name of an earlier packaged version of the list."""
 
 _ENTRY_KEYS = frozenset({"name", "pattern", "note"})
 _TOP_LEVEL_KEYS = frozenset({"version", "term", "exclude"})
@@ -273,6 +278,38 @@ def _scan(compiled: _Compiled, text: str) -> list[KeywordMatch]:
 @functools.lru_cache(maxsize=1)
 def _default_terms() -> TermList:
     return load_terms()
+
+
+@functools.lru_cache(maxsize=8)
+def packaged_terms(version: int | None = None) -> TermList:
+    """The packaged list of ``version`` (the current one when None).
+
+    Raises ``LookupError`` naming the versions that are packaged when there is no such
+    version.
+    """
+    current = _default_terms()
+    if version is None or version == current.version:
+        return current
+    name = OLDER_TERMS_FILE.format(version=version)
+    resource = resources.files(__package__ or "engines.labelers") / name
+    if version < 1 or not resource.is_file():
+        raise LookupError(
+            f"keyword@{version}: no such version of the term list; packaged: {', '.join(packaged_versions())}"
+        )
+    terms = load_terms(Path(str(resource)))
+    if terms.version != version:
+        raise LookupError(f"{name} says version {terms.version}, expected {version}")
+    return terms
+
+
+def packaged_versions() -> list[str]:
+    """The versions of the packaged lists, oldest first, as ``keyword@N`` names."""
+    current = _default_terms().version
+    folder = resources.files(__package__ or "engines.labelers")
+    older = [
+        v for v in range(1, current) if (folder / OLDER_TERMS_FILE.format(version=v)).is_file()
+    ]
+    return [f"keyword@{v}" for v in [*older, current]]
 
 
 def find_matches(text: str, terms: TermList | None = None) -> list[KeywordMatch]:

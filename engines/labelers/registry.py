@@ -29,14 +29,16 @@ class LabelerError(ValueError):
 
 
 def _keyword(version: str, **_: Any) -> Labeler:
-    from engines.labelers.keyword import KeywordLabeler
+    from engines.labelers.keyword import KeywordLabeler, packaged_terms
 
-    labeler = KeywordLabeler()
-    if version not in ("latest", str(labeler.terms.version)):
-        raise LabelerError(
-            f"keyword@{version}: the packaged term list is version {labeler.terms.version}"
-        )
-    return labeler
+    if version == "latest":
+        return KeywordLabeler()
+    if not version.isdigit():
+        raise LabelerError(f"keyword@{version}: a version is a number or 'latest'")
+    try:
+        return KeywordLabeler(packaged_terms(int(version)))
+    except LookupError as exc:
+        raise LabelerError(str(exc)) from exc
 
 
 def _heuristics(version: str, **options: Any) -> Labeler:

@@ -10,7 +10,8 @@ messages the rules are silent on.
 
 The floor reads the commit message only (the part before the diff of a message || diff
 text), as the keyword labeler does. A model records its floor in its metadata
-(``"rule_floor": {"labeler": "keyword@1"}``); models trained without one have none.
+(``"rule_floor": {"labeler": "keyword@2"}``) and keeps the list of that version when the
+packaged list moves on; models trained without one have none.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engines.labelers.keyword import find_matches, load_terms
+from engines.labelers.keyword import TermList, find_matches, packaged_terms
 
 RULES = ("keyword", "none")
 DEFAULT_RULE = "keyword"
@@ -40,7 +41,7 @@ def floor_block(rule: str) -> dict[str, Any] | None:
         raise ValueError(f"rule floor {rule!r}: use {' or '.join(RULES)}")
     if rule == "none":
         return None
-    return {"labeler": f"keyword@{load_terms().version}", "reads": "message"}
+    return {"labeler": f"keyword@{packaged_terms().version}", "reads": "message"}
 
 
 def recorded_floor(meta: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -49,14 +50,27 @@ def recorded_floor(meta: Mapping[str, Any]) -> dict[str, Any] | None:
     return dict(block) if isinstance(block, Mapping) and block.get("labeler") else None
 
 
-def rule_fires(text: str) -> bool:
+def floor_terms(block: Mapping[str, Any] | None) -> TermList:
+    """The term list a floor record names (``keyword@1`` keeps version 1's list)."""
+    name = str((block or {}).get("labeler", ""))
+    version = name.rpartition("@")[2]
+    return packaged_terms(int(version) if version.isdigit() else None)
+
+
+def rule_fires(text: str, terms: TermList | None = None) -> bool:
     """Whether the keyword rules call this text's message perf."""
-    return bool(find_matches(message_part(text)))
+    return bool(find_matches(message_part(text), terms))
 
 
-def apply_floor(probs: Sequence[float], texts: Sequence[str]) -> list[float]:
-    """``probs`` with 1.0 wherever the rules fire on the matching text's message."""
-    return [1.0 if rule_fires(t) else float(p) for p, t in zip(probs, texts, strict=True)]
+def apply_floor(
+    probs: Sequence[float], texts: Sequence[str], block: Mapping[str, Any] | None = None
+) -> list[float]:
+    """``probs`` with 1.0 wherever the rules fire on the matching text's message.
+
+    ``block`` is the model's floor record; its list is used (the current one when None).
+    """
+    terms = floor_terms(block)
+    return [1.0 if rule_fires(t, terms) else float(p) for p, t in zip(probs, texts, strict=True)]
 
 
 def describe_floor(block: Mapping[str, Any] | None) -> str:

@@ -207,7 +207,7 @@ class TfidfLabeler:
     def probabilities(self, texts: Sequence[str]) -> list[float]:
         """P(perf) of each text, with the model's rule floor applied when it has one."""
         probs = positive_scores(self.model, texts)
-        return apply_floor(probs, texts) if self.floor else probs
+        return apply_floor(probs, texts, self.floor) if self.floor else probs
 
     def predict(self, texts: Sequence[str]) -> list[Prediction]:
         """perf iff P(perf) reaches the model's decision threshold (0.5 for models

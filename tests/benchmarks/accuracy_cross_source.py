@@ -5,7 +5,7 @@ Usage (from the repository root, after ``make demo``)::
     python scripts/cross_source_texts.py --clones DIR --out build/cross_source
     python tests/benchmarks/accuracy_cross_source.py --cross build/cross_source \\
         [--data ../shared/data/perf-commit-messages] [--work build/xs-bench] \\
-        [--labelers keyword@1,heuristics@1,tfidf-lr@latest,student@latest] \\
+        [--labelers keyword@1,keyword@2,heuristics@1,tfidf-lr@latest,student@latest] \\
         [--train-args "--epochs 2"] [--curve 50,100,200] [--no-ensemble] [--json OUT]
 
 What it does, every step a ``curator`` command on a fresh database in ``--work``:
@@ -28,7 +28,7 @@ What it does, every step a ``curator`` command on a fresh database in ``--work``
    other repositories' commits are set ``xs-heldout``), and
    ``curator train --curve ... --order both --from-model student@1 --votes xs-adapt
    --eval xs-heldout`` measures F1 after 50/100/200 in-domain votes, in random and in
-   uncertainty order, then registers the full adapted run; keyword@1 and the unadapted
+   uncertainty order, then registers the full adapted run; keyword@1, keyword@2 and the unadapted
    student are scored on ``xs-heldout`` beside it.
 
 Training the student on ~2,500 messages takes 5-15 minutes on two CPU cores.
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument(
-        "--labelers", default="keyword@1,heuristics@1,tfidf-lr@latest,student@latest"
+        "--labelers", default="keyword@1,keyword@2,heuristics@1,tfidf-lr@latest,student@latest"
     )
     parser.add_argument("--train-args", default="", help="extra flags for curator train")
     parser.add_argument("--skip-train", action="store_true", help="reuse the work folder")
@@ -201,7 +201,7 @@ def adapt(
     adapted = curve.get("model") or curve.get("final", {}).get("model") or "student@latest"
     for name in ("student@1", adapted):
         curator(db, "predict", "xs-heldout", "--labeler", name)
-    beside = evaluate(db, "xs-heldout", ["keyword@1", "student@1", adapted])
+    beside = evaluate(db, "xs-heldout", ["keyword@1", "keyword@2", "student@1", adapted])
     print(json.dumps(curve.get("curve", curve), indent=2)[:4000])
     for row in _perf_rows(beside):
         print(

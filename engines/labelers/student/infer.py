@@ -241,7 +241,7 @@ class StudentLabeler:
     def probabilities(self, texts: Sequence[str]) -> list[float]:
         """P(perf) of each text, with the model's rule floor applied when it has one."""
         probs = self.model_probabilities(texts)
-        return apply_floor(probs, texts) if self.floor else probs
+        return apply_floor(probs, texts, self.floor) if self.floor else probs
 
     def model_probabilities(self, texts: Sequence[str]) -> list[float]:
         """P(perf) as the network alone gives it."""
