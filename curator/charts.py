@@ -11,6 +11,7 @@ removed), the SVG writer escapes it."""
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -194,6 +195,10 @@ def active_learning_chart(store: Store) -> Chart:
     if row is None or not curves:
         raise ChartError(f"no active-learning simulation is stored (`{HOW_TO_SIMULATE}`)")
     every = row.params.get("every", "?")
+    values = [f1 for points in curves.values() for _, f1 in points]
+    low, high = math.floor(min(values) * 10) / 10, math.ceil(max(values) * 10) / 10
+    if high - low < 0.2:  # a flat curve: keep some room around it
+        low, high = max(0.0, low - 0.1), min(1.0, high + 0.1)
     return Chart(
         "active-learning",
         f"Active learning on {_clean(row.pool)}: F1 on {_clean(row.eval)} against votes",
@@ -208,7 +213,7 @@ def active_learning_chart(store: Store) -> Chart:
             )
             for order, points in curves.items()
         ],
-        ylim=(0.0, 1.0),
+        ylim=(low, high),
         note=f"simulation #{row.id} of {row.created_at[:10]}: re-ranked every {every} votes,"
         f" mean of {row.params.get('seeds', '?')} seeds",
     )

@@ -126,7 +126,8 @@ def active_learning(
                 bar.stop()
         except SimulationError as exc:
             fail(str(exc))
-        row = store_result(store, pool, eval_source, request, result) if keep else None
+        named = [Path(s).name if Path(s).is_file() else s for s in (pool, eval_source)]
+        row = store_result(store, *named, request, result) if keep else None
     if as_json:
         print_json({**result.as_json(), "stored": row.id if row else None})
         return

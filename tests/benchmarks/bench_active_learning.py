@@ -72,7 +72,7 @@ def main() -> None:
     report["seconds"] = result.seconds
     if args.store is not None:
         with open_store(args.store) as store:
-            row = store_result(store, str(args.data / "train.jsonl"), "test.jsonl", request, result)
+            row = store_result(store, "train.jsonl", "test.jsonl", request, result)
         report["stored"] = f"simulation #{row.id} in {args.store}"
     print(json.dumps(report, indent=1))
 
