@@ -116,6 +116,8 @@ def test_simulate_reads_a_labeled_file_and_names_a_bad_line(sample: Path, tmp_pa
     result = runner.invoke(app, [*base, str(sample), *opts])
     assert result.exit_code == 1
     assert f"labeled.jsonl:{len(texts) + 1}: label '7' is not in --map" in result.output
+    result = runner.invoke(app, [*base[:2], str(tmp_path / "gone.jsonl"), *base[3:], str(sample)])
+    assert result.exit_code == 1 and "gone.jsonl: no such file" in result.output
 
 
 @pytest.fixture

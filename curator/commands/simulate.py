@@ -52,6 +52,8 @@ def _labeled(
             return labeled_from_file(path, label_field, parse_mapping(mapping), text_field)
         except MappingError as exc:
             fail(str(exc), EXIT_USAGE)
+    if path.suffix.lower() in (".jsonl", ".json", ".csv", ".tsv"):
+        fail(f"{source}: no such file")
     return labeled_from_set(store, source)
 
 
