@@ -339,7 +339,7 @@ CREATE INDEX kernels_unchecked ON kernels (filter_status, checked_at);
 
 
 _SIMULATIONS = """
-CREATE TABLE simulations (
+CREATE TABLE IF NOT EXISTS simulations (
     id INTEGER PRIMARY KEY,
     kind TEXT NOT NULL,
     pool TEXT NOT NULL,
@@ -348,7 +348,7 @@ CREATE TABLE simulations (
     result TEXT NOT NULL DEFAULT '{}',
     created_at TEXT NOT NULL
 );
-CREATE INDEX simulations_kind ON simulations (kind, id);
+CREATE INDEX IF NOT EXISTS simulations_kind ON simulations (kind, id);
 """
 
 
