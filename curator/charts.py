@@ -1,7 +1,8 @@
-"""Charts of a set's labels, agreement, audit, a labeler's threshold and a retraining's
-learning curve: what to draw (:class:`Chart`, built from ``annotation.trends`` and the
-model registry), drawn in the terminal with plotext (``curator chart``, the app's charts
-screen through textual-plotext) and as SVG (the release datasheet, ``--svg``).
+"""Charts of a set's labels, agreement, audit, a labeler's threshold, a retraining's
+learning curve and a stored active-learning simulation: what to draw (:class:`Chart`,
+built from ``annotation.trends``, the model registry and the ``simulations`` table),
+drawn in the terminal with plotext (``curator chart``, the app's charts screen and the
+Train screen through textual-plotext) and as SVG (the release datasheet, ``--svg``).
 
 plotext is imported only where a chart is drawn in text; the SVG writer is our own and
 needs nothing. Every name shown (annotators, labelers, labels) is untrusted text: the
@@ -10,6 +11,7 @@ removed), the SVG writer escapes it."""
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +30,7 @@ from engines.labelers.calibration import threshold_of
 from store import Store
 from store.models import get_model, list_models
 
-CHARTS = ("labels", "agreement", "threshold", "audit", "learning")
+CHARTS = ("labels", "agreement", "threshold", "audit", "learning", "active-learning")
 
 
 class ChartError(ValueError):
@@ -180,6 +182,43 @@ def learning_chart(store: Store, family: str = "student") -> Chart:
     raise ChartError(f"no {family} model has a learning curve (`curator train --curve ...`)")
 
 
+AL_SERIES = {"rerank": "re-ranking", "fixed": "fixed order", "random": "random"}
+HOW_TO_SIMULATE = "curator simulate active-learning POOL --eval SET"
+
+
+def active_learning_chart(store: Store) -> Chart:
+    """The newest stored active-learning simulation: F1 against votes per queue order."""
+    from curator.al_simulation import latest_curves, stored_curves
+
+    row = latest_curves(store)
+    curves = stored_curves(row) if row is not None else {}
+    if row is None or not curves:
+        raise ChartError(f"no active-learning simulation is stored (`{HOW_TO_SIMULATE}`)")
+    every = row.params.get("every", "?")
+    values = [f1 for points in curves.values() for _, f1 in points]
+    low, high = math.floor(min(values) * 10) / 10, math.ceil(max(values) * 10) / 10
+    if high - low < 0.2:  # a flat curve: keep some room around it
+        low, high = max(0.0, low - 0.1), min(1.0, high + 0.1)
+    return Chart(
+        "active-learning",
+        f"Active learning on {_clean(row.pool)}: F1 on {_clean(row.eval)} against votes",
+        "line",
+        "votes",
+        "F1",
+        [
+            Series(
+                AL_SERIES.get(order, _clean(order)),
+                [float(n) for n, _ in points],
+                [f1 for _, f1 in points],
+            )
+            for order, points in curves.items()
+        ],
+        ylim=(low, high),
+        note=f"simulation #{row.id} of {row.created_at[:10]}: re-ranked every {every} votes,"
+        f" mean of {row.params.get('seeds', '?')} seeds",
+    )
+
+
 def build_chart(
     store: Store, name: str, set_name: str | None, labeler: str | None, family: str = "student"
 ) -> Chart:
@@ -188,6 +227,8 @@ def build_chart(
         raise ChartError(f"no chart {name!r}: use {', '.join(CHARTS)}")
     if name == "learning":
         return learning_chart(store, family)
+    if name == "active-learning":
+        return active_learning_chart(store)
     if not set_name:
         raise ChartError(f"the {name} chart needs --set NAME")
     if name == "threshold":

@@ -30,7 +30,7 @@ COMMANDS = (
     Lazy(
         "chart",
         f"{C}.chart:chart_command",
-        "Draw one chart: labels, agreement, threshold, audit or learning.",
+        "Draw one chart: labels, agreement, threshold, audit, learning or active-learning.",
     ),
     Lazy("set", f"{C}.sets:app", "Create and inspect sets of items to label."),
     Lazy(
@@ -113,6 +113,11 @@ COMMANDS = (
         f"{C}.teach:teach_command",
         "Ask a teacher model for a label and a 0-100 confidence per commit; store each"
         " answer as a prediction of ``teacher:MODEL``. A rerun asks only what is missing.",
+    ),
+    Lazy(
+        "simulate",
+        f"{C}.simulate:app",
+        "Simulate an annotator on labeled data and keep the result.",
     ),
     Lazy("config", f"{C}.config:app", "Show the settings in force."),
     Lazy("keys", f"{C}.releases:keys_app", "Ed25519 keys that sign releases."),

@@ -338,6 +338,20 @@ CREATE INDEX kernels_unchecked ON kernels (filter_status, checked_at);
 """
 
 
+_SIMULATIONS = """
+CREATE TABLE IF NOT EXISTS simulations (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    pool TEXT NOT NULL,
+    eval TEXT NOT NULL,
+    params TEXT NOT NULL DEFAULT '{}',
+    result TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS simulations_kind ON simulations (kind, id);
+"""
+
+
 def _search_indexes(conn: sqlite3.Connection, progress: Progress | None) -> None:
     """Migration 8, imported when it runs (most commands open a store already past it)."""
     from store.search import create_indexes
@@ -366,6 +380,7 @@ MIGRATIONS: list[tuple[int, str, Step]] = [
         "search: FTS5 indexes over keys, messages, diffs, kernel sources, IR text, vote notes",
         _search_indexes,
     ),
+    (9, "simulations: stored results of simulated runs (active-learning curves)", _SIMULATIONS),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

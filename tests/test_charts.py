@@ -27,6 +27,7 @@ from store.records import PredictionRow
 from store.sets import NewSet, create_set
 from store.votes import VoteRow, append_votes
 from tests import raw_sql
+from tests.al_data import store_fixed_simulation
 
 SIZES = [(80, 24), (120, 40)]
 # item -> (alice, bob in week 1; bob's change in week 2; keyword@1's P(perf))
@@ -182,6 +183,8 @@ def test_each_chart_is_pinned_as_text(
 ) -> None:  # type: ignore[no-untyped-def]
     if name == "learning":
         _learning_model(store, tmp_path)
+    if name == "active-learning":
+        store_fixed_simulation(store)
     if name == "audit":
         test_audit_precision_as_votes_arrive(store)
     chart = build_chart(

@@ -165,14 +165,13 @@ async def test_the_label_screen_reranks_in_the_background_every_k_votes(store: S
 
 
 def test_simulation_benchmark_short_form(tmp_path: Path) -> None:
-    from tests.benchmarks import bench_active_learning as bench
+    """The benchmark's runs (``curator.al_simulation``), each order once, in short."""
+    from curator.al_simulation import STRATEGIES, SimulationRequest, run_strategy
 
     pool = [(t, "perf" if t == PERF else "non-perf") for t in texts() * 4]
     test = [(PERF, "perf"), (OTHER, "non-perf")]
-    curves = {
-        s: bench.run(s, pool, test, votes=30, every=10, seed=1, folder=tmp_path)
-        for s in bench.STRATEGIES
-    }
-    for s, found in curves.items():
-        assert [n for n, _ in found["curve"]] == [10, 20, 30], s  # type: ignore[union-attr]
-    assert curves["rerank"]["rerank_s"] is not None and curves["random"]["rerank_s"] is None
+    request = SimulationRequest(pool, test, "perf", votes=30, every=10, seeds=1)
+    runs = {s: run_strategy(s, request, 1, tmp_path) for s in STRATEGIES}
+    for s, (curve, _) in runs.items():
+        assert [n for n, _ in curve] == [10, 20, 30], s
+    assert runs["rerank"][1] and not runs["random"][1]

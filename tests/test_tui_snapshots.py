@@ -27,6 +27,7 @@ from curator.tui.screens.train import TrainScreen
 from store import open_store
 from store.sets import get_set
 from tests import raw_sql
+from tests.al_data import store_fixed_simulation
 from tests.tui_store import build, copy_of
 
 SIZES = [(80, 24), (120, 40)]
@@ -84,6 +85,26 @@ def opens(screen_factory: Callable[[Path], object], ready: Callable[[CuratorApp]
         return run_before
 
     return run_before_for
+
+
+def then_press(before, key: str, ready: Callable[[CuratorApp], bool]):  # type: ignore[no-untyped-def]
+    """``before``, then ``key``, then wait until ``ready``."""
+
+    def run_before_for(db: Path) -> Callable[[Pilot], Awaitable[None]]:
+        async def run_before(pilot: Pilot) -> None:
+            await before(db)(pilot)
+            await pilot.press(key)
+            await settle(pilot, lambda: ready(pilot.app))  # type: ignore[arg-type]
+
+        return run_before
+
+    return run_before_for
+
+
+def with_simulation(db: Path) -> TrainScreen:
+    with open_store(db) as s:
+        store_fixed_simulation(s)
+    return TrainScreen()
 
 
 def set_named(db: Path, name: str):  # type: ignore[no-untyped-def]
@@ -162,7 +183,21 @@ SCREENS = {
             isinstance(app.screen, TrainScreen)
             and status_has(app, "commit sets")
             and "student" in str(app.screen.query_one("#models").content)  # type: ignore[attr-defined]
+            and "simulate" in str(app.screen.query_one("#al-note").content)  # type: ignore[attr-defined]
         ),
+    ),
+    # the active-learning curve given the whole screen by c
+    "train-al-curve": then_press(
+        opens(
+            with_simulation,
+            lambda app: (
+                isinstance(app.screen, TrainScreen)
+                and status_has(app, "commit sets")
+                and app.screen.al_chart is not None
+            ),
+        ),
+        "c",
+        lambda app: not app.screen.query_one("#settings").display,
     ),
 }
 

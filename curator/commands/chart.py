@@ -1,5 +1,6 @@
-"""``curator chart``: a set's labels, agreement, audit, a labeler's threshold or the
-student's learning curve, drawn in the terminal (plotext) or written as SVG."""
+"""``curator chart``: a set's labels, agreement, audit, a labeler's threshold, the
+student's learning curve or the newest active-learning simulation, drawn in the
+terminal (plotext) or written as SVG."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def chart_command(
     ] = None,
     db: DbOption = None,
 ) -> None:
-    """Draw one chart: labels, agreement, threshold, audit or learning."""
+    """Draw one chart: labels, agreement, threshold, audit, learning or active-learning."""
     if name not in CHARTS:
         fail(f"no chart {name!r}: use {', '.join(CHARTS)}", EXIT_USAGE)
     with open_db(db) as store:

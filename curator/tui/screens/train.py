@@ -1,5 +1,8 @@
 """Train: retrain the student (or a TF-IDF baseline) from the keyboard, watch it learn,
-compare it with the version it would replace, and promote it.
+compare it with the version it would replace, and promote it. Below the models, the
+newest stored active-learning simulation (``curator simulate active-learning``) is drawn
+as a chart, F1 against votes with the queue re-ranked, in a fixed order and at random;
+``c`` gives it the screen (the settings fold away).
 
 Training runs in a thread worker through the service, which gives it a database
 connection of its own (the store is read before and written after training, never
@@ -20,9 +23,10 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
+from curator.charts import Chart, draw
 from curator.presentation import tables
 from curator.presentation.format import count, number, when
 from curator.presentation.text import one_line
@@ -81,6 +85,7 @@ class TrainScreen(CuratorScreen):
         Binding("enter", "edit", "Change", show=False),
         Binding("s", "start", "Start training"),
         Binding("p", "promote", "Promote"),
+        Binding("c", "curve", "AL curve"),
         Binding("f5,ctrl+r", "refresh", "Refresh"),
         Binding("escape,q", "leave", "Cancel/back"),
     ]
@@ -89,7 +94,9 @@ class TrainScreen(CuratorScreen):
         "start": "start training with these settings (in the background)",
         "promote": "make the new model its family's current version (@current); before"
         " training, pick any registered version to promote",
-        "refresh": "reload the registered models",
+        "curve": "show the active-learning curve on the whole screen (again: the settings"
+        " come back)",
+        "refresh": "reload the registered models and the active-learning curve",
         "leave": "cancel a running training (nothing is registered), else go back",
     }
 
@@ -104,6 +111,7 @@ class TrainScreen(CuratorScreen):
         self.cancel: threading.Event | None = None
         self.trained: ModelRow | None = None
         self.loaded = False
+        self.al_chart: Chart | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -114,8 +122,10 @@ class TrainScreen(CuratorScreen):
         with VerticalScroll(id="results"):
             yield Static("", id="compare", classes="box")
             yield Static("", id="models", classes="box")
+            yield Static("", id="al-note", classes="hint")
+            yield Vertical(id="al-curve")
         yield Static(
-            Text("enter change · s start · esc cancel/back · p promote · ? all keys"),
+            Text("enter change · s start · esc cancel/back · p promote · c AL curve · ? keys"),
             classes="hint",
         )
         yield Footer()
@@ -158,6 +168,40 @@ class TrainScreen(CuratorScreen):
         models, current = service.models(family), service.current_model(family)
         curve = service.learning_curve(family)
         self.app.call_from_thread(self._show_models, family, models, current, curve)
+        found = service.active_learning_chart()
+        if isinstance(found, Chart):
+            import textual_plotext  # noqa: F401 - loaded here, off the event loop
+
+        self.app.call_from_thread(self._show_al_curve, found)
+
+    def _show_al_curve(self, found: Chart | str) -> None:
+        note = self.query_one("#al-note", Static)
+        box = self.query_one("#al-curve", Vertical)
+        if isinstance(found, str):
+            self.al_chart = None
+            box.display = False
+            note.update(one_line(found, 300))
+            return
+        from textual_plotext import PlotextPlot  # already loaded by the worker
+
+        self.al_chart = found
+        note.update(one_line(found.note, 200))
+        box.display = True
+        plots = box.query(PlotextPlot)
+        plot = plots.first() if plots else PlotextPlot(id="al-plot")
+        if not plots:
+            box.mount(plot)
+        draw(plot.plt, found)
+        plot.refresh()
+
+    def action_curve(self) -> None:
+        settings = self.query_one("#settings", DataTable)
+        settings.display = not settings.display
+        box = self.query_one("#al-curve", Vertical)
+        if not settings.display:
+            self.query_one("#results", VerticalScroll).scroll_to_widget(
+                box if self.al_chart is not None else self.query_one("#al-note"), animate=False
+            )
 
     def _show_models(
         self,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from curator.adaptation import CurvePoint, curve_points
+from curator.charts import HOW_TO_SIMULATE, Chart, ChartError, active_learning_chart
 from curator.training import (
     TrainingRefused,
     TrainOutcome,
@@ -95,6 +96,22 @@ class TrainingService(ServiceBase):
                         points,
                     )
             return None
+
+        return self._slow(newest)
+
+    def active_learning_chart(self) -> Chart | str:
+        """The newest stored active-learning simulation as a chart, or how to make one."""
+
+        def newest(s: Store) -> Chart | str:
+            try:
+                return active_learning_chart(s)
+            except ChartError:
+                return (
+                    "no active-learning simulation stored yet: `"
+                    + HOW_TO_SIMULATE
+                    + "` measures F1 against votes (re-ranking, fixed order, random) and"
+                    " keeps it here"
+                )
 
         return self._slow(newest)
 
