@@ -107,7 +107,7 @@ class LabelerSpec:
     path: str | None = None
     batch_size: int = 64
     quantized: bool = False
-    bf16: bool = False
+    bf16: bool | None = None
     openvino: bool = False
     members: tuple[LabelerSpec, ...] = ()
 
@@ -117,7 +117,7 @@ def resolve_labeler(
     name: str,
     batch_size: int = 64,
     quantized: bool = False,
-    bf16: bool = False,
+    bf16: bool | None = None,
     openvino: bool = False,
 ) -> LabelerSpec:
     """The :class:`LabelerSpec` a name refers to; raises :class:`LabelerError` when none."""
@@ -194,7 +194,7 @@ def load_labeler(
     name: str,
     batch_size: int = 64,
     quantized: bool = False,
-    bf16: bool = False,
+    bf16: bool | None = None,
     openvino: bool = False,
     **options: Any,
 ) -> Labeler:
