@@ -1,8 +1,9 @@
 """Overlapped student inference: a background thread tokenizes and pads batch k+1 while
 the model runs batch k.
 
-The feeder thread takes the texts in windows (small first, so the model starts at once,
-then larger), tokenizes each window with the fast tokenizer's Rust batch API (which
+The feeder thread orders the texts by length in characters (cheap, and close to the
+order by tokens), takes them in windows of that order (small first, so the model starts
+at once, then larger), tokenizes each window with the fast tokenizer's Rust batch API (which
 releases the GIL), sorts the window longest first and cuts it into batches sized by
 tokens, not items: a batch holds as many texts as fit ``batch_tokens`` once padded to its
 longest member (rounded up to 8). Padded numpy arrays (pinned torch tensors when the
@@ -200,21 +201,27 @@ class BatchFeeder:
     def _run(self) -> None:
         pool = ThreadPoolExecutor(self._threads) if self._threads > 1 else None
         try:
-            for lo, hi in self._windows():
-                texts: list[str] = []
-                for i in range(lo, hi):
-                    try:
-                        texts.append(_as_text(self._texts[i]))
-                    except Exception as exc:
-                        raise FeederError(f"text {i}: cannot be read as text ({exc})") from exc
+            texts: list[str] = []
+            for i in range(len(self._texts)):
                 try:
-                    ids = self._encode_window(texts, pool)
+                    texts.append(_as_text(self._texts[i]))
                 except Exception as exc:
-                    raise FeederError(f"texts {lo}-{hi - 1}: tokenizer failed ({exc})") from exc
+                    raise FeederError(f"text {i}: cannot be read as text ({exc})") from exc
+            # Windows follow the texts sorted by characters, longest first (a cheap proxy
+            # for tokens), so that small windows still hold texts of similar length.
+            order = np.argsort(-np.fromiter(map(len, texts), np.int64, len(texts)), kind="stable")
+            for lo, hi in self._windows():
+                rows = order[lo:hi]
+                window = [texts[i] for i in rows]
+                try:
+                    ids = self._encode_window(window, pool)
+                except Exception as exc:
+                    names = f"texts {sorted(int(i) for i in rows)[:5]}..."
+                    raise FeederError(f"{names}: tokenizer failed ({exc})") from exc
                 for local in token_batches([len(x) for x in ids], self._batch_tokens):
                     arrays = padded([ids[i] for i in local], self._pad_id)
                     inputs = self._convert(arrays) if self._convert else arrays
-                    if not self._put(Batch(local + lo, inputs)):
+                    if not self._put(Batch(rows[local], inputs)):
                         return
             self._put(None)
         except BaseException as exc:
