@@ -23,6 +23,9 @@ CHUNK = 2048
 enough that the student's pipeline stays busy across the chunk and the store's share
 stays small (over 100,000 predictions written a second, ``bench_predict_store.py``)."""
 
+LOOKUP_ALL = 20_000
+"""Above this many items, which are already labeled is asked in one query."""
+
 
 @dataclass
 class PredictSummary:
@@ -45,7 +48,10 @@ def items_to_predict(
     store: Store, labeler: Labeler, ids: Sequence[int], limit: int | None = None
 ) -> tuple[list[int], int]:
     """The items ``labeler`` has not labeled yet (at most ``limit``), and how many it had."""
-    done = predicted_item_ids(store, labeler.name, ids)
+    if len(ids) > LOOKUP_ALL:  # one query instead of one per 900 ids
+        done = predicted_item_ids(store, labeler.name) & set(ids)
+    else:
+        done = predicted_item_ids(store, labeler.name, ids)
     todo = [i for i in ids if i not in done]
     return (todo[:limit] if limit is not None else todo), len(done)
 
