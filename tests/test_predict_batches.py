@@ -102,3 +102,37 @@ def test_a_kill_during_a_chunk_write_leaves_whole_chunks_and_a_rerun_completes(
             store, "SELECT COUNT(*), COUNT(DISTINCT item_id), SUM(label = 'perf') FROM predictions"
         )[0]
         assert tuple(counts) == (N, N, sum(1 for i in range(N) if i % 3 == 0))
+
+
+def test_the_store_benchmark_short_form_writes_every_prediction_on_both_paths() -> None:
+    from tests.benchmarks import bench_predict_store
+
+    result = bench_predict_store.run(3_000)  # raises when the two paths disagree
+    assert set(result["rows"]) == {"chunks of 512 (before)", "curator predict_items"}
+    assert all(r["per_s"] > 0 for r in result["rows"].values())
+
+
+def test_stored_details_are_the_json_of_sorted_keys(tmp_path: Path) -> None:
+    import json
+
+    from store.predictions import add_predictions
+    from store.records import PredictionRow
+
+    details = [
+        {"p_perf": 0.1 + 0.2},
+        {"p_perf": 1e-07},
+        {"p_perf": float("nan")},
+        {"p_perf": 1},
+        {"é": 0.5},
+        {"b": [1, "x"], "a": {"z": None}},
+        {},
+    ]
+    with open_store(tmp_path / "d.db") as store:
+        bulk_insert_commits(store, (_commit(i) for i in range(len(details))))
+        ids = commit_item_ids(store)
+        add_predictions(
+            store,
+            [(i, PredictionRow("x@1", "perf", 0.5, d)) for i, d in zip(ids, details, strict=True)],
+        )
+        stored = raw_sql.query(store, "SELECT details FROM predictions ORDER BY item_id")
+    assert [r[0] for r in stored] == [json.dumps(d, sort_keys=True) for d in details]
