@@ -22,6 +22,7 @@ bench: setup
 	.venv/bin/python tests/benchmarks/bench_ir.py
 	.venv/bin/python tests/benchmarks/bench_tui.py
 	.venv/bin/python tests/benchmarks/bench_search.py
+	.venv/bin/python tests/benchmarks/bench_predict_store.py
 	.venv/bin/python tests/benchmarks/bench_active_learning.py
 	.venv/bin/python tests/benchmarks/bench_teacher.py
 	.venv/bin/python tests/benchmarks/bench_heuristics.py

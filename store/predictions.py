@@ -3,10 +3,31 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
 
 from store.connection import Store, utc_now
 from store.records import PredictionRow
+
+_encode = json.JSONEncoder(sort_keys=True).encode
+
+
+def _details_json(details: object) -> str:
+    """``json.dumps(details, sort_keys=True)``, faster: a student's ``{"p_perf": p}``
+    (one plain key, one finite float) is formatted directly, as json would write it, and
+    everything else goes through one shared encoder (encoding took a third of the write
+    path's time at 100,000 rows a second)."""
+    if type(details) is dict and len(details) == 1:
+        ((key, value),) = details.items()
+        if (
+            type(key) is str
+            and key.isascii()
+            and key.isidentifier()
+            and type(value) is float
+            and math.isfinite(value)
+        ):
+            return f'{{"{key}": {value!r}}}'
+    return _encode(details)
 
 
 def add_predictions(
@@ -24,7 +45,7 @@ def add_predictions(
                     p.labeler,
                     p.label,
                     p.score,
-                    json.dumps(p.details, sort_keys=True),
+                    _details_json(p.details),
                     stamp,
                 )
                 for item_id, p in rows

@@ -140,3 +140,12 @@ def test_student_benchmark_quick_form_reports_a_ratio_and_agrees_with_the_pipeli
         if "int8" not in cells[0] and "bf16" not in cells[0] and cells[5] != "other model":
             agreed, total = cells[5].split("/")
             assert agreed == total  # same model, same truncation: the same labels
+    # the pipeline table: ceiling, pipeline and their ratio per backend
+    backends = [ln for ln in proc.stdout.splitlines() if ln.startswith(("| torch", "| OpenVINO"))]
+    assert any(ln.startswith("| torch fp32, CPU") for ln in backends)
+    for row in backends:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert float(cells[3]) > 0 and float(cells[4]) > 0 and cells[5].endswith("%")
+        if cells[0].startswith("torch fp32"):
+            agreed, total = cells[8].split("/")
+            assert agreed == total  # the overlapped path labels as the sequential one

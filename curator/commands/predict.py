@@ -39,8 +39,12 @@ def predict(
         bool, typer.Option("--quantize", help="Dynamic int8 (students, CPU).")
     ] = False,
     bf16: Annotated[
-        bool, typer.Option("--bf16", help="bfloat16 weights (students; AMX CPUs, GPUs).")
-    ] = False,
+        bool | None,
+        typer.Option(
+            "--bf16/--fp32",
+            help="bfloat16 or float32 weights (students; default: bf16 on a GPU, fp32 on a CPU).",
+        ),
+    ] = None,
     openvino: Annotated[
         bool,
         typer.Option("--openvino", help="OpenVINO CPU runtime (students; the fastest on CPUs)."),
@@ -62,7 +66,7 @@ def predict(
     """Pre-label a set (or every unvoted commit, or all commits) with one labeler."""
     if set_name and unlabeled:
         fail("give a SET or --unlabeled, not both", EXIT_USAGE)
-    if sum((quantize, bf16, openvino)) > 1:
+    if sum((quantize, bool(bf16), openvino)) > 1:
         fail("give one of --quantize, --bf16 and --openvino", EXIT_USAGE)
     if text is not None and text not in FIELDS:
         fail(f"--input must be one of {', '.join(FIELDS)}, not {text!r}", EXIT_USAGE)

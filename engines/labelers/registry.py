@@ -109,7 +109,7 @@ class LabelerSpec:
     path: str | None = None
     batch_size: int = 64
     quantized: bool = False
-    bf16: bool = False
+    bf16: bool | None = None
     openvino: bool = False
     members: tuple[LabelerSpec, ...] = ()
 
@@ -119,7 +119,7 @@ def resolve_labeler(
     name: str,
     batch_size: int = 64,
     quantized: bool = False,
-    bf16: bool = False,
+    bf16: bool | None = None,
     openvino: bool = False,
 ) -> LabelerSpec:
     """The :class:`LabelerSpec` a name refers to; raises :class:`LabelerError` when none."""
@@ -196,7 +196,7 @@ def load_labeler(
     name: str,
     batch_size: int = 64,
     quantized: bool = False,
-    bf16: bool = False,
+    bf16: bool | None = None,
     openvino: bool = False,
     **options: Any,
 ) -> Labeler:

@@ -1,11 +1,27 @@
-"""Throughput of student inference against a naive per-item transformers pipeline.
+"""Throughput of student inference: the overlapped pipeline against its ceiling (the bare
+forward pass on pre-tokenized batches), and everything against a naive per-item
+transformers pipeline.
 
 Usage (from the repository root)::
 
     python tests/benchmarks/bench_student.py [--quick] [--model DIR] [--data DIR] [--json OUT]
 
 In one run, on the same model and the same texts (commit messages from the shared
-perf-commit-messages data when present, generated messages otherwise), it times:
+perf-commit-messages data when present, generated messages otherwise), the first table
+times, per backend (torch fp32 on CPU, torch bf16, OpenVINO when installed; torch bf16
+on the GPU when torch sees one):
+
+* ceiling: the model alone over the very batches the pipeline builds, tokenized and
+  padded beforehand (nothing but forward passes, and for OpenVINO its async requests);
+* pipeline: :class:`StudentLabeler`'s ``predict`` as shipped (tokenization of batch k+1
+  in a thread while the model runs batch k, batches sized by tokens), and its ratio to
+  the ceiling;
+* sequential: the path before it (tokenize everything, then batches of N items).
+
+Ceiling and pipeline are timed back to back ``--repeats`` times, the order swapped each
+round; the ratio is the median of the rounds' ratios and the rates the best of each (the
+machine is shared, so its load drifts between runs). ``--pipeline-only`` stops there
+(with the peers). The second table, against the naive loop, times:
 
 * naive: ``transformers.pipeline("text-classification")`` called once per message;
 * batch 1: :class:`StudentLabeler` called once per message (tokenize, pad, forward);
@@ -14,7 +30,9 @@ perf-commit-messages data when present, generated messages otherwise), it times:
 * batched bf16: the same with bfloat16 weights (fast where the CPU has AMX/AVX-512 BF16);
 * batched OpenVINO: the same model converted to OpenVINO IR, on its CPU runtime (bf16
   where the CPU has it), when openvino is installed;
-* on a GPU, when torch sees one: batch 1 and batched again on the GPU.
+* on a GPU, when torch sees one: batch 1 and batched again on the GPU;
+* peers: sentence-transformers ``encode`` (embeddings only, no head: what a user would
+  try first) and the transformers pipeline given every message in batches.
 
 It reports requests (messages) per second, tokens per second (tokens after truncation,
 special tokens included), the speed-up of each over the naive loop, and how many
@@ -28,6 +46,7 @@ import json
 import os
 import platform
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -48,6 +67,7 @@ from engines.labelers.student.infer import (  # noqa: E402
     use_all_cores,
 )
 from engines.labelers.student.openvino import openvino_available  # noqa: E402
+from engines.labelers.student.pipeline import BatchFeeder  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "perf-commit-messages"
 _VOCABULARY = (
@@ -101,6 +121,152 @@ def _timed(fn: Any) -> tuple[Any, float]:
     return value, time.perf_counter() - started
 
 
+def prepared_batches(labeler: StudentLabeler, texts: list[str]) -> list[Any]:
+    """The batches the pipeline builds from ``texts``, built beforehand (pinned on GPU)."""
+    with BatchFeeder(texts, labeler.encoder, labeler.pad_id, labeler.batch_tokens) as feeder:
+        return list(feeder)
+
+
+def bare_forward(labeler: StudentLabeler, batches: list[Any], n: int) -> None:
+    """The model alone over pre-tokenized batches: the ceiling of the pipeline."""
+    import torch
+
+    if labeler.openvino is not None:
+        labeler.openvino._run(n, ((b.rows, b.inputs) for b in batches))
+        return
+    with torch.inference_mode():
+        for b in batches:
+            labeler.model(**b.inputs)
+        if labeler.device.type == "cuda":
+            torch.cuda.synchronize()
+
+
+def pipeline_rows(
+    path: Path, texts: list[str], batch: int, repeats: int, gpu_batch: int, quick: bool = False
+) -> dict[str, dict[str, Any]]:
+    """Per backend: ceiling, pipeline, their ratio and the sequential path, in one run."""
+    import torch
+
+    backends: list[tuple[str, dict[str, Any]]] = [
+        ("torch fp32, CPU", {"device": "cpu", "bf16": False}),
+    ]
+    if not quick:
+        backends.append(("torch bf16, CPU", {"device": "cpu", "bf16": True}))
+    if openvino_available():
+        backends.append(("OpenVINO, CPU", {"openvino": True}))
+    if torch.cuda.is_available():
+        backends.append(("torch bf16, GPU", {"device": "cuda", "batch_size": gpu_batch}))
+    rows: dict[str, dict[str, Any]] = {}
+    for name, options in backends:
+        label, row = _pipeline_row(path, name, {"batch_size": batch, **options}, texts, repeats)
+        rows[label] = row
+    return rows
+
+
+def _pipeline_row(
+    path: Path, name: str, options: dict[str, Any], texts: list[str], repeats: int
+) -> tuple[str, dict[str, Any]]:
+    import torch
+
+    n = len(texts)
+    labeler = StudentLabeler(path, "bench-pipeline", **options)
+    if labeler.openvino is not None:
+        name = f"OpenVINO {labeler.openvino.precision}, CPU"
+    batches = prepared_batches(labeler, texts)
+    if labeler.device.type == "cuda":
+        batches = [
+            type(b)(b.rows, {k: v.to(labeler.device) for k, v in b.inputs.items()}) for b in batches
+        ]
+    elif labeler.openvino is None:
+        batches = [
+            type(b)(b.rows, {k: torch.from_numpy(v) for k, v in b.inputs.items()}) for b in batches
+        ]
+    # Warm-up over every batch once: the first run of each batch shape costs more (kernel
+    # selection, primitive caches), and would count against whichever path ran first.
+    labeler.predict(texts)
+    bare_forward(labeler, batches, n)
+    ceiling_s = pipeline_s = float("inf")
+    ratios: list[float] = []
+    got: list[Any] = []
+    for r in range(repeats):
+        # ceiling and pipeline back to back, the order swapped each round, so that a
+        # change of load on the shared machine weighs on both alike
+        for step in ("ceiling", "pipeline") if r % 2 == 0 else ("pipeline", "ceiling"):
+            if step == "ceiling":
+                c_s = _timed(lambda: bare_forward(labeler, batches, n))[1]
+            else:
+                got, p_s = _timed(lambda: labeler.predict(texts))
+        ceiling_s, pipeline_s = min(ceiling_s, c_s), min(pipeline_s, p_s)
+        ratios.append(c_s / p_s)
+    labeler.overlap = False
+    want, sequential_s = _timed(lambda: labeler.predict(texts))
+    labeler.overlap = True
+    agree = sum(1 for a, b in zip(got, want, strict=True) if a.label == b.label)
+    return name, {
+        "items": n,
+        "batch": f"{labeler.batch_tokens} tokens (~{labeler.batch_size} messages)",
+        "ceiling_req_per_s": n / ceiling_s,
+        "pipeline_req_per_s": n / pipeline_s,
+        "pipeline_vs_ceiling": statistics.median(ratios),
+        "pipeline_vs_ceiling_rounds": [round(x, 3) for x in ratios],
+        "sequential_req_per_s": n / sequential_s,
+        "pipeline_vs_sequential": sequential_s / pipeline_s,
+        "agree_with_sequential": f"{agree}/{n}",
+        "tokenize_threads": labeler.tokenize_threads,
+    }
+
+
+def peer_rows(
+    labeler: StudentLabeler, texts: list[str], batch: int, max_length: int, quick: bool
+) -> dict[str, float]:
+    """Req/s of what a user would try: sentence-transformers ``encode`` (when installed)
+    and the transformers pipeline fed every message with ``batch_size``."""
+    from transformers import pipeline
+
+    out: dict[str, float] = {}
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        SentenceTransformer = None
+    import torch
+
+    if SentenceTransformer is not None and not quick:
+        st = SentenceTransformer(default_base(), device="cpu")
+        st.max_seq_length = max_length
+        st.encode(texts[:8], batch_size=batch)
+        _, seconds = _timed(lambda: st.encode(texts, batch_size=batch))
+        out[f"sentence-transformers encode, batch {batch} (embeddings, no head)"] = (
+            len(texts) / seconds
+        )
+        if torch.cuda.is_available():
+            st_gpu = SentenceTransformer(default_base(), device="cuda").half()
+            st_gpu.max_seq_length = max_length
+            st_gpu.encode(texts[:64], batch_size=1024)
+            _, seconds = _timed(lambda: st_gpu.encode(texts, batch_size=1024))
+            out["sentence-transformers encode, fp16, batch 1024, GPU"] = len(texts) / seconds
+    if torch.cuda.is_available() and not quick:
+        gpu_pipe = pipeline(
+            "text-classification",
+            model=StudentLabeler(labeler.path, "peer-gpu", device="cuda", bf16=False).model,
+            tokenizer=labeler.tokenizer,
+            device=0,
+        )
+        gpu_pipe(texts[:64], batch_size=256, truncation=True, max_length=max_length)
+        _, seconds = _timed(
+            lambda: gpu_pipe(texts, batch_size=256, truncation=True, max_length=max_length)
+        )
+        out["transformers pipeline, batch 256, GPU"] = len(texts) / seconds
+    pipe = pipeline(
+        "text-classification", model=labeler.model, tokenizer=labeler.tokenizer, device=-1
+    )
+    pipe(texts[:8], batch_size=batch, truncation=True, max_length=max_length)
+    _, seconds = _timed(
+        lambda: pipe(texts, batch_size=batch, truncation=True, max_length=max_length)
+    )
+    out[f"transformers pipeline, batch {batch}"] = len(texts) / seconds
+    return out
+
+
 def run(
     model_dir: Path | None = None,
     data: Path = DEFAULT_DATA,
@@ -109,6 +275,10 @@ def run(
     batch: int = 64,
     max_length: int = 128,
     small_layers: int | None = 3,
+    repeats: int = 2,
+    gpu_batch: int = 1024,
+    quick: bool = False,
+    pipeline_only: bool = False,
 ) -> dict[str, Any]:
     import torch
     from transformers import pipeline
@@ -118,7 +288,8 @@ def run(
         path = model_dir or untrained_student(Path(tmp) / "student", max_length)
         texts, source = messages(data, max(naive_n, batched_n))
         few, many = texts[:naive_n], texts[:batched_n]
-        cpu = StudentLabeler(path, "bench", batch_size=batch, device="cpu")
+        pipeline_table = pipeline_rows(path, many, batch, repeats, gpu_batch, quick)
+        cpu = StudentLabeler(path, "bench", batch_size=batch, device="cpu", overlap=False)
         token_counts = [len(ids) for ids in tokenize(cpu.tokenizer, many, cpu.max_length)]
         few_tokens = sum(token_counts[:naive_n])
         many_tokens = sum(token_counts)
@@ -146,34 +317,51 @@ def run(
         one, one_s = _timed(lambda: [cpu.predict([t])[0].label for t in few])
         record("student, batch 1", one, one_s, naive_n, few_tokens)
         batched, batched_s = _timed(lambda: [p.label for p in cpu.predict(many)])
-        record(f"student, batched ({batch})", batched, batched_s, batched_n, many_tokens)
-        int8 = StudentLabeler(path, "bench-int8", batch_size=batch, quantized=True)
-        int8.predict(few[:4])
-        q, q_s = _timed(lambda: [p.label for p in int8.predict(many)])
-        record(f"student int8, batched ({batch})", q, q_s, batched_n, many_tokens)
-        bf16 = StudentLabeler(path, "bench-bf16", batch_size=batch, device="cpu", bf16=True)
-        bf16.predict(few[:4])
-        h, h_s = _timed(lambda: [p.label for p in bf16.predict(many)])
-        record(f"student bf16, batched ({batch})", h, h_s, batched_n, many_tokens)
-        if openvino_available():
-            ov = StudentLabeler(path, "bench-openvino", batch_size=batch, openvino=True)
-            ov.predict(few[:4])
-            o, o_s = _timed(lambda: [p.label for p in ov.predict(many)])
-            record(
-                f"student OpenVINO {ov.openvino.precision}, batched ({batch})",  # type: ignore[union-attr]
-                o,
-                o_s,
-                batched_n,
-                many_tokens,
-            )
-        if torch.cuda.is_available():
-            gpu = StudentLabeler(path, "bench-gpu", batch_size=batch, device="cuda")
-            gpu.predict(few[:8])
-            g1, g1_s = _timed(lambda: [gpu.predict([t])[0].label for t in few])
-            record("student GPU, batch 1", g1, g1_s, naive_n, few_tokens)
-            gpu_batch = StudentLabeler(path, "bench-gpu", batch_size=256, device="cuda")
-            gb, gb_s = _timed(lambda: [p.label for p in gpu_batch.predict(many)])
-            record("student GPU, batched (256)", gb, gb_s, batched_n, many_tokens)
+        name = f"student, batched ({batch}), sequential path"
+        record(name, batched, batched_s, batched_n, many_tokens)
+        for name, rate in peer_rows(cpu, many, batch, max_length, quick).items():
+            rows[name] = {
+                "items": batched_n,
+                "seconds": round(batched_n / rate, 3),
+                "req_per_s": rate,
+                "tokens_per_s": many_tokens / (batched_n / rate),
+                "speedup_vs_naive": rate / (naive_n / naive_s),
+                "agree_with_naive": "n/a",
+            }
+        if pipeline_only:
+            small_layers = None
+        int8 = (
+            None
+            if pipeline_only
+            else StudentLabeler(path, "bench-int8", batch_size=batch, quantized=True)
+        )
+        if int8 is not None:
+            int8.predict(few[:4])
+            q, q_s = _timed(lambda: [p.label for p in int8.predict(many)])
+            record(f"student int8, batched ({batch})", q, q_s, batched_n, many_tokens)
+            bf16 = StudentLabeler(path, "bench-bf16", batch_size=batch, device="cpu", bf16=True)
+            bf16.predict(few[:4])
+            h, h_s = _timed(lambda: [p.label for p in bf16.predict(many)])
+            record(f"student bf16, batched ({batch})", h, h_s, batched_n, many_tokens)
+            if openvino_available():
+                ov = StudentLabeler(path, "bench-openvino", batch_size=batch, openvino=True)
+                ov.predict(few[:4])
+                o, o_s = _timed(lambda: [p.label for p in ov.predict(many)])
+                record(
+                    f"student OpenVINO {ov.openvino.precision}, batched ({batch})",  # type: ignore[union-attr]
+                    o,
+                    o_s,
+                    batched_n,
+                    many_tokens,
+                )
+            if torch.cuda.is_available():
+                gpu = StudentLabeler(path, "bench-gpu", batch_size=batch, device="cuda")
+                gpu.predict(few[:8])
+                g1, g1_s = _timed(lambda: [gpu.predict([t])[0].label for t in few])
+                record("student GPU, batch 1", g1, g1_s, naive_n, few_tokens)
+                gpu_many = StudentLabeler(path, "bench-gpu", batch_size=256, device="cuda")
+                gb, gb_s = _timed(lambda: [p.label for p in gpu_many.predict(many)])
+                record("student GPU, batched (256)", gb, gb_s, batched_n, many_tokens)
         if small_layers and model_dir is None:
             small_path = untrained_student(Path(tmp) / "small", max_length, small_layers)
             small_fp32 = StudentLabeler(small_path, "bench-small-fp32", device="cpu")
@@ -215,6 +403,7 @@ def run(
         },
         "texts": source,
         "max_length": max_length,
+        "pipeline": pipeline_table,
         "rows": rows,
     }
 
@@ -222,6 +411,19 @@ def run(
 def print_report(result: dict[str, Any]) -> None:
     print(f"machine: {result['machine']}")
     print(f"texts: {result['texts']}, max_length {result['max_length']}")
+    print(
+        "| backend | items | batch | ceiling req/s | pipeline req/s | pipeline/ceiling"
+        " | sequential req/s | pipeline/sequential | labels agree |"
+    )
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    for name, r in result["pipeline"].items():
+        print(
+            f"| {name} | {r['items']} | {r['batch']} | {r['ceiling_req_per_s']:.1f}"
+            f" | {r['pipeline_req_per_s']:.1f} | {r['pipeline_vs_ceiling']:.1%}"
+            f" | {r['sequential_req_per_s']:.1f} | {r['pipeline_vs_sequential']:.2f}x"
+            f" | {r['agree_with_sequential']} |"
+        )
+    print()
     print("| run | items | req/s | tokens/s | speed-up vs naive | labels agree |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, r in result["rows"].items():
@@ -241,6 +443,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--repeats", type=int, default=2, help="Best of N for ceiling/pipeline.")
+    parser.add_argument(
+        "--pipeline-only", action="store_true", help="The pipeline table and the peers only."
+    )
+    parser.add_argument("--gpu-batch", type=int, default=1024, help="Messages per GPU batch.")
     parser.add_argument(
         "--small-layers", type=int, default=3, help="Also time a student of N layers (0: skip)."
     )
@@ -254,6 +461,10 @@ def main(argv: list[str] | None = None) -> int:
         args.batch,
         args.max_length,
         args.small_layers or None,
+        1 if args.quick else args.repeats,
+        args.gpu_batch,
+        args.quick,
+        args.pipeline_only,
     )
     print_report(result)
     if args.json:

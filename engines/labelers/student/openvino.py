@@ -14,13 +14,14 @@ import os
 import shutil
 import tempfile
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from engines.labelers.student.data import length_sorted_batches, padded
+from engines.labelers.student.pipeline import BatchFeeder
 
 CACHE_DIR = "openvino"
 MODEL_FILE = "model.xml"
@@ -95,28 +96,56 @@ class OpenVinoClassifier:
     def positive_probabilities(
         self, ids: Sequence[Sequence[int]], pad_id: int, batch_size: int
     ) -> list[float]:
-        out = [0.0] * len(ids)
-        in_flight: list[tuple[Any, list[int]] | None] = [None] * len(self.requests)
+        """P(class 1) of pre-tokenized texts, in batches of ``batch_size`` items (the
+        sequential path: every text tokenized before the first batch runs)."""
+        batches = length_sorted_batches([len(x) for x in ids], batch_size)
+        return self._run(
+            len(ids), ((np.asarray(b), padded([ids[i] for i in b], pad_id)) for b in batches)
+        )
+
+    def overlapped_probabilities(
+        self,
+        texts: Sequence[object],
+        encode: Callable[[list[str]], list[list[int]]],
+        pad_id: int,
+        batch_tokens: int,
+        tokenize_threads: int = 1,
+    ) -> list[float]:
+        """P(class 1) per text, in input order, tokenized by a
+        :class:`~engines.labelers.student.pipeline.BatchFeeder` thread while the infer
+        requests run."""
+        with BatchFeeder(
+            texts, encode, pad_id, batch_tokens, tokenize_threads=tokenize_threads
+        ) as feeder:
+            return self._run(len(texts), ((b.rows, b.inputs) for b in feeder))
+
+    def _run(
+        self, n: int, batches: Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]
+    ) -> list[float]:
+        """Run ``(positions, inputs)`` batches on the infer requests in turn, each started
+        asynchronously; probabilities scattered back by position."""
+        out = np.zeros(n, dtype=np.float64)
+        in_flight: list[tuple[Any, np.ndarray] | None] = [None] * len(self.requests)
 
         def collect(slot: int) -> None:
             started = in_flight[slot]
             if started is None:
                 return
-            request, batch = started
+            request, rows = started
             request.wait()
             logits = request.get_output_tensor(0).data.astype(np.float64)
             shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
-            for i, p in zip(batch, (shifted[:, 1] / shifted.sum(axis=1)).tolist(), strict=True):
-                out[i] = p
+            out[rows] = shifted[:, 1] / shifted.sum(axis=1)
             in_flight[slot] = None
 
-        batches = length_sorted_batches([len(x) for x in ids], batch_size)
-        for k, batch in enumerate(batches):
-            slot = k % len(self.requests)
-            collect(slot)
-            request = self.requests[slot]
-            request.start_async(padded([ids[i] for i in batch], pad_id))
-            in_flight[slot] = (request, batch)
-        for slot in range(len(self.requests)):
-            collect(slot)
-        return out
+        try:
+            for k, (rows, inputs) in enumerate(batches):
+                slot = k % len(self.requests)
+                collect(slot)
+                request = self.requests[slot]
+                request.start_async(inputs)
+                in_flight[slot] = (request, rows)
+        finally:
+            for slot in range(len(self.requests)):
+                collect(slot)
+        return out.tolist()
