@@ -44,29 +44,140 @@ _QUERIES = {
     "cpp": "(function_definition) @fn",
 }
 _local = threading.local()
-# ``class LEVELDB_EXPORT Slice {``: an upper-case macro between ``class`` and the name
-# makes tree-sitter read the class as a function; it is blanked out (same length).
-_EXPORT_MACRO = re.compile(
-    rb"\b((?:class|struct)\s+)([A-Z][A-Z0-9_]*(?:\([^()\n]*\))?)"
-    rb"(?=\s+[A-Za-z_]\w*\s*(?:final\s*)?[:{])"
+
+# tree-sitter cannot expand macros, and C and C++ libraries put upper-case macros where
+# the grammar expects none. The forms below are rewritten before parsing, always to text
+# of the same length with the same line breaks, so that lines and offsets stay put. A
+# macro is an upper-case name with an underscore (``FMT_CONSTEXPR``, ``NPY_NO_EXPORT``);
+# lizard, which reads tokens, skips the same macros.
+_MACRO = rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*"
+_ARGS = rb"\((?:[^()]|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*\)"  # balanced, 4 deep
+_NOT_AFTER = rb"(?<![\w#.>:])(?<!define )"
+_NEXT_NAME = rb"(?=[ \t]+[A-Za-z_~]|[ \t]*\n[ \t]*[A-Za-z_~])"
+_OWN_LINE = rb"(?=[ \t]*(?://[^\n]*)?(?:\n(?![ \t]*[{:(])|$))"  # not ``TEST(a, b)\n{``
+_QUALIFIER = rb"(?![ \t]+(?:const|noexcept|override|final|throw|requires|volatile|try)\b)"
+_COMMON = (
+    # ``#if X`` / ``__attribute__((...))`` / ``#endif`` between a template's head and its
+    # function, or around a base class: tree-sitter takes no directive inside a
+    # declaration, so a group of one to three lines without a statement, a brace or a
+    # directive (so without ``#else``) is read as if its condition held
+    rb"(?P<group>^[ \t]*#[ \t]*if[^\n]*(?<!\\)\n(?:[^\n#;{}]*\n){1,3}[ \t]*#[ \t]*endif\b[^\n]*)"
+    # a macro call as a statement of its own (``FMT_TYPE_CONSTANT(int, int_type);``,
+    # ``EXPECT_THROW_MSG(throw error(), error, "");``): read as an empty statement
+    rb"|(?P<stmt>^[ \t]*" + _MACRO + _ARGS + rb"[ \t]*;)(?=[ \t]*(?://[^\n]*)?$)"
+    # ``if FMT_CONSTEXPR20 (cond)``
+    rb"|(?<=\bif )(?P<cond>" + _MACRO + rb")(?=[ \t]*\()"
+    # ``FMT_CONSTEXPR auto f()``, ``FMT_MSC_WARNING(suppress : 4566) constexpr``,
+    # ``FMT_BEGIN_NAMESPACE`` or ``FMT_PRAGMA_GCC(optimize("Os"))`` on a line of its own
+    rb"|(?P<attr>" + _NOT_AFTER + _MACRO + rb"(?:" + _ARGS + rb")?)"
+    rb"(?:" + _NEXT_NAME + _QUALIFIER + rb"|" + _OWN_LINE + rb")"
+    # ``value(const T& x FMT_BUILTIN)``
+    rb"|(?<=\w[ \t])(?P<trailing>" + _MACRO + rb")(?=[ \t]*[),])"
 )
+_MACROS = {
+    "c": re.compile(_COMMON, re.MULTILINE),
+    "cpp": re.compile(
+        # ``template <typename T, FMT_ENABLE_IF(cond)>``: a parameter of its own, read
+        # as ``int`` (an unnamed non-type parameter), the arguments blanked
+        rb"(?<=[<,])(?P<param>[ \t\n]*" + _MACRO + rb"[ \t]*" + _ARGS + rb")(?=[ \t\n]*[>,])"
+        # ``class LEVELDB_EXPORT Slice {``: tree-sitter would read the class as a function
+        rb"|(?<=class )(?P<export>" + _MACRO + rb"(?:\([^()\n]*\))?)"
+        rb"(?=\s+[A-Za-z_]\w*\s*(?:final\s*)?[:{])"
+        rb"|(?<=struct )(?P<export2>" + _MACRO + rb"(?:\([^()\n]*\))?)"
+        rb"(?=\s+[A-Za-z_]\w*\s*(?:final\s*)?[:{])"
+        # ``FMT_TRY { ... } FMT_CATCH(...) { ... }``
+        rb"|(?P<try>\b[A-Z][A-Z0-9]*_TRY)(?=[ \t]*\{)"
+        rb"|(?P<catch>\b[A-Z][A-Z0-9]*_CATCH)(?=[ \t]*\()"
+        # two gaps of the grammar itself: ``unsigned(x)`` (read as a call of
+        # ``Unsigned``) and an unnamed enum with a base (``enum : ullong {``, named ``_``)
+        rb"|(?P<cast>\bunsigned)(?=\()"
+        rb"|(?P<enum>\benum : )(?=\w)"
+        # more gaps: ``extern template`` (read as ``template``), an empty braced
+        # default argument (``locale_ref loc = {}``, read as ``= 0``), and
+        # ``FMT_HAS_INCLUDE(<bit>)`` in a directive (read as ``("bit")``)
+        rb"|(?P<extern>\bextern)(?=[ \t]+template\b)"
+        rb"|(?<==)(?P<empty>[ \t]*\{\})(?=[ \t]*[,)])"
+        rb"|(?P<include>\(<[\w./+-]+>\))"
+        # ``decltype(typename C::template f<T>().g(), true)`` (SFINAE): the grammar takes
+        # neither a comma operator nor ``typename``/``template`` there; read as
+        # ``decltype(C::f<T>().g()| true)``
+        rb"|(?P<decltype>\bdecltype" + _ARGS + rb")"
+        rb"|" + _COMMON,
+        re.MULTILINE,
+    ),
+}
+_GRAMMAR_OF = {pattern: grammar for grammar, pattern in _MACROS.items()}
+_BLANKS = re.compile(rb"[^\n]")
+_TEMPLATE_HEAD = re.compile(rb"\btemplate\s*<[^;{}]*$")
+_SAME_LENGTH = {
+    "try": b"try",
+    "catch": b"catch",
+    "cast": b"Unsigned",
+    "enum": b"enum _:",
+    "extern": b"",
+}
 
 
-def _blank(match: re.Match[bytes]) -> bytes:
-    return match[1] + b" " * len(match[2])
+def _in_directive(text: bytes, offset: int) -> bool:
+    """Whether ``offset`` lies in a preprocessor line (continuation lines included)."""
+    start = text.rfind(b"\n", 0, offset) + 1
+    while start > 1 and text[start - 2 : start - 1] == b"\\":
+        start = text.rfind(b"\n", 0, start - 1) + 1
+    return text[start:offset].lstrip().startswith(b"#")
 
 
-# An upper-case name standing before another name (``FMT_CONSTEXPR auto f()``,
-# ``NPY_NO_EXPORT int``, ``FMT_BEGIN_NAMESPACE`` on its own line before code) is almost
-# always a macro tree-sitter cannot expand: it is blanked, as lizard skips it.
-_ATTRIBUTE_MACRO = re.compile(
-    rb"(?<![\w#.>:])(?<!define )[A-Z][A-Z0-9]*_[A-Z0-9_]*"
-    rb"(?=[ \t]+[A-Za-z_~]|[ \t]*\n[ \t]*[A-Za-z_~])"
-)
+def _rewrite(match: re.Match[bytes]) -> bytes:
+    kind = match.lastgroup
+    text = match[0]
+    if kind == "group":
+        first, *body, last = text.split(b"\n")
+        inner = _MACROS[_GRAMMAR_OF[match.re]].sub(_rewrite, b"\n".join(body))
+        return b"\n".join((_BLANKS.sub(b" ", first), inner, _BLANKS.sub(b" ", last)))
+    if kind == "include":
+        return b'("' + text[2:-2] + b'")'
+    if _in_directive(match.string, match.start()):
+        return text
+    if kind == "decltype":
+        return _plain_decltype(text)
+    if kind == "stmt":
+        return _BLANKS.sub(b" ", text[:-1]) + b";"
+    if kind == "empty":
+        return text.replace(b"{}", b"0 ")
+    if kind == "param":
+        head = match.string[max(0, match.start() - 400) : match.start()]
+        if not _TEMPLATE_HEAD.search(head):
+            return text  # a macro argument of a call, not a template parameter
+        start = len(text) - len(text.lstrip())
+        return text[:start] + b"int" + _BLANKS.sub(b" ", text[start + 3 :])
+    if kind in _SAME_LENGTH:
+        return _SAME_LENGTH[kind].ljust(len(text))
+    return _BLANKS.sub(b" ", text)
 
 
-def _blank_all(match: re.Match[bytes]) -> bytes:
-    return b" " * len(match[0])
+_DEPENDENT = re.compile(rb"\btypename\b|(?<=::)template\b")
+
+
+def _plain_decltype(text: bytes) -> bytes:
+    out = bytearray(_DEPENDENT.sub(lambda m: b" " * len(m[0]), text))
+    parens = angles = 0
+    for i, ch in enumerate(out):
+        if ch == 0x28:  # (
+            parens += 1
+        elif ch == 0x29:  # )
+            parens -= 1
+        elif ch == 0x3C:  # <
+            angles += 1
+        elif ch == 0x3E and angles:  # >
+            angles -= 1
+        elif ch == 0x2C and parens == 1 and not angles:  # a top-level comma
+            out[i] = 0x7C  # |
+    return bytes(out)
+
+
+def unmacro(grammar: str, source: bytes) -> bytes:
+    """``source`` with the macros tree-sitter cannot read rewritten (C and C++ only)."""
+    pattern = _MACROS.get(grammar)
+    return pattern.sub(_rewrite, source) if pattern is not None else source
 
 
 _SPACE = re.compile(r"\s+")
@@ -120,10 +231,7 @@ def parse(path: str, source: bytes, previous: Parsed | None = None) -> Parsed | 
         return None
     parser, _ = _tools(grammar)
     text = source
-    if grammar == "cpp":
-        source = _EXPORT_MACRO.sub(_blank, source)
-    if grammar in ("c", "cpp"):
-        source = _ATTRIBUTE_MACRO.sub(_blank_all, source)
+    source = unmacro(grammar, source)
     old_tree = None
     if previous is not None and previous.grammar == grammar:
         old_tree = previous.tree.copy()
@@ -174,7 +282,7 @@ def spans_at(parsed: Parsed, lines: list[tuple[int, int]] | None = None) -> list
     namer = _NAMERS[parsed.grammar]
     spans = []
     for _, node in sorted(found.items()):
-        span = namer(node)
+        span = namer(node, parsed.text)
         if span is not None:
             spans.append(span)
     return spans
@@ -197,7 +305,7 @@ def _compact(text: str) -> str:
 # Python ---------------------------------------------------------------------------
 
 
-def _python(node: Any) -> Span | None:
+def _python(node: Any, text: bytes) -> Span | None:
     name_node = node.child_by_field_name("name")
     if name_node is None:
         return None
@@ -236,7 +344,7 @@ _JAVA_CLASSES = {
 }
 
 
-def _java(node: Any) -> Span | None:
+def _java(node: Any, text: bytes) -> Span | None:
     name_node = node.child_by_field_name("name")
     if name_node is None:
         return None
@@ -274,22 +382,65 @@ _DECLARATOR_WRAPPERS = {
 _CPP_SCOPES = {"class_specifier", "struct_specifier", "union_specifier"}
 
 
-def _function_declarator(node: Any) -> Any | None:
+def _function_declarator(node: Any) -> tuple[Any, bytes, Any] | None:
+    """A definition's name node, the name's text and its parameter list; a conversion
+    operator (``operator bool()``, ``A::operator const char*()``) has no declarator of
+    its own, so its name runs up to the parameters."""
     declarator = node.child_by_field_name("declarator")
     while declarator is not None and declarator.type != "function_declarator":
+        if declarator.type == "operator_cast" or (
+            declarator.type == "qualified_identifier" and _cast_of(declarator) is not None
+        ):
+            params = _cast_parameters(_cast_of(declarator))
+            if params is None:
+                return None
+            return (
+                declarator,
+                node.text[
+                    declarator.start_byte - node.start_byte : params.start_byte - node.start_byte
+                ],
+                params,
+            )
         if declarator.type not in _DECLARATOR_WRAPPERS:
             return None
         declarator = declarator.child_by_field_name("declarator") or (
             declarator.named_children[-1] if declarator.named_children else None
         )
-    return declarator
+    if declarator is None:
+        return None
+    name_node = declarator.child_by_field_name("declarator")
+    if name_node is None:
+        return None
+    return name_node, name_node.text, declarator.child_by_field_name("parameters")
 
 
-def _c_name(name_node: Any) -> str:
-    text = " ".join(_COMMENT.sub("", _text(name_node)).split())
+def _cast_of(node: Any) -> Any | None:
+    while node is not None and node.type == "qualified_identifier":
+        node = node.child_by_field_name("name")
+    return node if node is not None and node.type == "operator_cast" else None
+
+
+def _cast_parameters(cast: Any) -> Any | None:
+    declarator = cast.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "abstract_function_declarator":
+        declarator = declarator.child_by_field_name("declarator") or (
+            declarator.named_children[-1] if declarator.named_children else None
+        )
+    return declarator.child_by_field_name("parameters") if declarator is not None else None
+
+
+# lizard's tokens: an operator's name is its tokens joined by spaces (``operator ( )``,
+# ``operator "" _a``, ``operator const char *``); ``<<`` is two tokens, ``<<=`` one
+_TOKEN = re.compile(
+    r'\w+|"(?:\\.|[^"\\])*"|::|<<=|>>=|\|\||&&|==|!=|<=|>=|->|\+\+|--|\+=|-=|\^=|&=|\|=|\S'
+)
+
+
+def _c_name(raw: bytes) -> str:
+    text = " ".join(_COMMENT.sub("", raw.decode("utf-8", "replace")).split())
     head, sep, op = text.partition("operator")
     if sep and (not op or not (op[0].isalnum() or op[0] == "_")):
-        return f"{head.replace(' ', '')}operator {op.strip()}"
+        return f"{head.replace(' ', '')}operator {' '.join(_TOKEN.findall(op))}"
     return _last_word(text).replace(" ", "")
 
 
@@ -307,17 +458,15 @@ def _last_word(text: str) -> str:
     return text[cut:]
 
 
-def _c_family(node: Any) -> Span | None:
+def _c_family(node: Any, text: bytes) -> Span | None:
     body = node.child_by_field_name("body")
     if body is None or body.type not in ("compound_statement", "try_statement"):
         return None  # "= default", "= delete", "= 0": nothing to change
-    declarator = _function_declarator(node)
-    if declarator is None:
+    parts = _function_declarator(node)
+    if parts is None:
         return None
-    name_node = declarator.child_by_field_name("declarator")
-    if name_node is None:
-        return None
-    own = _c_name(name_node)
+    name_node, name_text, params = parts
+    own = _c_name(name_text)
     scopes: list[str] = []
     parent = node.parent
     while parent is not None:
@@ -331,10 +480,18 @@ def _c_family(node: Any) -> Span | None:
                 scopes.append(_compact(_text(scope)))
         parent = parent.parent
     name = "::".join([*reversed(scopes), own])
-    params = declarator.child_by_field_name("parameters")
-    signature = _compact(_text(params)) if params is not None else "()"
+    # the parameters as written, macros included (``(unsigned x FMT_BUILTIN)``): adding
+    # one changes the signature, as it does for lizard
+    raw = text[params.start_byte : params.end_byte] if params is not None else b"()"
+    signature = _compact(raw.decode("utf-8", "replace"))
     if signature == "(void)":
         signature = "()"
+    if params is not None and params.parent is not None:  # ``() const``, ``() &&``: overloads
+        signature += "".join(
+            _text(q)
+            for q in params.parent.children
+            if q.type in ("type_qualifier", "ref_qualifier")
+        )
     return Span(name, name + signature, name_node.start_point[0] + 1, node.end_point[0] + 1)
 
 
