@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from engines.commits.languages import language_of
@@ -52,7 +54,7 @@ _local = threading.local()
 # lizard, which reads tokens, skips the same macros.
 _MACRO = rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*"
 _ARGS = rb"\((?:[^()]|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*\)"  # balanced, 4 deep
-_NOT_AFTER = rb"(?<![\w#.>:])(?<!define )"
+_NOT_AFTER = rb"(?=[A-Z])(?<![\w#.>:])(?<!define )"
 _NEXT_NAME = rb"(?=[ \t]+[A-Za-z_~]|[ \t]*\n[ \t]*[A-Za-z_~])"
 _OWN_LINE = rb"(?=[ \t]*(?://[^\n]*)?(?:\n(?![ \t]*[{:(])|$))"  # not ``TEST(a, b)\n{``
 _QUALIFIER = rb"(?![ \t]+(?:const|noexcept|override|final|throw|requires|volatile|try)\b)"
@@ -61,29 +63,34 @@ _COMMON = (
     # function, or around a base class: tree-sitter takes no directive inside a
     # declaration, so a group of one to three lines without a statement, a brace or a
     # directive (so without ``#else``) is read as if its condition held
-    rb"(?P<group>^[ \t]*#[ \t]*if[^\n]*(?<!\\)\n(?:[^\n#;{}]*\n){1,3}[ \t]*#[ \t]*endif\b[^\n]*)"
+    rb"(?P<group>(?=[ \t#])^[ \t]*#[ \t]*if[^\n]*(?<!\\)\n"
+    rb"(?:[^\n#;{}]*\n){1,3}[ \t]*#[ \t]*endif\b[^\n]*)"
     # a macro call as a statement of its own (``FMT_TYPE_CONSTANT(int, int_type);``,
     # ``EXPECT_THROW_MSG(throw error(), error, "");``): read as an empty statement
-    rb"|(?P<stmt>^[ \t]*" + _MACRO + _ARGS + rb"[ \t]*;)(?=[ \t]*(?://[^\n]*)?$)"
+    rb"|(?P<stmt>(?=[ \tA-Z])^[ \t]*" + _MACRO + _ARGS + rb"[ \t]*;)(?=[ \t]*(?://[^\n]*)?$)"
     # ``if FMT_CONSTEXPR20 (cond)``
-    rb"|(?<=\bif )(?P<cond>" + _MACRO + rb")(?=[ \t]*\()"
+    rb"|(?=[A-Z])(?<=\bif )(?P<cond>" + _MACRO + rb")(?=[ \t]*\()"
     # ``FMT_CONSTEXPR auto f()``, ``FMT_MSC_WARNING(suppress : 4566) constexpr``,
     # ``FMT_BEGIN_NAMESPACE`` or ``FMT_PRAGMA_GCC(optimize("Os"))`` on a line of its own
     rb"|(?P<attr>" + _NOT_AFTER + _MACRO + rb"(?:" + _ARGS + rb")?)"
     rb"(?:" + _NEXT_NAME + _QUALIFIER + rb"|" + _OWN_LINE + rb")"
     # ``value(const T& x FMT_BUILTIN)``
-    rb"|(?<=\w[ \t])(?P<trailing>" + _MACRO + rb")(?=[ \t]*[),])"
+    rb"|(?=[A-Z])(?<=\w[ \t])(?P<trailing>" + _MACRO + rb")(?=[ \t]*[),])"
 )
 _MACROS = {
     "c": re.compile(_COMMON, re.MULTILINE),
     "cpp": re.compile(
         # ``template <typename T, FMT_ENABLE_IF(cond)>``: a parameter of its own, read
         # as ``int`` (an unnamed non-type parameter), the arguments blanked
-        rb"(?<=[<,])(?P<param>[ \t\n]*" + _MACRO + rb"[ \t]*" + _ARGS + rb")(?=[ \t\n]*[>,])"
+        rb"(?=[ \t\nA-Z])(?<=[<,])(?P<param>[ \t\n]*"
+        + _MACRO
+        + rb"[ \t]*"
+        + _ARGS
+        + rb")(?=[ \t\n]*[>,])"
         # ``class LEVELDB_EXPORT Slice {``: tree-sitter would read the class as a function
-        rb"|(?<=class )(?P<export>" + _MACRO + rb"(?:\([^()\n]*\))?)"
+        rb"|(?=[A-Z])(?<=class )(?P<export>" + _MACRO + rb"(?:\([^()\n]*\))?)"
         rb"(?=\s+[A-Za-z_]\w*\s*(?:final\s*)?[:{])"
-        rb"|(?<=struct )(?P<export2>" + _MACRO + rb"(?:\([^()\n]*\))?)"
+        rb"|(?=[A-Z])(?<=struct )(?P<export2>" + _MACRO + rb"(?:\([^()\n]*\))?)"
         rb"(?=\s+[A-Za-z_]\w*\s*(?:final\s*)?[:{])"
         # ``FMT_TRY { ... } FMT_CATCH(...) { ... }``
         rb"|(?P<try>\b[A-Z][A-Z0-9]*_TRY)(?=[ \t]*\{)"
@@ -96,7 +103,7 @@ _MACROS = {
         # default argument (``locale_ref loc = {}``, read as ``= 0``), and
         # ``FMT_HAS_INCLUDE(<bit>)`` in a directive (read as ``("bit")``)
         rb"|(?P<extern>\bextern)(?=[ \t]+template\b)"
-        rb"|(?<==)(?P<empty>[ \t]*\{\})(?=[ \t]*[,)])"
+        rb"|(?=[ \t{])(?<==)(?P<empty>[ \t]*\{\})(?=[ \t]*[,)])"
         rb"|(?P<include>\(<[\w./+-]+>\))"
         # ``decltype(typename C::template f<T>().g(), true)`` (SFINAE): the grammar takes
         # neither a comma operator nor ``typename``/``template`` there; read as
@@ -175,9 +182,33 @@ def _plain_decltype(text: bytes) -> bytes:
 
 
 def unmacro(grammar: str, source: bytes) -> bytes:
-    """``source`` with the macros tree-sitter cannot read rewritten (C and C++ only)."""
+    """``source`` with the macros tree-sitter cannot read rewritten (C and C++ only).
+
+    No rewritten form reaches across a blank line, so the text is rewritten paragraph
+    by paragraph, and a paragraph seen before (in an earlier version of the file, most
+    of them) is taken from a cache instead of being matched again.
+    """
+    return _unmacro(grammar, source, source.split(b"\n\n"))
+
+
+def _unmacro(grammar: str, source: bytes, paragraphs: list[bytes]) -> bytes:
     pattern = _MACROS.get(grammar)
-    return pattern.sub(_rewrite, source) if pattern is not None else source
+    if pattern is None:
+        return source
+    cache: dict[bytes, bytes] | None = getattr(_local, grammar, None)
+    if cache is None or len(cache) > _PARAGRAPHS:
+        cache = {}
+        setattr(_local, grammar, cache)
+    out = []
+    for part in paragraphs:
+        done = cache.get(part)
+        if done is None:
+            done = cache[part] = pattern.sub(_rewrite, part)
+        out.append(done)
+    return b"\n\n".join(out)
+
+
+_PARAGRAPHS = 50_000  # rewritten paragraphs kept per thread and grammar
 
 
 _SPACE = re.compile(r"\s+")
@@ -218,6 +249,7 @@ class Parsed:
     source: bytes  # what tree-sitter read (export macros blanked out)
     tree: Any
     text: bytes  # the file as it is
+    paragraphs: list[bytes] = field(default_factory=list)  # ``text`` cut at blank lines
 
 
 def parse(path: str, source: bytes, previous: Parsed | None = None) -> Parsed | None:
@@ -231,39 +263,110 @@ def parse(path: str, source: bytes, previous: Parsed | None = None) -> Parsed | 
         return None
     parser, _ = _tools(grammar)
     text = source
-    source = unmacro(grammar, source)
-    old_tree = None
-    if previous is not None and previous.grammar == grammar:
-        old_tree = previous.tree.copy()
-        _edit(old_tree, previous.source, source)
-    tree = parser.parse(source, old_tree) if old_tree is not None else parser.parse(source)
-    return Parsed(grammar, source, tree, text)
+    paragraphs = text.split(b"\n\n")
+    source = _unmacro(grammar, text, paragraphs)
+    if previous is None or previous.grammar != grammar or not previous.paragraphs:
+        return Parsed(grammar, source, parser.parse(source), text, paragraphs)
+    old_tree = previous.tree.copy()
+    _edit(old_tree, previous, text, paragraphs)
+    return Parsed(grammar, source, parser.parse(source, old_tree), text, paragraphs)
 
 
-def _edit(tree: Any, old: bytes, new: bytes) -> None:
-    """Tell ``tree`` (parsed from ``old``) that the text is now ``new``, as one edit
-    from the first byte that differs to the last."""
-    prefix = _common_prefix(old, new)
-    suffix = _common_prefix(old[prefix:][::-1], new[prefix:][::-1])
-    old_end, new_end = len(old) - suffix, len(new) - suffix
-    tree.edit(
-        prefix, old_end, new_end, _point(old, prefix), _point(old, old_end), _point(new, new_end)
-    )
+def _edit(tree: Any, previous: Parsed, text: bytes, paragraphs: list[bytes]) -> None:
+    """Tell ``tree`` (parsed from ``previous``) that the text is now ``text``: one edit
+    per run of changed paragraphs, so that tree-sitter re-parses only those runs (one
+    edit from the first difference to the last would re-parse everything between)."""
+    old = previous.paragraphs
+    old_at, new_at = _offsets(old), _offsets(paragraphs)
+    for oi, oj, ni, nj in reversed(_changed_runs(old, paragraphs)):
+        if oi == len(old) or ni == len(paragraphs):  # at the end: the paragraph before
+            oi, ni = oi - 1, ni - 1  # too, so that both runs start on a paragraph
+        start, row, _ = old_at[oi]
+        _, new_row, _ = new_at[ni]
+        old_end, old_end_row, old_end_column = old_at[oj]
+        new_end, new_end_row, new_end_column = new_at[nj]
+        tree.edit(
+            start,
+            old_end,
+            start + new_end - new_at[ni][0],
+            (row, 0),
+            (old_end_row, old_end_column),
+            (row + new_end_row - new_row, new_end_column),
+        )
 
 
-def _common_prefix(a: bytes, b: bytes) -> int:
-    low, high = 0, min(len(a), len(b))
-    while low < high:  # binary search on slice equality: memcmp, not a Python loop
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
+def _offsets(paragraphs: list[bytes]) -> list[tuple[int, int, int]]:
+    """Where each paragraph starts (byte, row, column 0; they are joined by blank lines),
+    then where the text ends."""
+    at, offset, row = [], 0, 0
+    for part in paragraphs:
+        at.append((offset, row, 0))
+        offset += len(part) + 2
+        row += part.count(b"\n") + 2
+    last = paragraphs[-1]
+    at.append((offset - 2, row - 2, len(last) - last.rfind(b"\n") - 1))
+    return at
+
+
+def _changed_runs(old: list[bytes], new: list[bytes]) -> list[tuple[int, int, int, int]]:
+    """The runs of paragraphs that differ, as ``(old_start, old_end, new_start,
+    new_end)`` index ranges, in order: a patience diff (paragraphs that occur once on
+    each side, in the same order, anchor the rest)."""
+    n, m = len(old), len(new)
+    lo = 0
+    while lo < n and lo < m and old[lo] == new[lo]:
+        lo += 1
+    hi = 0
+    while hi < n - lo and hi < m - lo and old[n - 1 - hi] == new[m - 1 - hi]:
+        hi += 1
+    once_old = _once(old, lo, n - hi)
+    once_new = _once(new, lo, m - hi)
+    pairs = [
+        (once_old[part], k)
+        for k, part in enumerate(new[lo : m - hi], lo)
+        if once_new.get(part) == k and part in once_old
+    ]
+    anchors = [(lo - 1, lo - 1), *_increasing(pairs), (n - hi, m - hi)]
+    runs = []
+    for (a_old, a_new), (b_old, b_new) in pairwise(anchors):
+        oi, oj, ni, nj = a_old + 1, b_old, a_new + 1, b_new
+        while oi < oj and ni < nj and old[oi] == new[ni]:
+            oi, ni = oi + 1, ni + 1
+        while oi < oj and ni < nj and old[oj - 1] == new[nj - 1]:
+            oj, nj = oj - 1, nj - 1
+        if oi < oj or ni < nj:
+            runs.append((oi, oj, ni, nj))
+    return runs
+
+
+def _once(parts: list[bytes], start: int, end: int) -> dict[bytes, int]:
+    """Paragraphs found exactly once in ``parts[start:end]``, with their index."""
+    seen: dict[bytes, int] = {}
+    for k in range(start, end):
+        seen[parts[k]] = -1 if parts[k] in seen else k
+    return {part: k for part, k in seen.items() if k >= 0}
+
+
+def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest run of ``pairs`` (ordered by their second item) whose first items
+    increase too."""
+    tails: list[int] = []  # the smallest last first-item of an increasing run of each length
+    ends: list[int] = []  # which pair ends that run
+    before = [-1] * len(pairs)
+    for k, (first, _) in enumerate(pairs):
+        size = bisect_left(tails, first)
+        if size == len(tails):
+            tails.append(first)
+            ends.append(k)
         else:
-            high = mid - 1
-    return low
-
-
-def _point(text: bytes, offset: int) -> tuple[int, int]:
-    return text.count(b"\n", 0, offset), offset - (text.rfind(b"\n", 0, offset) + 1)
+            tails[size], ends[size] = first, k
+        before[k] = ends[size - 1] if size else -1
+    chain = []
+    k = ends[-1] if ends else -1
+    while k >= 0:
+        chain.append(pairs[k])
+        k = before[k]
+    return chain[::-1]
 
 
 def spans_at(parsed: Parsed, lines: list[tuple[int, int]] | None = None) -> list[Span]:

@@ -203,12 +203,12 @@ def _collect(git: GitStreams, cache: TreeCache, p: FilePatch, text: str, out: _C
         return
     before_by_name = {s.long_name: s for s in before_spans}
     after_by_name = {s.long_name: s for s in after_spans}
-    # a function's other side may lie outside every hunk (moved): look at the whole file,
-    # unless its name is nowhere in that file (a function added or deleted)
-    if before is not None and _elsewhere(touched, before_by_name, before):
-        before_by_name = {s.long_name: s for s in spans_at(before)}
-    if after is not None and _elsewhere(touched, after_by_name, after):
-        after_by_name = {s.long_name: s for s in spans_at(after)}
+    # a function's other side may lie outside every hunk (moved): look where its name
+    # is in that file, if it is (not for a function added or deleted)
+    if before is not None:
+        _look_elsewhere(touched, before_by_name, before)
+    if after is not None:
+        _look_elsewhere(touched, after_by_name, after)
     before_lines = _lines(before)
     after_lines = _lines(after)
     for span in sorted(touched.values(), key=lambda s: (s.start, s.long_name)):
@@ -217,15 +217,32 @@ def _collect(git: GitStreams, cache: TreeCache, p: FilePatch, text: str, out: _C
         out.after.append(_slice(after_lines, after_by_name.get(span.long_name)))
 
 
-def _elsewhere(touched: dict[str, Span], found: dict[str, Span], side: Parsed) -> bool:
-    """Whether a touched function missing from ``found`` may still be in ``side``."""
+_MANY = 64  # occurrences of a name beyond which the whole file is read instead
+
+
+def _look_elsewhere(touched: dict[str, Span], found: dict[str, Span], side: Parsed) -> None:
+    """Add to ``found`` the functions of ``side`` on the lines where the name of a
+    touched function missing from ``found`` occurs (all of them, for a common name)."""
+    places: set[int] = set()
     for long_name, span in touched.items():
         if long_name in found:
             continue
         bare = span.name.replace("::", ".").rsplit(".", 1)[-1].rsplit(" ", 1)[-1]
-        if bare.encode("utf-8", "surrogatepass") in side.source:
-            return True
-    return False
+        name = bare.encode("utf-8", "surrogatepass")
+        at = side.source.find(name)
+        while at >= 0 and len(places) <= _MANY:
+            places.add(at)
+            at = side.source.find(name, at + len(name))
+        if len(places) > _MANY:
+            found.update((s.long_name, s) for s in spans_at(side))
+            return
+    lines, line, counted = [], 1, 0
+    for at in sorted(places):
+        line += side.source.count(b"\n", counted, at)
+        counted = at
+        lines.append((line, line))
+    if lines:
+        found.update((s.long_name, s) for s in spans_at(side, lines))
 
 
 def _lines(parsed: Parsed | None) -> list[str]:
