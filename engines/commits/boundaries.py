@@ -101,10 +101,10 @@ _MACROS = {
         rb"|(?P<enum>\benum : )(?=\w)"
         # more gaps: ``extern template`` (read as ``template``), an empty braced
         # default argument (``locale_ref loc = {}``, read as ``= 0``), and
-        # ``FMT_HAS_INCLUDE(<bit>)`` in a directive (read as ``("bit")``)
+        # ``FMT_HAS_INCLUDE(<bit>)`` or ``("bit.h")`` in a directive (read as ``( bit_h )``)
         rb"|(?P<extern>\bextern)(?=[ \t]+template\b)"
         rb"|(?=[ \t{])(?<==)(?P<empty>[ \t]*\{\})(?=[ \t]*[,)])"
-        rb"|(?P<include>\(<[\w./+-]+>\))"
+        rb"|(?P<include>\((?:<[\w./+-]+>|\"[\w./+-]+\")\))"
         # ``decltype(typename C::template f<T>().g(), true)`` (SFINAE): the grammar takes
         # neither a comma operator nor ``typename``/``template`` there; read as
         # ``decltype(C::f<T>().g()| true)``
@@ -141,7 +141,9 @@ def _rewrite(match: re.Match[bytes]) -> bytes:
         inner = _MACROS[_GRAMMAR_OF[match.re]].sub(_rewrite, b"\n".join(body))
         return b"\n".join((_BLANKS.sub(b" ", first), inner, _BLANKS.sub(b" ", last)))
     if kind == "include":
-        return b'("' + text[2:-2] + b'")'
+        if not _in_directive(match.string, match.start()):
+            return text  # ``f("name")`` in code
+        return b"( " + re.sub(rb"[.+-]", b"_", text[2:-2]) + b" )"
     if _in_directive(match.string, match.start()):
         return text
     if kind == "decltype":
