@@ -54,7 +54,7 @@ _local = threading.local()
 # lizard, which reads tokens, skips the same macros.
 _MACRO = rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*"
 _ARGS = rb"\((?:[^()]|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*\)"  # balanced, 4 deep
-_NOT_AFTER = rb"(?=[A-Z])(?<![\w#.>:])(?<!define )"
+_NOT_AFTER = rb"(?<![\w#.>:])(?<!define )"
 _NEXT_NAME = rb"(?=[ \t]+[A-Za-z_~]|[ \t]*\n[ \t]*[A-Za-z_~])"
 _OWN_LINE = rb"(?=[ \t]*(?://[^\n]*)?(?:\n(?![ \t]*[{:(])|$))"  # not ``TEST(a, b)\n{``
 _QUALIFIER = rb"(?![ \t]+(?:const|noexcept|override|final|throw|requires|volatile|try)\b)"
@@ -63,34 +63,33 @@ _COMMON = (
     # function, or around a base class: tree-sitter takes no directive inside a
     # declaration, so a group of one to three lines without a statement, a brace or a
     # directive (so without ``#else``) is read as if its condition held
-    rb"(?P<group>(?=[ \t#])^[ \t]*#[ \t]*if[^\n]*(?<!\\)\n"
+    rb"(?P<group>#[ \t]*if[^\n]*(?<!\\)\n"
     rb"(?:[^\n#;{}]*\n){1,3}[ \t]*#[ \t]*endif\b[^\n]*)"
+    # ``if FMT_CONSTEXPR20 (cond)``
+    rb"|(?<=\bif )(?P<cond>" + _MACRO + rb")(?=[ \t]*\()"
     # a macro call as a statement of its own (``FMT_TYPE_CONSTANT(int, int_type);``,
     # ``EXPECT_THROW_MSG(throw error(), error, "");``): read as an empty statement
-    rb"|(?P<stmt>(?=[ \tA-Z])^[ \t]*" + _MACRO + _ARGS + rb"[ \t]*;)(?=[ \t]*(?://[^\n]*)?$)"
-    # ``if FMT_CONSTEXPR20 (cond)``
-    rb"|(?=[A-Z])(?<=\bif )(?P<cond>" + _MACRO + rb")(?=[ \t]*\()"
+    rb"|(?P<stmt>" + _MACRO + _ARGS + rb"[ \t]*;)(?=[ \t]*(?://[^\n]*)?$)"
     # ``FMT_CONSTEXPR auto f()``, ``FMT_MSC_WARNING(suppress : 4566) constexpr``,
     # ``FMT_BEGIN_NAMESPACE`` or ``FMT_PRAGMA_GCC(optimize("Os"))`` on a line of its own
     rb"|(?P<attr>" + _NOT_AFTER + _MACRO + rb"(?:" + _ARGS + rb")?)"
     rb"(?:" + _NEXT_NAME + _QUALIFIER + rb"|" + _OWN_LINE + rb")"
     # ``value(const T& x FMT_BUILTIN)``
-    rb"|(?=[A-Z])(?<=\w[ \t])(?P<trailing>" + _MACRO + rb")(?=[ \t]*[),])"
+    rb"|(?<=\w[ \t])(?P<trailing>" + _MACRO + rb")(?=[ \t]*[),])"
 )
 _MACROS = {
-    "c": re.compile(_COMMON, re.MULTILINE),
+    # every form starts with one of these characters: the engine tries the forms only
+    # where one stands (most bytes of a file are lower-case letters and spaces)
+    "c": re.compile(rb"(?=[A-Z#])(?:" + _COMMON + rb")", re.MULTILINE),
     "cpp": re.compile(
+        rb"(?=[A-Z#deu=(<,])(?:"
         # ``template <typename T, FMT_ENABLE_IF(cond)>``: a parameter of its own, read
         # as ``int`` (an unnamed non-type parameter), the arguments blanked
-        rb"(?=[ \t\nA-Z])(?<=[<,])(?P<param>[ \t\n]*"
-        + _MACRO
-        + rb"[ \t]*"
-        + _ARGS
-        + rb")(?=[ \t\n]*[>,])"
+        rb"(?P<param>[<,][ \t\n]*" + _MACRO + rb"[ \t]*" + _ARGS + rb")(?=[ \t\n]*[>,])"
         # ``class LEVELDB_EXPORT Slice {``: tree-sitter would read the class as a function
-        rb"|(?=[A-Z])(?<=class )(?P<export>" + _MACRO + rb"(?:\([^()\n]*\))?)"
+        rb"|(?<=class )(?P<export>" + _MACRO + rb"(?:\([^()\n]*\))?)"
         rb"(?=\s+[A-Za-z_]\w*\s*(?:final\s*)?[:{])"
-        rb"|(?=[A-Z])(?<=struct )(?P<export2>" + _MACRO + rb"(?:\([^()\n]*\))?)"
+        rb"|(?<=struct )(?P<export2>" + _MACRO + rb"(?:\([^()\n]*\))?)"
         rb"(?=\s+[A-Za-z_]\w*\s*(?:final\s*)?[:{])"
         # ``FMT_TRY { ... } FMT_CATCH(...) { ... }``
         rb"|(?P<try>\b[A-Z][A-Z0-9]*_TRY)(?=[ \t]*\{)"
@@ -103,13 +102,13 @@ _MACROS = {
         # default argument (``locale_ref loc = {}``, read as ``= 0``), and
         # ``FMT_HAS_INCLUDE(<bit>)`` or ``("bit.h")`` in a directive (read as ``( bit_h )``)
         rb"|(?P<extern>\bextern)(?=[ \t]+template\b)"
-        rb"|(?=[ \t{])(?<==)(?P<empty>[ \t]*\{\})(?=[ \t]*[,)])"
+        rb"|(?P<empty>=[ \t]*\{\})(?=[ \t]*[,)])"
         rb"|(?P<include>\((?:<[\w./+-]+>|\"[\w./+-]+\")\))"
         # ``decltype(typename C::template f<T>().g(), true)`` (SFINAE): the grammar takes
         # neither a comma operator nor ``typename``/``template`` there; read as
         # ``decltype(C::f<T>().g()| true)``
         rb"|(?P<decltype>\bdecltype" + _ARGS + rb")"
-        rb"|" + _COMMON,
+        rb"|" + _COMMON + rb")",
         re.MULTILINE,
     ),
 }
@@ -133,9 +132,16 @@ def _in_directive(text: bytes, offset: int) -> bool:
     return text[start:offset].lstrip().startswith(b"#")
 
 
+def _line_start(text: bytes, offset: int) -> bool:
+    """Whether only spaces stand before ``offset`` on its line."""
+    return not text[text.rfind(b"\n", 0, offset) + 1 : offset].strip()
+
+
 def _rewrite(match: re.Match[bytes]) -> bytes:
     kind = match.lastgroup
     text = match[0]
+    if kind in ("group", "stmt") and not _line_start(match.string, match.start()):
+        return text
     if kind == "group":
         first, *body, last = text.split(b"\n")
         inner = _MACROS[_GRAMMAR_OF[match.re]].sub(_rewrite, b"\n".join(body))
@@ -153,10 +159,10 @@ def _rewrite(match: re.Match[bytes]) -> bytes:
     if kind == "empty":
         return text.replace(b"{}", b"0 ")
     if kind == "param":
-        head = match.string[max(0, match.start() - 400) : match.start()]
+        head = match.string[max(0, match.start() - 400) : match.start() + 1]
         if not _TEMPLATE_HEAD.search(head):
             return text  # a macro argument of a call, not a template parameter
-        start = len(text) - len(text.lstrip())
+        start = len(text) - len(text[1:].lstrip())
         return text[:start] + b"int" + _BLANKS.sub(b" ", text[start + 3 :])
     if kind in _SAME_LENGTH:
         return _SAME_LENGTH[kind].ljust(len(text))
