@@ -414,3 +414,32 @@ def test_an_incremental_parse_over_paragraph_edits_matches_a_fresh_one(change) -
     edited = parse("widget.h", after.encode(), previous)
     assert edited is not None
     assert spans_at(edited) == function_spans("widget.h", after.encode())
+
+
+def test_statement_macros_without_semicolons_do_not_stretch_a_function() -> None:
+    text = """\
+static int
+compare(int x, int y, int op)
+{
+    int result = 0;
+    CHECK_ARGS(x, y);
+#define OP(code, name) case code: result = name(x, y); break;
+    switch (op) {
+        OP(LESS, lt)
+        OP(EQUAL, eq)
+    }
+#undef OP
+    return result;
+}
+
+static int table[] = {1, 2, 3};
+
+static int
+first(void)
+{
+    return table[0];
+}
+"""
+    found = sorted((s.name, s.start, s.end) for s in function_spans("cmp.c", text.encode()))
+    assert found == _lizard("cmp.c", text)
+    assert ("compare", 2, 13) in found

@@ -56,7 +56,7 @@ _MACRO = rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*"
 _ARGS = rb"\((?:[^()]|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*\)"  # balanced, 4 deep
 _NOT_AFTER = rb"(?<![\w#.>:])(?<!define )"
 _NEXT_NAME = rb"(?=[ \t]+[A-Za-z_~]|[ \t]*\n[ \t]*[A-Za-z_~])"
-_OWN_LINE = rb"(?=[ \t]*(?://[^\n]*)?(?:\n(?![ \t]*[{:(])|$))"  # not ``TEST(a, b)\n{``
+_OWN_LINE = rb"(?=[ \t]*(?://[^\n]*)?(?:\n(?![ \t]*[{:(])|\Z))"  # not ``TEST(a, b)\n{``
 _QUALIFIER = rb"(?![ \t]+(?:const|noexcept|override|final|throw|requires|volatile|try)\b)"
 _COMMON = (
     # ``#if X`` / ``__attribute__((...))`` / ``#endif`` between a template's head and its
@@ -74,8 +74,16 @@ _COMMON = (
     # ``FMT_BEGIN_NAMESPACE`` or ``FMT_PRAGMA_GCC(optimize("Os"))`` on a line of its own
     rb"|(?P<attr>" + _NOT_AFTER + _MACRO + rb"(?:" + _ARGS + rb")?)"
     rb"(?:" + _NEXT_NAME + _QUALIFIER + rb"|" + _OWN_LINE + rb")"
+    # ``OP(Py_LT, lt)`` on a line of its own (no semicolon): a macro expanding to a
+    # statement, as in a switch built by a local ``#define OP``
+    rb"|(?P<call>(?<![\w#.>:])[A-Z][A-Z0-9]*"
+    + _ARGS
+    + rb")"
+    + _OWN_LINE
     # ``value(const T& x FMT_BUILTIN)``
-    rb"|(?<=\w[ \t])(?P<trailing>" + _MACRO + rb")(?=[ \t]*[),])"
+    + rb"|(?<=\w[ \t])(?P<trailing>"
+    + _MACRO
+    + rb")(?=[ \t]*[),])"
 )
 _MACROS = {
     # every form starts with one of these characters: the engine tries the forms only
