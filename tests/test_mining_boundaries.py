@@ -14,8 +14,9 @@ from pathlib import Path
 import lizard
 import pytest
 
-from engines.commits.boundaries import _changed_runs, function_spans, parse, spans_at, unmacro
+from engines.commits.boundaries import _changed_runs, function_spans, parse, spans_at
 from engines.commits.extract import changed_lines, hunk_ranges
+from engines.commits.macros import unmacro
 from engines.commits.miner import Mined, mine_repository
 from engines.commits.options import MineOptions
 from tests.gitrepo import GitRepo
