@@ -28,7 +28,7 @@ import re
 import threading
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import accumulate, pairwise, repeat
 from typing import Any
 
 from engines.commits.languages import language_of
@@ -118,35 +118,39 @@ def _edit(tree: Any, previous: Parsed, text: bytes, paragraphs: list[bytes]) -> 
     per run of changed paragraphs, so that tree-sitter re-parses only those runs (one
     edit from the first difference to the last would re-parse everything between)."""
     old = previous.paragraphs
-    old_at, new_at = _offsets(old), _offsets(paragraphs)
+    old_at, new_at = _Positions(old), _Positions(paragraphs)
     for oi, oj, ni, nj in reversed(_changed_runs(old, paragraphs)):
         if oi == len(old) or ni == len(paragraphs):  # at the end: the paragraph before
             oi, ni = oi - 1, ni - 1  # too, so that both runs start on a paragraph
         start, row, _ = old_at[oi]
-        _, new_row, _ = new_at[ni]
+        new_start, new_row, _ = new_at[ni]
         old_end, old_end_row, old_end_column = old_at[oj]
         new_end, new_end_row, new_end_column = new_at[nj]
         tree.edit(
             start,
             old_end,
-            start + new_end - new_at[ni][0],
+            start + new_end - new_start,
             (row, 0),
             (old_end_row, old_end_column),
             (row + new_end_row - new_row, new_end_column),
         )
 
 
-def _offsets(paragraphs: list[bytes]) -> list[tuple[int, int, int]]:
-    """Where each paragraph starts (byte, row, column 0; they are joined by blank lines),
-    then where the text ends."""
-    at, offset, row = [], 0, 0
-    for part in paragraphs:
-        at.append((offset, row, 0))
-        offset += len(part) + 2
-        row += part.count(b"\n") + 2
-    last = paragraphs[-1]
-    at.append((offset - 2, row - 2, len(last) - last.rfind(b"\n") - 1))
-    return at
+class _Positions:
+    """Where each paragraph starts (byte, row, column 0; paragraphs are joined by blank
+    lines, two bytes and two rows), and at index ``len(paragraphs)`` where the text ends."""
+
+    def __init__(self, paragraphs: list[bytes]) -> None:
+        self.paragraphs = paragraphs
+        self.bytes = list(accumulate(map(len, paragraphs), initial=0))
+        self.rows = list(accumulate(map(bytes.count, paragraphs, repeat(b"\n")), initial=0))
+
+    def __getitem__(self, k: int) -> tuple[int, int, int]:
+        if k < len(self.paragraphs):
+            return self.bytes[k] + 2 * k, self.rows[k] + 2 * k, 0
+        last = self.paragraphs[-1]
+        column = len(last) - last.rfind(b"\n") - 1
+        return self.bytes[k] + 2 * k - 2, self.rows[k] + 2 * k - 2, column
 
 
 def _changed_runs(old: list[bytes], new: list[bytes]) -> list[tuple[int, int, int, int]]:
