@@ -3,7 +3,8 @@ paths against each other on a real repository.
 
 The sources below are small files written for these tests in the styles the three real
 histories of docs/mining.md use (numpy's C and Python, a Java library, C++ with
-namespaces, export macros and test macros).
+namespaces, export macros and test macros, and a header written around macros as fmt's
+are), none copied from those projects.
 """
 
 from __future__ import annotations
