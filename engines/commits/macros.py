@@ -13,12 +13,9 @@ from __future__ import annotations
 import re
 import threading
 
-_local = threading.local()
+_local = threading.local()  # each thread's cache of rewritten paragraphs
 
-# tree-sitter cannot expand macros, and C and C++ libraries put upper-case macros where
-# the grammar expects none. The forms below are rewritten before parsing, always to text
-# of the same length with the same line breaks, so that lines and offsets stay put. A
-# macro is an upper-case name with an underscore (``FMT_CONSTEXPR``, ``NPY_NO_EXPORT``);
+# A macro is an upper-case name with an underscore (``FMT_CONSTEXPR``, ``NPY_NO_EXPORT``);
 # lizard, which reads tokens, skips the same macros.
 _MACRO = rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*"
 _ARGS = rb"\((?:[^()]|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*\)"  # balanced, 4 deep
@@ -168,9 +165,10 @@ def _plain_decltype(text: bytes) -> bytes:
 def unmacro(grammar: str, source: bytes) -> bytes:
     """``source`` with the macros tree-sitter cannot read rewritten (C and C++ only).
 
-    No rewritten form reaches across a blank line, so the text is rewritten paragraph
-    by paragraph, and a paragraph seen before (in an earlier version of the file, most
-    of them) is taken from a cache instead of being matched again.
+    The text is rewritten paragraph by paragraph (between blank lines; a form that
+    would span one stays as written), and a paragraph seen before (in an earlier
+    version of the file, most of them) is taken from a cache instead of being matched
+    again.
     """
     return rewrite_paragraphs(grammar, source, source.split(b"\n\n"))
 
