@@ -12,8 +12,12 @@ Names follow lizard's conventions so that stored names do not change with the pa
 - Java: ``Class::method`` with the innermost enclosing class, ``(anonymous)`` for an
   anonymous class.
 - C and C++: enclosing namespaces and classes, then the declarator's own qualified name
-  (``ns::Foo<T>::bar``); operators spelled ``operator ==``.
+  (``ns::Foo<T>::bar``); operators spelled with lizard's tokens (``operator ==``,
+  ``operator ( )``, ``operator const char *``).
 
+C and C++ text is rewritten before parsing (:mod:`engines.commits.macros`: macros and a
+few gaps of the grammar, same length, same lines). A version of a file is parsed
+incrementally from an earlier one with one tree edit per run of changed paragraphs.
 tree-sitter and its grammars are imported when a file is first parsed. Where the two
 parsers disagree, and why, is listed in docs/mining.md.
 """
@@ -22,10 +26,13 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from itertools import accumulate, pairwise, repeat
 from typing import Any
 
 from engines.commits.languages import language_of
+from engines.commits.macros import rewrite_paragraphs
 
 
 @dataclass(frozen=True)
@@ -44,30 +51,6 @@ _QUERIES = {
     "cpp": "(function_definition) @fn",
 }
 _local = threading.local()
-# ``class LEVELDB_EXPORT Slice {``: an upper-case macro between ``class`` and the name
-# makes tree-sitter read the class as a function; it is blanked out (same length).
-_EXPORT_MACRO = re.compile(
-    rb"\b((?:class|struct)\s+)([A-Z][A-Z0-9_]*(?:\([^()\n]*\))?)"
-    rb"(?=\s+[A-Za-z_]\w*\s*(?:final\s*)?[:{])"
-)
-
-
-def _blank(match: re.Match[bytes]) -> bytes:
-    return match[1] + b" " * len(match[2])
-
-
-# An upper-case name standing before another name (``FMT_CONSTEXPR auto f()``,
-# ``NPY_NO_EXPORT int``, ``FMT_BEGIN_NAMESPACE`` on its own line before code) is almost
-# always a macro tree-sitter cannot expand: it is blanked, as lizard skips it.
-_ATTRIBUTE_MACRO = re.compile(
-    rb"(?<![\w#.>:])(?<!define )[A-Z][A-Z0-9]*_[A-Z0-9_]*"
-    rb"(?=[ \t]+[A-Za-z_~]|[ \t]*\n[ \t]*[A-Za-z_~])"
-)
-
-
-def _blank_all(match: re.Match[bytes]) -> bytes:
-    return b" " * len(match[0])
-
 
 _SPACE = re.compile(r"\s+")
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
@@ -104,9 +87,10 @@ class Parsed:
     """One file's syntax tree, with the text it was parsed from."""
 
     grammar: str
-    source: bytes  # what tree-sitter read (export macros blanked out)
+    source: bytes  # what tree-sitter read (macros rewritten, see engines.commits.macros)
     tree: Any
     text: bytes  # the file as it is
+    paragraphs: list[bytes] = field(default_factory=list)  # ``text`` cut at blank lines
 
 
 def parse(path: str, source: bytes, previous: Parsed | None = None) -> Parsed | None:
@@ -120,42 +104,114 @@ def parse(path: str, source: bytes, previous: Parsed | None = None) -> Parsed | 
         return None
     parser, _ = _tools(grammar)
     text = source
-    if grammar == "cpp":
-        source = _EXPORT_MACRO.sub(_blank, source)
-    if grammar in ("c", "cpp"):
-        source = _ATTRIBUTE_MACRO.sub(_blank_all, source)
-    old_tree = None
-    if previous is not None and previous.grammar == grammar:
-        old_tree = previous.tree.copy()
-        _edit(old_tree, previous.source, source)
-    tree = parser.parse(source, old_tree) if old_tree is not None else parser.parse(source)
-    return Parsed(grammar, source, tree, text)
+    paragraphs = text.split(b"\n\n")
+    source = rewrite_paragraphs(grammar, text, paragraphs)
+    if previous is None or previous.grammar != grammar or not previous.paragraphs:
+        return Parsed(grammar, source, parser.parse(source), text, paragraphs)
+    old_tree = previous.tree.copy()
+    _edit(old_tree, previous, text, paragraphs)
+    return Parsed(grammar, source, parser.parse(source, old_tree), text, paragraphs)
 
 
-def _edit(tree: Any, old: bytes, new: bytes) -> None:
-    """Tell ``tree`` (parsed from ``old``) that the text is now ``new``, as one edit
-    from the first byte that differs to the last."""
-    prefix = _common_prefix(old, new)
-    suffix = _common_prefix(old[prefix:][::-1], new[prefix:][::-1])
-    old_end, new_end = len(old) - suffix, len(new) - suffix
-    tree.edit(
-        prefix, old_end, new_end, _point(old, prefix), _point(old, old_end), _point(new, new_end)
-    )
+def _edit(tree: Any, previous: Parsed, text: bytes, paragraphs: list[bytes]) -> None:
+    """Tell ``tree`` (parsed from ``previous``) that the text is now ``text``: one edit
+    per run of changed paragraphs, so that tree-sitter re-parses only those runs (one
+    edit from the first difference to the last would re-parse everything between)."""
+    old = previous.paragraphs
+    old_at, new_at = _Positions(old), _Positions(paragraphs)
+    for oi, oj, ni, nj in reversed(_changed_runs(old, paragraphs)):
+        if oi == len(old) or ni == len(paragraphs):  # at the end: the paragraph before
+            oi, ni = oi - 1, ni - 1  # too, so that both runs start on a paragraph
+        start, row, _ = old_at[oi]
+        new_start, new_row, _ = new_at[ni]
+        old_end, old_end_row, old_end_column = old_at[oj]
+        new_end, new_end_row, new_end_column = new_at[nj]
+        tree.edit(
+            start,
+            old_end,
+            start + new_end - new_start,
+            (row, 0),
+            (old_end_row, old_end_column),
+            (row + new_end_row - new_row, new_end_column),
+        )
 
 
-def _common_prefix(a: bytes, b: bytes) -> int:
-    low, high = 0, min(len(a), len(b))
-    while low < high:  # binary search on slice equality: memcmp, not a Python loop
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
+class _Positions:
+    """Where each paragraph starts (byte, row, column 0; paragraphs are joined by blank
+    lines, two bytes and two rows), and at index ``len(paragraphs)`` where the text ends."""
+
+    def __init__(self, paragraphs: list[bytes]) -> None:
+        self.paragraphs = paragraphs
+        self.bytes = list(accumulate(map(len, paragraphs), initial=0))
+        self.rows = list(accumulate(map(bytes.count, paragraphs, repeat(b"\n")), initial=0))
+
+    def __getitem__(self, k: int) -> tuple[int, int, int]:
+        if k < len(self.paragraphs):
+            return self.bytes[k] + 2 * k, self.rows[k] + 2 * k, 0
+        last = self.paragraphs[-1]
+        column = len(last) - last.rfind(b"\n") - 1
+        return self.bytes[k] + 2 * k - 2, self.rows[k] + 2 * k - 2, column
+
+
+def _changed_runs(old: list[bytes], new: list[bytes]) -> list[tuple[int, int, int, int]]:
+    """The runs of paragraphs that differ, as ``(old_start, old_end, new_start,
+    new_end)`` index ranges, in order: a patience diff (paragraphs that occur once on
+    each side, in the same order, anchor the rest)."""
+    n, m = len(old), len(new)
+    lo = 0
+    while lo < n and lo < m and old[lo] == new[lo]:
+        lo += 1
+    hi = 0
+    while hi < n - lo and hi < m - lo and old[n - 1 - hi] == new[m - 1 - hi]:
+        hi += 1
+    once_old = _once(old, lo, n - hi)
+    once_new = _once(new, lo, m - hi)
+    pairs = [
+        (once_old[part], k)
+        for k, part in enumerate(new[lo : m - hi], lo)
+        if once_new.get(part) == k and part in once_old
+    ]
+    anchors = [(lo - 1, lo - 1), *_increasing(pairs), (n - hi, m - hi)]
+    runs = []
+    for (a_old, a_new), (b_old, b_new) in pairwise(anchors):
+        oi, oj, ni, nj = a_old + 1, b_old, a_new + 1, b_new
+        while oi < oj and ni < nj and old[oi] == new[ni]:
+            oi, ni = oi + 1, ni + 1
+        while oi < oj and ni < nj and old[oj - 1] == new[nj - 1]:
+            oj, nj = oj - 1, nj - 1
+        if oi < oj or ni < nj:
+            runs.append((oi, oj, ni, nj))
+    return runs
+
+
+def _once(parts: list[bytes], start: int, end: int) -> dict[bytes, int]:
+    """Paragraphs found exactly once in ``parts[start:end]``, with their index."""
+    seen: dict[bytes, int] = {}
+    for k in range(start, end):
+        seen[parts[k]] = -1 if parts[k] in seen else k
+    return {part: k for part, k in seen.items() if k >= 0}
+
+
+def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest run of ``pairs`` (ordered by their second item) whose first items
+    increase too."""
+    tails: list[int] = []  # the smallest last first-item of an increasing run of each length
+    ends: list[int] = []  # which pair ends that run
+    before = [-1] * len(pairs)
+    for k, (first, _) in enumerate(pairs):
+        size = bisect_left(tails, first)
+        if size == len(tails):
+            tails.append(first)
+            ends.append(k)
         else:
-            high = mid - 1
-    return low
-
-
-def _point(text: bytes, offset: int) -> tuple[int, int]:
-    return text.count(b"\n", 0, offset), offset - (text.rfind(b"\n", 0, offset) + 1)
+            tails[size], ends[size] = first, k
+        before[k] = ends[size - 1] if size else -1
+    chain = []
+    k = ends[-1] if ends else -1
+    while k >= 0:
+        chain.append(pairs[k])
+        k = before[k]
+    return chain[::-1]
 
 
 def spans_at(parsed: Parsed, lines: list[tuple[int, int]] | None = None) -> list[Span]:
@@ -174,7 +230,7 @@ def spans_at(parsed: Parsed, lines: list[tuple[int, int]] | None = None) -> list
     namer = _NAMERS[parsed.grammar]
     spans = []
     for _, node in sorted(found.items()):
-        span = namer(node)
+        span = namer(node, parsed.text)
         if span is not None:
             spans.append(span)
     return spans
@@ -197,7 +253,7 @@ def _compact(text: str) -> str:
 # Python ---------------------------------------------------------------------------
 
 
-def _python(node: Any) -> Span | None:
+def _python(node: Any, text: bytes) -> Span | None:
     name_node = node.child_by_field_name("name")
     if name_node is None:
         return None
@@ -236,7 +292,7 @@ _JAVA_CLASSES = {
 }
 
 
-def _java(node: Any) -> Span | None:
+def _java(node: Any, text: bytes) -> Span | None:
     name_node = node.child_by_field_name("name")
     if name_node is None:
         return None
@@ -274,22 +330,65 @@ _DECLARATOR_WRAPPERS = {
 _CPP_SCOPES = {"class_specifier", "struct_specifier", "union_specifier"}
 
 
-def _function_declarator(node: Any) -> Any | None:
+def _function_declarator(node: Any) -> tuple[Any, bytes, Any] | None:
+    """A definition's name node, the name's text and its parameter list; a conversion
+    operator (``operator bool()``, ``A::operator const char*()``) has no declarator of
+    its own, so its name runs up to the parameters."""
     declarator = node.child_by_field_name("declarator")
     while declarator is not None and declarator.type != "function_declarator":
+        if declarator.type == "operator_cast" or (
+            declarator.type == "qualified_identifier" and _cast_of(declarator) is not None
+        ):
+            params = _cast_parameters(_cast_of(declarator))
+            if params is None:
+                return None
+            return (
+                declarator,
+                node.text[
+                    declarator.start_byte - node.start_byte : params.start_byte - node.start_byte
+                ],
+                params,
+            )
         if declarator.type not in _DECLARATOR_WRAPPERS:
             return None
         declarator = declarator.child_by_field_name("declarator") or (
             declarator.named_children[-1] if declarator.named_children else None
         )
-    return declarator
+    if declarator is None:
+        return None
+    name_node = declarator.child_by_field_name("declarator")
+    if name_node is None:
+        return None
+    return name_node, name_node.text, declarator.child_by_field_name("parameters")
 
 
-def _c_name(name_node: Any) -> str:
-    text = " ".join(_COMMENT.sub("", _text(name_node)).split())
+def _cast_of(node: Any) -> Any | None:
+    while node is not None and node.type == "qualified_identifier":
+        node = node.child_by_field_name("name")
+    return node if node is not None and node.type == "operator_cast" else None
+
+
+def _cast_parameters(cast: Any) -> Any | None:
+    declarator = cast.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "abstract_function_declarator":
+        declarator = declarator.child_by_field_name("declarator") or (
+            declarator.named_children[-1] if declarator.named_children else None
+        )
+    return declarator.child_by_field_name("parameters") if declarator is not None else None
+
+
+# lizard's tokens: an operator's name is its tokens joined by spaces (``operator ( )``,
+# ``operator "" _a``, ``operator const char *``); ``<<`` is two tokens, ``<<=`` one
+_TOKEN = re.compile(
+    r'\w+|"(?:\\.|[^"\\])*"|::|<<=|>>=|\|\||&&|==|!=|<=|>=|->|\+\+|--|\+=|-=|\^=|&=|\|=|\S'
+)
+
+
+def _c_name(raw: bytes) -> str:
+    text = " ".join(_COMMENT.sub("", raw.decode("utf-8", "replace")).split())
     head, sep, op = text.partition("operator")
     if sep and (not op or not (op[0].isalnum() or op[0] == "_")):
-        return f"{head.replace(' ', '')}operator {op.strip()}"
+        return f"{head.replace(' ', '')}operator {' '.join(_TOKEN.findall(op))}"
     return _last_word(text).replace(" ", "")
 
 
@@ -307,17 +406,15 @@ def _last_word(text: str) -> str:
     return text[cut:]
 
 
-def _c_family(node: Any) -> Span | None:
+def _c_family(node: Any, text: bytes) -> Span | None:
     body = node.child_by_field_name("body")
     if body is None or body.type not in ("compound_statement", "try_statement"):
         return None  # "= default", "= delete", "= 0": nothing to change
-    declarator = _function_declarator(node)
-    if declarator is None:
+    parts = _function_declarator(node)
+    if parts is None:
         return None
-    name_node = declarator.child_by_field_name("declarator")
-    if name_node is None:
-        return None
-    own = _c_name(name_node)
+    name_node, name_text, params = parts
+    own = _c_name(name_text)
     scopes: list[str] = []
     parent = node.parent
     while parent is not None:
@@ -331,10 +428,18 @@ def _c_family(node: Any) -> Span | None:
                 scopes.append(_compact(_text(scope)))
         parent = parent.parent
     name = "::".join([*reversed(scopes), own])
-    params = declarator.child_by_field_name("parameters")
-    signature = _compact(_text(params)) if params is not None else "()"
+    # the parameters as written, macros included (``(unsigned x FMT_BUILTIN)``): adding
+    # one changes the signature, as it does for lizard
+    raw = text[params.start_byte : params.end_byte] if params is not None else b"()"
+    signature = _compact(raw.decode("utf-8", "replace"))
     if signature == "(void)":
         signature = "()"
+    if params is not None and params.parent is not None:  # ``() const``, ``() &&``: overloads
+        signature += "".join(
+            _text(q)
+            for q in params.parent.children
+            if q.type in ("type_qualifier", "ref_qualifier")
+        )
     return Span(name, name + signature, name_node.start_point[0] + 1, node.end_point[0] + 1)
 
 

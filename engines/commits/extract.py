@@ -71,10 +71,36 @@ class TreeCache:
 
 
 @dataclass
+class _Touched:
+    """One file's changed functions, and what is needed to slice their code (done only
+    for a commit that is kept)."""
+
+    spans: list[Span]
+    before: Parsed | None
+    after: Parsed | None
+    before_by_name: dict[str, Span]
+    after_by_name: dict[str, Span]
+
+    def code(self) -> tuple[list[str], list[str]]:
+        """Each function's code before and after the commit ("" where it is absent)."""
+        touched = {s.long_name: s for s in self.spans}
+        # a function's other side may lie outside every hunk (moved): look where its
+        # name is in that file, if it is (not for a function added or deleted)
+        if self.before is not None:
+            _look_elsewhere(touched, self.before_by_name, self.before)
+        if self.after is not None:
+            _look_elsewhere(touched, self.after_by_name, self.after)
+        before_lines, after_lines = _lines(self.before), _lines(self.after)
+        return (
+            [_slice(before_lines, self.before_by_name.get(s.long_name)) for s in self.spans],
+            [_slice(after_lines, self.after_by_name.get(s.long_name)) for s in self.spans],
+        )
+
+
+@dataclass
 class _Changed:
     names: list[str] = field(default_factory=list)
-    before: list[str] = field(default_factory=list)
-    after: list[str] = field(default_factory=list)
+    files: list[_Touched] = field(default_factory=list)
 
 
 def changed_lines(diff: str) -> tuple[list[int], list[int]]:
@@ -149,11 +175,17 @@ def extract_fast(
     message, valid = decode_message(commit.raw)
     warnings = () if valid else ("message is not valid UTF-8; undecodable bytes were replaced",)
     files = [_path_of(p) for p in patches]
+    before_code: list[str] = []
+    after_code: list[str] = []
+    for touched in changed.files:
+        before, after = touched.code()
+        before_code += before
+        after_code += after
     change = Change(
         files,
         changed.names,
-        "\n".join(changed.before),
-        "\n".join(changed.after),
+        "\n".join(before_code),
+        "\n".join(after_code),
         sum(_count(t, "+") for t in texts),
         sum(_count(t, "-") for t in texts),
     )
@@ -201,31 +233,45 @@ def _collect(git: GitStreams, cache: TreeCache, p: FilePatch, text: str, out: _C
         touched[span.long_name] = span  # the new side wins, as in PyDriller's set union
     if not touched:
         return
-    before_by_name = {s.long_name: s for s in before_spans}
-    after_by_name = {s.long_name: s for s in after_spans}
-    # a function's other side may lie outside every hunk (moved): look at the whole file,
-    # unless its name is nowhere in that file (a function added or deleted)
-    if before is not None and _elsewhere(touched, before_by_name, before):
-        before_by_name = {s.long_name: s for s in spans_at(before)}
-    if after is not None and _elsewhere(touched, after_by_name, after):
-        after_by_name = {s.long_name: s for s in spans_at(after)}
-    before_lines = _lines(before)
-    after_lines = _lines(after)
-    for span in sorted(touched.values(), key=lambda s: (s.start, s.long_name)):
-        out.names.append(span.name)
-        out.before.append(_slice(before_lines, before_by_name.get(span.long_name)))
-        out.after.append(_slice(after_lines, after_by_name.get(span.long_name)))
+    spans = sorted(touched.values(), key=lambda s: (s.start, s.long_name))
+    out.names.extend(s.name for s in spans)
+    out.files.append(
+        _Touched(
+            spans,
+            before,
+            after,
+            {s.long_name: s for s in before_spans},
+            {s.long_name: s for s in after_spans},
+        )
+    )
 
 
-def _elsewhere(touched: dict[str, Span], found: dict[str, Span], side: Parsed) -> bool:
-    """Whether a touched function missing from ``found`` may still be in ``side``."""
+_MANY = 64  # occurrences of a name beyond which the whole file is read instead
+
+
+def _look_elsewhere(touched: dict[str, Span], found: dict[str, Span], side: Parsed) -> None:
+    """Add to ``found`` the functions of ``side`` on the lines where the name of a
+    touched function missing from ``found`` occurs (all of them, for a common name)."""
+    places: set[int] = set()
     for long_name, span in touched.items():
         if long_name in found:
             continue
         bare = span.name.replace("::", ".").rsplit(".", 1)[-1].rsplit(" ", 1)[-1]
-        if bare.encode("utf-8", "surrogatepass") in side.source:
-            return True
-    return False
+        name = bare.encode("utf-8", "surrogatepass")
+        at = side.source.find(name)
+        while at >= 0 and len(places) <= _MANY:
+            places.add(at)
+            at = side.source.find(name, at + len(name))
+        if len(places) > _MANY:
+            found.update((s.long_name, s) for s in spans_at(side))
+            return
+    lines, line, counted = [], 1, 0
+    for at in sorted(places):
+        line += side.source.count(b"\n", counted, at)
+        counted = at
+        lines.append((line, line))
+    if lines:
+        found.update((s.long_name, s) for s in spans_at(side, lines))
 
 
 def _lines(parsed: Parsed | None) -> list[str]:

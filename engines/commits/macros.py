@@ -1,0 +1,194 @@
+"""C and C++ text rewritten so that tree-sitter can read it: macros and grammar gaps.
+
+tree-sitter cannot expand macros, and C and C++ libraries put upper-case macros where
+the grammar expects none (``FMT_CONSTEXPR auto f()``, ``template <typename T,
+FMT_ENABLE_IF(cond)>``); its C++ grammar also misses a few constructs (``extern
+template``, ``unsigned(x)``). :func:`unmacro` rewrites them, always into text of the same
+length with the same line breaks, so that lines and offsets stay those of the file.
+docs/mining.md lists the forms.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+_local = threading.local()  # each thread's cache of rewritten paragraphs
+
+# A macro is an upper-case name with an underscore (``FMT_CONSTEXPR``, ``NPY_NO_EXPORT``);
+# lizard, which reads tokens, skips the same macros.
+_MACRO = rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*"
+_ARGS = rb"\((?:[^()]|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*\)"  # balanced, 4 deep
+_NOT_AFTER = rb"(?<![\w#.>:])(?<!define )"
+_NEXT_NAME = rb"(?=[ \t]+[A-Za-z_~]|[ \t]*\n[ \t]*[A-Za-z_~])"
+_OWN_LINE = rb"(?=[ \t]*(?://[^\n]*)?(?:\n(?![ \t]*[{:(])|\Z))"  # not ``TEST(a, b)\n{``
+_QUALIFIER = rb"(?![ \t]+(?:const|noexcept|override|final|throw|requires|volatile|try)\b)"
+_COMMON = (
+    # ``#if X`` / ``__attribute__((...))`` / ``#endif`` between a template's head and its
+    # function, or around a base class: tree-sitter takes no directive inside a
+    # declaration, so a group of one to three lines without a statement, a brace or a
+    # directive (so without ``#else``) is read as if its condition held
+    rb"(?P<group>#[ \t]*if[^\n]*(?<!\\)\n"
+    rb"(?:[^\n#;{}]*\n){1,3}[ \t]*#[ \t]*endif\b[^\n]*)"
+    # ``if FMT_CONSTEXPR20 (cond)``
+    rb"|(?<=\bif )(?P<cond>" + _MACRO + rb")(?=[ \t]*\()"
+    # a macro call as a statement of its own (``FMT_TYPE_CONSTANT(int, int_type);``,
+    # ``EXPECT_THROW_MSG(throw error(), error, "");``): read as an empty statement
+    rb"|(?P<stmt>" + _MACRO + _ARGS + rb"[ \t]*;)(?=[ \t]*(?://[^\n]*)?$)"
+    # ``FMT_CONSTEXPR auto f()``, ``FMT_MSC_WARNING(suppress : 4566) constexpr``,
+    # ``FMT_BEGIN_NAMESPACE`` or ``FMT_PRAGMA_GCC(optimize("Os"))`` on a line of its own
+    rb"|(?P<attr>" + _NOT_AFTER + _MACRO + rb"(?:" + _ARGS + rb")?)"
+    rb"(?:" + _NEXT_NAME + _QUALIFIER + rb"|" + _OWN_LINE + rb")"
+    # ``OP(Py_LT, lt)`` on a line of its own (no semicolon): a macro expanding to a
+    # statement, as in a switch built by a local ``#define OP``
+    rb"|(?P<call>(?<![\w#.>:])[A-Z][A-Z0-9]*"
+    + _ARGS
+    + rb")"
+    + _OWN_LINE
+    # ``value(const T& x FMT_BUILTIN)``
+    + rb"|(?<=\w[ \t])(?P<trailing>"
+    + _MACRO
+    + rb")(?=[ \t]*[),])"
+)
+_MACROS = {
+    # every form starts with one of these characters: the engine tries the forms only
+    # where one stands (most bytes of a file are lower-case letters and spaces)
+    "c": re.compile(rb"(?=[A-Z#])(?:" + _COMMON + rb")", re.MULTILINE),
+    "cpp": re.compile(
+        rb"(?=[A-Z#deu=(<,])(?:"
+        # ``template <typename T, FMT_ENABLE_IF(cond)>``: a parameter of its own, read
+        # as ``int`` (an unnamed non-type parameter), the arguments blanked
+        rb"(?P<param>[<,][ \t\n]*" + _MACRO + rb"[ \t]*" + _ARGS + rb")(?=[ \t\n]*[>,])"
+        # ``class LEVELDB_EXPORT Slice {``: tree-sitter would read the class as a function
+        rb"|(?<=class )(?P<export>" + _MACRO + rb"(?:\([^()\n]*\))?)"
+        rb"(?=\s+[A-Za-z_]\w*\s*(?:final\s*)?[:{])"
+        rb"|(?<=struct )(?P<export2>" + _MACRO + rb"(?:\([^()\n]*\))?)"
+        rb"(?=\s+[A-Za-z_]\w*\s*(?:final\s*)?[:{])"
+        # ``FMT_TRY { ... } FMT_CATCH(...) { ... }``
+        rb"|(?P<try>\b[A-Z][A-Z0-9]*_TRY)(?=[ \t]*\{)"
+        rb"|(?P<catch>\b[A-Z][A-Z0-9]*_CATCH)(?=[ \t]*\()"
+        # two gaps of the grammar itself: ``unsigned(x)`` (read as a call of
+        # ``Unsigned``) and an unnamed enum with a base (``enum : ullong {``, named ``_``)
+        rb"|(?P<cast>\bunsigned)(?=\()"
+        rb"|(?P<enum>\benum : )(?=\w)"
+        # more gaps: ``extern template`` (read as ``template``), an empty braced
+        # default argument (``locale_ref loc = {}``, read as ``= 0``), and
+        # ``FMT_HAS_INCLUDE(<bit>)`` or ``("bit.h")`` in a directive (read as ``( bit_h )``)
+        rb"|(?P<extern>\bextern)(?=[ \t]+template\b)"
+        rb"|(?P<empty>=[ \t]*\{\})(?=[ \t]*[,)])"
+        rb"|(?P<include>\((?:<[\w./+-]+>|\"[\w./+-]+\")\))"
+        # ``decltype(typename C::template f<T>().g(), true)`` (SFINAE): the grammar takes
+        # neither a comma operator nor ``typename``/``template`` there; read as
+        # ``decltype(C::f<T>().g()| true)``
+        rb"|(?P<decltype>\bdecltype" + _ARGS + rb")"
+        rb"|" + _COMMON + rb")",
+        re.MULTILINE,
+    ),
+}
+_GRAMMAR_OF = {pattern: grammar for grammar, pattern in _MACROS.items()}
+_BLANKS = re.compile(rb"[^\n]")
+_TEMPLATE_HEAD = re.compile(rb"\btemplate\s*<[^;{}]*$")
+_SAME_LENGTH = {
+    "try": b"try",
+    "catch": b"catch",
+    "cast": b"Unsigned",
+    "enum": b"enum _:",
+    "extern": b"",
+}
+
+
+def _in_directive(text: bytes, offset: int) -> bool:
+    """Whether ``offset`` lies in a preprocessor line (continuation lines included)."""
+    start = text.rfind(b"\n", 0, offset) + 1
+    while start > 1 and text[start - 2 : start - 1] == b"\\":
+        start = text.rfind(b"\n", 0, start - 1) + 1
+    return text[start:offset].lstrip().startswith(b"#")
+
+
+def _line_start(text: bytes, offset: int) -> bool:
+    """Whether only spaces stand before ``offset`` on its line."""
+    return not text[text.rfind(b"\n", 0, offset) + 1 : offset].strip()
+
+
+def _rewrite(match: re.Match[bytes]) -> bytes:
+    kind = match.lastgroup
+    text = match[0]
+    if kind in ("group", "stmt") and not _line_start(match.string, match.start()):
+        return text
+    if kind == "group":
+        first, *body, last = text.split(b"\n")
+        inner = _MACROS[_GRAMMAR_OF[match.re]].sub(_rewrite, b"\n".join(body))
+        return b"\n".join((_BLANKS.sub(b" ", first), inner, _BLANKS.sub(b" ", last)))
+    if kind == "include":
+        if not _in_directive(match.string, match.start()):
+            return text  # ``f("name")`` in code
+        return b"( " + re.sub(rb"[.+-]", b"_", text[2:-2]) + b" )"
+    if _in_directive(match.string, match.start()):
+        return text
+    if kind == "decltype":
+        return _plain_decltype(text)
+    if kind == "stmt":
+        return _BLANKS.sub(b" ", text[:-1]) + b";"
+    if kind == "empty":
+        return text.replace(b"{}", b"0 ")
+    if kind == "param":
+        head = match.string[max(0, match.start() - 400) : match.start() + 1]
+        if not _TEMPLATE_HEAD.search(head):
+            return text  # a macro argument of a call, not a template parameter
+        start = len(text) - len(text[1:].lstrip())
+        return text[:start] + b"int" + _BLANKS.sub(b" ", text[start + 3 :])
+    if kind in _SAME_LENGTH:
+        return _SAME_LENGTH[kind].ljust(len(text))
+    return _BLANKS.sub(b" ", text)
+
+
+_DEPENDENT = re.compile(rb"\btypename\b|(?<=::)template\b")
+
+
+def _plain_decltype(text: bytes) -> bytes:
+    out = bytearray(_DEPENDENT.sub(lambda m: b" " * len(m[0]), text))
+    parens = angles = 0
+    for i, ch in enumerate(out):
+        if ch == 0x28:  # (
+            parens += 1
+        elif ch == 0x29:  # )
+            parens -= 1
+        elif ch == 0x3C:  # <
+            angles += 1
+        elif ch == 0x3E and angles:  # >
+            angles -= 1
+        elif ch == 0x2C and parens == 1 and not angles:  # a top-level comma
+            out[i] = 0x7C  # |
+    return bytes(out)
+
+
+def unmacro(grammar: str, source: bytes) -> bytes:
+    """``source`` with the macros tree-sitter cannot read rewritten (C and C++ only).
+
+    The text is rewritten paragraph by paragraph (between blank lines; a form that
+    would span one stays as written), and a paragraph seen before (in an earlier
+    version of the file, most of them) is taken from a cache instead of being matched
+    again.
+    """
+    return rewrite_paragraphs(grammar, source, source.split(b"\n\n"))
+
+
+def rewrite_paragraphs(grammar: str, source: bytes, paragraphs: list[bytes]) -> bytes:
+    """``unmacro(grammar, source)``, given ``source`` cut at its blank lines."""
+    pattern = _MACROS.get(grammar)
+    if pattern is None:
+        return source
+    cache: dict[bytes, bytes] | None = getattr(_local, grammar, None)
+    if cache is None or len(cache) > _PARAGRAPHS:
+        cache = {}
+        setattr(_local, grammar, cache)
+    out = []
+    for part in paragraphs:
+        done = cache.get(part)
+        if done is None:
+            done = cache[part] = pattern.sub(_rewrite, part)
+        out.append(done)
+    return b"\n\n".join(out)
+
+
+_PARAGRAPHS = 50_000  # rewritten paragraphs kept per thread and grammar
