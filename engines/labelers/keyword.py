@@ -294,7 +294,8 @@ def packaged_terms(version: int | None = None) -> TermList:
     resource = resources.files(__package__ or "engines.labelers") / name
     if version < 1 or not resource.is_file():
         raise LookupError(
-            f"keyword@{version}: no such version of the term list; packaged: {', '.join(packaged_versions())}"
+            f"keyword@{version}: no such version of the term list;"
+            f" packaged: {', '.join(packaged_versions())}"
         )
     terms = load_terms(Path(str(resource)))
     if terms.version != version:
