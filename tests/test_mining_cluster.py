@@ -238,7 +238,7 @@ def test_a_worker_killed_mid_repository_loses_nothing_and_doubles_nothing(
     tmp_path: Path, repos: Repos
 ) -> None:
     # one long history (every commit survives the cheap filter: seconds of work)
-    long = build_repository(tmp_path / "long", 400, multi_file_share=0.0, seed=9, salt=9)
+    long = build_repository(tmp_path / "long", 2000, multi_file_share=0.0, seed=9, salt=9)
     specs = [f"file://{long}", *repos.urls]
     want = tmp_path / "clean.db"
     in_process(want, specs, tmp_path / "cache-a")
@@ -271,7 +271,7 @@ def test_a_worker_killed_mid_repository_loses_nothing_and_doubles_nothing(
         driver = threading.Thread(target=run)
         driver.start()
         victim = _worker_running(client, re.compile(r"^mine-commits-\w+-0-0$"))
-        time.sleep(0.5)  # well into the long repository
+        time.sleep(0.05)  # into the long repository, well before its end
         pid = client.run(os.getpid, workers=[victim])[victim]
         os.kill(pid, signal.SIGKILL)
         driver.join(timeout=300)

@@ -21,6 +21,7 @@ from curator.tui.screens.home import HomeScreen
 from curator.tui.screens.label import LabelScreen
 from curator.tui.screens.review import ReviewScreen
 from curator.tui.widgets.item_panel import ItemPanel
+from engines.labelers.keyword import packaged_versions
 from store import open_store
 from store.kernels import get_kernel
 from store.sets import get_set
@@ -30,6 +31,9 @@ from tests.tui_store import ROOT, build, copy_of
 from tests.tui_store import curator as curator_cli
 
 pytestmark = pytest.mark.anyio
+
+# the demo pre-labels with keyword@latest, the newest packaged term list
+CURRENT_KEYWORD = packaged_versions()[-1]
 
 
 @pytest.fixture
@@ -187,7 +191,7 @@ async def test_blind_set_hides_machines_and_open_set_shows_them(db: Path) -> Non
     app = CuratorApp(db, "dave", open_set="open-sample")
     async with app.run_test() as pilot:
         screen = await open_label(pilot, app)
-        assert "keyword@1" in text_of(screen.query_one("#machine", Static))
+        assert CURRENT_KEYWORD in text_of(screen.query_one("#machine", Static))
 
 
 async def test_review_settles_a_conflict_with_one_key(db: Path) -> None:
@@ -532,7 +536,7 @@ def test_going_to_an_item_of_a_blind_set_keeps_it_blind(db: Path) -> None:
         shown = service.item(None, item, reveal=True)  # the adjudicator's review
         assert shown is not None and not shown.blind
         assert {v.annotator for v in shown.votes} >= {"alice", "bob"}
-        assert any(p["labeler"] == "keyword@1" for p in shown.predictions)
+        assert any(p["labeler"] == CURRENT_KEYWORD for p in shown.predictions)
     finally:
         service.close()
 
