@@ -17,6 +17,7 @@ from store.labeling_inputs import commit_item_ids
 from store.records import CommitRow
 from tests import raw_sql
 from tests.conftest import ROOT
+from tests.synthetic_commits import minimal_commit
 
 N = 2 * CHUNK + 300
 
@@ -53,25 +54,7 @@ _KILLED_RUN = textwrap.dedent(
 
 def _commit(i: int) -> CommitRow:
     message = "speed up the hot loop" if i % 3 == 0 else "fix typo in the docs"
-    return CommitRow(
-        source="https://example.org/r",
-        sha=f"{i:040x}",
-        branch=None,
-        author_date="2026-01-01T00:00:00+00:00",
-        message=f"{message} {i}",
-        diff="",
-        file="src/m.py",
-        files=["src/m.py"],
-        language="python",
-        functions=[],
-        code_before="",
-        code_after="",
-        added=1,
-        deleted=1,
-        model_input="",
-        function_md5=None,
-        diff_hash=f"{i:032x}",
-    )
+    return minimal_commit(i, f"{message} {i}")
 
 
 def test_a_kill_during_a_chunk_write_leaves_whole_chunks_and_a_rerun_completes(

@@ -20,26 +20,12 @@ from engines.labelers.student.infer import (
 )
 from engines.labelers.student.openvino import openvino_available
 from engines.labelers.student.pipeline import BatchFeeder, Encoder, FeederError, token_batches
-
-_WORDS = [
-    "fix",
-    "cache",
-    "loop",
-    "speed",
-    "allocation",
-    "parser",
-    "memory",
-    "reduce",
-    "latency",
-    "docs",
-    "test",
-    "lock",
-]
+from tests.synthetic_commits import WORDS
 
 
 def _texts(n: int) -> list[str]:
     rng = np.random.default_rng(7)
-    texts = [" ".join(rng.choice(_WORDS, size=int(rng.integers(1, 90)))) for _ in range(n)]
+    texts = [" ".join(rng.choice(list(WORDS), size=int(rng.integers(1, 90)))) for _ in range(n)]
     texts[3] = ""
     texts[5] = "x " * 400  # longer than the window: truncated
     return texts

@@ -97,6 +97,11 @@ def import_set(db: Path, name: str, items: Path, votes: Path) -> None:
     curator(db, "import", "votes", str(votes))
 
 
+def has_set(db: Path, name: str) -> bool:
+    """Whether ``db`` already holds a set called ``name`` (``--skip-train`` reruns)."""
+    return any(row.get("name") == name for row in json.loads(curator(db, "set", "list", "--json")))
+
+
 def evaluate(db: Path, set_name: str, labelers: list[str]) -> dict[str, Any]:
     args = ["eval", set_name, "--json"]
     for name in labelers:
@@ -121,6 +126,13 @@ def main(argv: list[str] | None = None) -> int:
         default="numpy/numpy,fmtlib/fmt,apache/commons-lang,google/re2,networkx/networkx",
         help="repositories whose commits are the new source's votes (the rest: held out)",
     )
+    parser.add_argument(
+        "--holdout",
+        type=Path,
+        default=None,
+        help="a second materialized set (scripts/cross_source_texts.py --labels"
+        " sample_data/cross_source_holdout/labels.csv), scored as set 'holdout'",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="xs-bench-"))
@@ -141,21 +153,30 @@ def main(argv: list[str] | None = None) -> int:
         curator(db, "train", "--kind", "tfidf-lr", "--votes", "train")
         if not args.no_ensemble:
             curator(db, "train", "--kind", "ensemble", "--dev", "test")
+    sets = ["test", "xsrc"]
+    if args.holdout is not None:
+        if not has_set(db, "holdout"):
+            import_set(db, "holdout", args.holdout / "items.jsonl", args.holdout / "votes.jsonl")
+        sets.append("holdout")
     for name in labelers:
-        if name.split("@")[0] in TRAINED or name.startswith("heuristics"):
-            for set_name in ("test", "xsrc"):
-                curator(db, "predict", set_name, "--labeler", name)
-    report = {s: evaluate(db, s, labelers) for s in ("test", "xsrc")}
-    print(f"{'labeler':24} {'set':6} {'P':>6} {'R':>6} {'F1':>6}")
+        for set_name in sets:
+            curator(db, "predict", set_name, "--labeler", name)
+    report = {s: evaluate(db, s, labelers) for s in sets}
+    print(f"{'labeler':24} {'set':8} {'P':>6} {'R':>6} {'F1':>6}")
     for set_name, result in report.items():
         for row in _perf_rows(result):
             print(
-                f"{row['labeler']:24} {set_name:6} {row['precision']:6.3f} "
+                f"{row['labeler']:24} {set_name:8} {row['precision']:6.3f} "
                 f"{row['recall']:6.3f} {row['f1']:6.3f}"
             )
     if args.curve:
         report["curve"] = adapt(
-            db, work, args.cross, args.adapt_repos.split(","), args.curve, args.train_args
+            db,
+            work,
+            args.cross,
+            args.adapt_repos.split(","),
+            args.curve,
+            extra_sets=["holdout"] if args.holdout is not None else [],
         )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
@@ -163,11 +184,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def adapt(
-    db: Path, work: Path, cross: Path, repos: list[str], sizes: str, train_args: str
+    db: Path,
+    work: Path,
+    cross: Path,
+    repos: list[str],
+    sizes: str,
+    extra_sets: list[str],
 ) -> dict[str, Any]:
     """Split the cross-source set by repository, measure the learning curve of a warm
     start from student@1 on one part, scored on the other; keyword and the unadapted
-    student on the same held-out part."""
+    student on the same held-out part, and on each of ``extra_sets`` (sets of yet other
+    repositories) beside the adapted model."""
     items = [json.loads(line) for line in (cross / "items.jsonl").open(encoding="utf-8")]
     votes = [json.loads(line) for line in (cross / "votes.jsonl").open(encoding="utf-8")]
     for name, keep in (("xs-adapt", True), ("xs-heldout", False)):
@@ -199,16 +226,19 @@ def adapt(
         )
     )
     adapted = curve.get("model") or curve.get("final", {}).get("model") or "student@latest"
-    for name in ("student@1", adapted):
-        curator(db, "predict", "xs-heldout", "--labeler", name)
-    beside = evaluate(db, "xs-heldout", ["keyword@1", "keyword@2", "student@1", adapted])
+    compared = ["keyword@1", "keyword@2", "student@1", adapted]
+    scored: dict[str, Any] = {}
     print(json.dumps(curve.get("curve", curve), indent=2)[:4000])
-    for row in _perf_rows(beside):
-        print(
-            f"{row['labeler']:24} xs-heldout {row['precision']:6.3f} {row['recall']:6.3f} "
-            f"{row['f1']:6.3f}"
-        )
-    return {"curve": curve, "heldout": beside}
+    for set_name in ["xs-heldout", *extra_sets]:
+        for name in compared:
+            curator(db, "predict", set_name, "--labeler", name)
+        scored[set_name] = evaluate(db, set_name, compared)
+        for row in _perf_rows(scored[set_name]):
+            print(
+                f"{row['labeler']:24} {set_name:10} {row['precision']:6.3f} "
+                f"{row['recall']:6.3f} {row['f1']:6.3f}"
+            )
+    return {"curve": curve, "heldout": scored["xs-heldout"], "beside": scored}
 
 
 def _perf_rows(result: Any) -> list[dict[str, Any]]:

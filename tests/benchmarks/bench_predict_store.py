@@ -41,23 +41,8 @@ from store import Store, open_store  # noqa: E402
 from store.bulk import bulk_insert_commits  # noqa: E402
 from store.connection import utc_now  # noqa: E402
 from store.labeling_inputs import commit_item_ids  # noqa: E402
-from store.records import CommitRow  # noqa: E402
 from tests import raw_sql  # noqa: E402
-
-WORDS = [
-    "fix",
-    "cache",
-    "loop",
-    "speed",
-    "allocation",
-    "parser",
-    "memory",
-    "reduce",
-    "latency",
-    "docs",
-    "test",
-    "lock",
-]
+from tests.synthetic_commits import WORDS, minimal_commit  # noqa: E402
 
 
 class InstantLabeler:
@@ -81,24 +66,11 @@ def build(path: Path, n: int) -> Path:
         for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'"):
             conn.execute(f"DROP TRIGGER [{name}]")
         rows = (
-            CommitRow(
+            minimal_commit(
+                i,
+                " ".join(rng.choices(WORDS, k=rng.randint(4, 14))),
                 source=f"https://example.org/r{i % 997}",
-                sha=f"{i:040x}",
-                branch=None,
-                author_date="2026-01-01T00:00:00+00:00",
-                message=" ".join(rng.choices(WORDS, k=rng.randint(4, 14))),
-                diff="",
                 file=f"src/m{i % 50}.py",
-                files=[f"src/m{i % 50}.py"],
-                language="python",
-                functions=[],
-                code_before="",
-                code_after="",
-                added=1,
-                deleted=1,
-                model_input="",
-                function_md5=None,
-                diff_hash=f"{i:032x}",
             )
             for i in range(n)
         )
