@@ -8,10 +8,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engines.commits.cluster import DEFAULT_CHUNK, ClusterError, dask_client, mine_on_cluster
+from engines.commits.cluster import DEFAULT_CHUNK, mine_on_cluster
 from engines.commits.options import MineOptions
 from engines.commits.pipeline import BATCH_ROWS, SourceSummary, finished_sources, mine_commits
 from engines.commits.repo_list import RepoListError, read_repo_list, select
+from engines.dask_cluster import ClusterError, dask_client
 from engines.labelers.base import Labeler
 from engines.labelers.registry import LabelerError, LabelerSpec, build_labeler, resolve_labeler
 from engines.reporting import ClusterReporter, SourceReporter

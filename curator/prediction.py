@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from engines.labelers.base import Labeler
+from engines.labelers.base import Labeler, Prediction
 from engines.labelers.inputs import input_mismatch, recorded_input
 from engines.labelers.storing import predict_stored
 from store import Store
@@ -16,6 +17,12 @@ from store.models import get_model
 from store.predictions import add_predictions, predicted_item_ids
 from store.records import PredictionRow
 from store.teaching import commit_diff_counts
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+    from engines.labelers.on_cluster import ClusterPredictOutcome
+    from engines.labelers.registry import LabelerSpec
 
 CHUNK = 2048
 """Items read, labeled and written per transaction: an interrupt loses at most one chunk
@@ -33,15 +40,22 @@ class PredictSummary:
     items: int
     already_predicted: int
     labels: Counter[str] = field(default_factory=Counter)
+    cluster: ClusterPredictOutcome | None = None
+    """Set when the run used Dask workers."""
 
     def as_json(self) -> dict[str, object]:
-        return {
+        data: dict[str, object] = {
             "labeler": self.labeler,
             "items": self.items,
             "already_predicted": self.already_predicted,
             "predicted": sum(self.labels.values()),
             "labels": dict(sorted(self.labels.items())),
         }
+        if self.cluster is not None:
+            data["requeued_chunks"] = self.cluster.requeued
+            data["lost_workers"] = self.cluster.lost_workers
+            data["failed_chunks"] = self.cluster.failed
+        return data
 
 
 def items_to_predict(
@@ -67,12 +81,46 @@ def predict_items(
     into ``summary`` and calls ``advance`` with each chunk's size."""
     for start in range(0, len(todo), CHUNK):
         chunk = list(todo[start : start + CHUNK])
-        found = predict_stored(store, labeler, chunk)
-        rows = [(i, PredictionRow(labeler.name, v.label, v.score, v.details)) for i, v in found]
-        add_predictions(store, rows)
-        summary.labels.update(v.label for _, v in found)
+        _write(store, labeler.name, predict_stored(store, labeler, chunk), summary)
         advance(len(chunk))
     return summary
+
+
+def predict_items_on_cluster(
+    store: Store,
+    spec: LabelerSpec,
+    fields: Sequence[str],
+    todo: Sequence[int],
+    summary: PredictSummary,
+    client: Client,
+    advance: Callable[[int], None] = lambda n: None,
+    input_field: str | None = None,
+    on_lost: Callable[[str], None] = lambda address: None,
+    chunk: int = CHUNK,
+) -> PredictSummary:
+    """:func:`predict_items` with the labeling done on Dask workers (see
+    :mod:`engines.labelers.on_cluster`), ``chunk`` items per task; this process writes
+    every chunk."""
+    from engines.labelers.on_cluster import predict_on_cluster
+
+    def written(found: list[tuple[int, Prediction]]) -> None:
+        _write(store, spec.name, found, summary)
+        advance(len(found))
+
+    summary.cluster = predict_on_cluster(
+        store, spec, fields, todo, client, written, chunk, input_field, on_lost
+    )
+    return summary
+
+
+def _write(
+    store: Store, name: str, found: Sequence[tuple[int, Prediction]], summary: PredictSummary
+) -> None:
+    """One chunk's predictions in one transaction, counted into ``summary``."""
+    add_predictions(
+        store, [(i, PredictionRow(name, v.label, v.score, v.details)) for i, v in found]
+    )
+    summary.labels.update(v.label for _, v in found)
 
 
 def input_warning(

@@ -4,7 +4,6 @@ surfaces as one clear error instead of a hung queue; batches sized by tokens."""
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 
@@ -12,15 +11,12 @@ import numpy as np
 import pytest
 
 from engines.labelers.student.infer import (
-    META_FILE,
     StudentLabeler,
-    default_base,
-    keep_layers,
-    load_encoder,
 )
 from engines.labelers.student.openvino import openvino_available
 from engines.labelers.student.pipeline import BatchFeeder, Encoder, FeederError, token_batches
 from tests.synthetic_commits import WORDS
+from tests.tiny_student import save_tiny_student
 
 
 def _texts(n: int) -> list[str]:
@@ -34,17 +30,7 @@ def _texts(n: int) -> list[str]:
 @pytest.fixture(scope="module")
 def student(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The packaged encoder cut to one layer, with a seeded head, saved as a student."""
-    import torch
-
-    where = tmp_path_factory.mktemp("pipeline") / "student"
-    torch.manual_seed(0)
-    tokenizer, model = load_encoder(default_base())
-    keep_layers(model, 1)
-    model.save_pretrained(str(where))
-    tokenizer.save_pretrained(str(where))
-    meta = {"format": 1, "base": default_base(), "input_field": "message", "max_length": 64}
-    (where / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
-    return where
+    return save_tiny_student(tmp_path_factory.mktemp("pipeline") / "student")
 
 
 def test_token_batches_respect_the_budget_and_cover_every_position_once() -> None:

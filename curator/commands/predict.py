@@ -3,6 +3,7 @@ batches, skipping items that labeler has already labeled (a rerun resumes)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -10,12 +11,19 @@ import typer
 from curator.cli_context import open_db
 from curator.commands.options import DbOption
 from curator.console import err, out
-from curator.prediction import PredictSummary, input_warning, items_to_predict, predict_items
+from curator.prediction import (
+    PredictSummary,
+    input_warning,
+    items_to_predict,
+    predict_items,
+    predict_items_on_cluster,
+)
 from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json, warn
 from curator.presentation.progress import RateColumn
 from curator.presentation.tables import table
+from engines.labelers.base import Labeler, input_fields
 from engines.labelers.inputs import FIELDS
-from engines.labelers.registry import LabelerError, load_labeler
+from engines.labelers.registry import LabelerError, LabelerSpec, load_labeler, resolve_labeler
 from store import Store
 from store.labeling_inputs import commit_item_ids
 from store.sets import set_item_ids
@@ -60,12 +68,31 @@ def predict(
             " learned from. A warning says when they differ.",
         ),
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Label on a local Dask cluster of N worker processes (this process writes).",
+        ),
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler",
+            help="Label on an existing Dask cluster, e.g. tcp://host:8786 (workers must see"
+            " the model directory).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Pre-label a set (or every unvoted commit, or all commits) with one labeler."""
+    """Pre-label a set (or every unvoted commit, or all commits) with one labeler, in this
+    process or on Dask workers (``--workers N``, ``--scheduler ADDRESS``)."""
     if set_name and unlabeled:
         fail("give a SET or --unlabeled, not both", EXIT_USAGE)
+    if workers is not None and scheduler:
+        fail("give --workers or --scheduler, not both", EXIT_USAGE)
     if sum((quantize, bool(bf16), openvino)) > 1:
         fail("give one of --quantize, --bf16 and --openvino", EXIT_USAGE)
     if text is not None and text not in FIELDS:
@@ -92,7 +119,15 @@ def predict(
         progress = _progress(labeler.name)
         with progress:
             task = progress.add_task("predict", total=len(todo))
-            predict_items(store, labeler, todo, summary, lambda n: progress.advance(task, n))
+
+            def advance(n: int) -> None:
+                progress.advance(task, n)
+
+            if workers is None and not scheduler:
+                predict_items(store, labeler, todo, summary, advance)
+            else:
+                spec = resolve_labeler(store, labeler_name, batch, quantize, bf16, openvino)
+                _on_cluster(store, spec, labeler, todo, summary, advance, text, workers, scheduler)
     data = summary.as_json()
     if as_json:
         print_json(data)
@@ -104,6 +139,41 @@ def predict(
             sorted(summary.labels.items()),
         )
     )
+
+
+def _on_cluster(
+    store: Store,
+    spec: LabelerSpec,
+    labeler: Labeler,
+    todo: list[int],
+    summary: PredictSummary,
+    advance: Callable[[int], None],
+    text: str | None,
+    workers: int | None,
+    scheduler: str | None,
+) -> None:
+    """The labeling on Dask workers; lost workers and skipped chunks are warned of."""
+    from engines.dask_cluster import ClusterError, dask_client
+
+    fields = (text,) if text is not None else input_fields(labeler)
+    try:
+        with dask_client(workers, scheduler, dashboard_address=None) as client:
+            predict_items_on_cluster(
+                store,
+                spec,
+                fields,
+                todo,
+                summary,
+                client,
+                advance,
+                text,
+                lambda address: warn(f"lost worker {address}; its chunks run again elsewhere"),
+            )
+    except ClusterError as exc:
+        fail(str(exc))
+    assert summary.cluster is not None
+    for line in summary.cluster.failed:
+        warn(f"chunk not labeled: {line}")
 
 
 def _item_ids(store: Store, set_name: str | None, unlabeled: bool) -> list[int]:

@@ -17,12 +17,10 @@ unless asked (see :func:`engines.commits.pipeline.finished_sources`).
 
 from __future__ import annotations
 
-import logging
 import uuid
-import warnings
 from collections import deque
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +36,7 @@ from engines.commits.pipeline import (
 )
 from engines.commits.sources import source_name
 from engines.commits.task import ChunkResult, ChunkTask, mine_chunk
+from engines.dask_cluster import POLL_S, WorkerWatch, dashboard_link
 from engines.labelers.registry import LabelerSpec
 from engines.reporting import ClusterReporter, SilentClusterReporter
 from store import Store
@@ -47,63 +46,6 @@ if TYPE_CHECKING:
     from distributed import Client, Future
 
 DEFAULT_CHUNK = 2000  # commits per task: a lost worker costs at most this much work
-POLL_S = 0.5
-
-
-class ClusterError(Exception):
-    """The cluster cannot be started or reached; the message says why in one line."""
-
-
-@contextmanager
-def dask_client(
-    workers: int | None = None,
-    scheduler: str | None = None,
-    dashboard_address: str | None = ":8787",
-) -> Iterator[Client]:
-    """A client of an existing scheduler (``scheduler``; given up on after Dask's
-    ``distributed.comm.timeouts.connect``, 30 s unless configured), or of a LocalCluster
-    of ``workers`` single-threaded worker processes started for the block and closed after.
-
-    The LocalCluster's dashboard takes ``dashboard_address`` (another port if that one
-    is busy; None: no dashboard).
-    """
-    from distributed import Client, LocalCluster
-
-    if scheduler:
-        try:
-            client = Client(scheduler)
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
-        try:
-            yield client
-        finally:
-            client.close()
-        return
-    logging.getLogger("distributed").setLevel(logging.ERROR)
-    with warnings.catch_warnings():  # "port 8787 is in use, using another": we print the link
-        warnings.simplefilter("ignore", UserWarning)
-        cluster = LocalCluster(
-            n_workers=workers or 1,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=dashboard_address,
-            silence_logs=logging.ERROR,
-        )
-    client = Client(cluster)
-    try:
-        yield client
-    finally:
-        client.close()
-        cluster.close()
-
-
-def dashboard_link(client: Client) -> str | None:
-    """The Dask dashboard's address, or None when the scheduler serves none."""
-    try:
-        link = client.dashboard_link
-    except (KeyError, AttributeError, OSError):
-        return None
-    return str(link) if link else None
 
 
 @dataclass
@@ -114,48 +56,6 @@ class _Source:
     base: dict[str, Any] = field(default_factory=dict)
     last_key: str | None = None
     slices: int = 0
-
-
-class _Watch:
-    """Notices workers joining and leaving between polls, and asks the scheduler how
-    often a finished task had to start again."""
-
-    def __init__(self, client: Client) -> None:
-        self.client = client
-        self.workers: dict[str, int] = dict(client.nthreads())
-        self.can_ask = True
-
-    def redone(self, keys: list[str]) -> dict[str, int]:
-        """How many times each finished task was started again after losing its worker."""
-        if not keys or not self.can_ask:
-            return {}
-        try:
-            return dict(self.client.run_on_scheduler(_suspicious, keys=keys))
-        except Exception:  # a scheduler without Curator, or one refusing to run code:
-            self.can_ask = False  # the counts are informative only, stop asking
-            return {}
-
-    @property
-    def threads(self) -> int:
-        return sum(self.workers.values())
-
-    def poll(self) -> tuple[list[str], bool]:
-        """Workers that left since the last poll, and whether the set changed at all."""
-        now = dict(self.client.nthreads())
-        gone = sorted(set(self.workers) - set(now))
-        changed = set(now) != set(self.workers)
-        self.workers = now
-        return gone, changed
-
-
-def _suspicious(dask_scheduler: Any, keys: list[str]) -> dict[str, int]:
-    """Runs on the scheduler: how many workers died while running each task."""
-    found = {}
-    for key in keys:
-        ts = dask_scheduler.tasks.get(key)
-        if ts is not None:
-            found[key] = int(ts.suspicious)
-    return found
 
 
 def mine_on_cluster(
@@ -196,7 +96,7 @@ class _ClusterRun:
         self.token = uuid.uuid4().hex[:8]  # keys stay unique on a long-lived scheduler
         self.waiting: deque[_Source] = deque()
         self.running: dict[str, tuple[_Source, Future]] = {}
-        self.watch = _Watch(client)
+        self.watch = WorkerWatch(client)
 
     def mine(self, specs: Sequence[str]) -> list[SourceSummary]:
         from distributed import wait

@@ -32,9 +32,10 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from engines.commits.cluster import dask_client, mine_on_cluster  # noqa: E402
+from engines.commits.cluster import mine_on_cluster  # noqa: E402
 from engines.commits.options import MineOptions  # noqa: E402
 from engines.commits.pipeline import mine_commits  # noqa: E402
+from engines.dask_cluster import dask_client  # noqa: E402
 from engines.labelers.keyword import KeywordLabeler  # noqa: E402
 from engines.labelers.registry import LabelerSpec  # noqa: E402
 from store import open_store  # noqa: E402

@@ -1,0 +1,175 @@
+"""``curator predict`` on Dask workers (a real LocalCluster): the same predictions as the
+in-process run, each item once; a worker killed mid-chunk is reported, its chunk runs
+again elsewhere, and nothing is lost or doubled; a labeler that fails on the workers is
+one line per chunk and the run ends cleanly."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from distributed import Client, LocalCluster
+
+from curator.prediction import (
+    PredictSummary,
+    items_to_predict,
+    predict_items,
+    predict_items_on_cluster,
+)
+from engines.labelers.base import input_fields
+from engines.labelers.registry import load_labeler, resolve_labeler
+from store import open_store
+from store.bulk import bulk_insert_commits
+from store.labeling_inputs import commit_item_ids
+from store.models import register_model
+from tests import raw_sql
+from tests.synthetic_commits import WORDS, minimal_commit
+from tests.tiny_student import save_tiny_student
+
+
+def _store(path: Path, n: int) -> Path:
+    with open_store(path) as store:
+        rows = (
+            minimal_commit(i, " ".join(WORDS[(i * k) % len(WORDS)] for k in range(1, 2 + i % 9)))
+            for i in range(n)
+        )
+        bulk_insert_commits(store, rows)
+    return path
+
+
+def _stored(db: Path, labeler: str) -> list[tuple[int, str, float]]:
+    with open_store(db) as store:
+        return [
+            (int(i), str(label), round(float(score), 5))
+            for i, label, score in raw_sql.query(
+                store,
+                "SELECT item_id, label, score FROM predictions WHERE labeler = ? ORDER BY item_id",
+                (labeler,),
+            )
+        ]
+
+
+def _with_student(db: Path, tmp_path: Path) -> str:
+    staged = save_tiny_student(tmp_path / "staged-student")
+    with open_store(db) as store:
+        return register_model(store, "student", "tiny", {}, {}, staged).name
+
+
+def _run(db: Path, name: str, client: Client | None, on_lost=lambda a: None) -> PredictSummary:  # type: ignore[no-untyped-def]
+    """All commits labeled by ``name``, in process or on ``client`` in chunks of 250."""
+    with open_store(db) as store:
+        labeler = load_labeler(store, name)
+        todo, done = items_to_predict(store, labeler, commit_item_ids(store))
+        summary = PredictSummary(labeler.name, len(todo) + done, done)
+        if client is None:
+            return predict_items(store, labeler, todo, summary)
+        spec = resolve_labeler(store, name)
+        fields = input_fields(labeler)
+        return predict_items_on_cluster(store, spec, fields, todo, summary, client, on_lost=on_lost)
+
+
+def test_the_cli_labels_on_workers_as_it_does_in_process(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    db = _store(tmp_path / "cli.db", 5000)
+    local = tmp_path / "local.db"
+    local.write_bytes(db.read_bytes())
+    _run(local, "keyword@latest", None)
+    result = cli("predict", "--labeler", "keyword@latest", "--workers", "2", "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["predicted"] == 5000 and summary["failed_chunks"] == []
+    name = summary["labeler"]
+    assert _stored(db, name) == _stored(local, name)
+    again = json.loads(cli("predict", "--labeler", name, "--workers", "1", "--json").stdout)
+    assert again["predicted"] == 0 and again["already_predicted"] == 5000
+
+
+def test_give_workers_or_a_scheduler_not_both(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("predict", "--labeler", "keyword@1", "--workers", "2", "--scheduler", "tcp://x:1")
+    assert result.exit_code != 0
+    assert "not both" in result.output
+
+
+def test_a_worker_killed_mid_chunk_is_reported_and_its_chunk_runs_again(
+    tmp_path: Path,
+) -> None:
+    db = _store(tmp_path / "killed.db", 1_500)
+    name = _with_student(db, tmp_path)
+    local = tmp_path / "local.db"  # the copy names the same model directory
+    local.write_bytes(db.read_bytes())
+    lost: list[str] = []
+    outcome: dict[str, object] = {}
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+
+        def run() -> None:
+            try:
+                outcome["summary"] = _run(db, name, client, lost.append)
+            except BaseException as exc:  # surfaced by the assertion below
+                outcome["error"] = exc
+
+        driver = threading.Thread(target=run)
+        driver.start()
+        victim = _worker_running(client, re.compile(r"^predict-student@1-\w+-0$"))
+        pid = client.run(os.getpid, workers=[victim])[victim]
+        os.kill(pid, signal.SIGKILL)
+        driver.join(timeout=300)
+        assert not driver.is_alive()
+    assert "error" not in outcome, outcome.get("error")
+    summary = outcome["summary"]
+    assert isinstance(summary, PredictSummary) and summary.cluster is not None
+    assert victim in lost and victim in summary.cluster.lost_workers
+    assert summary.cluster.requeued >= 1 and summary.cluster.failed == []
+    assert sum(summary.labels.values()) == 1_500
+    _run(local, name, None)
+    assert _stored(db, name) == _stored(local, name)  # each item once, as in one process
+
+
+def test_a_labeler_that_fails_on_the_workers_is_one_line_per_chunk(
+    tmp_path: Path, client: Client
+) -> None:
+    db = _store(tmp_path / "broken.db", 500)
+    name = _with_student(db, tmp_path)
+    with open_store(db) as store:
+        labeler = load_labeler(store, name)
+        spec = resolve_labeler(store, name)
+        todo, _ = items_to_predict(store, labeler, commit_item_ids(store))
+    for weights in (tmp_path / "models" / name).glob("*.safetensors"):
+        weights.write_bytes(b"not weights")  # the workers find a broken model
+    with open_store(db) as store:
+        summary = PredictSummary(name, len(todo), 0)
+        fields = input_fields(labeler)
+        predict_items_on_cluster(store, spec, fields, todo, summary, client, chunk=250)
+    assert summary.cluster is not None and len(summary.cluster.failed) == 2  # 2 chunks
+    assert all(line.startswith("items ") and "\n" not in line for line in summary.cluster.failed)
+    assert _stored(db, name) == []
+
+
+@pytest.fixture(scope="module")
+def client() -> object:
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        Client(cluster) as c,
+    ):
+        yield c
+
+
+def _worker_running(client: Client, key: re.Pattern[str], timeout: float = 120) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for worker, keys in client.processing().items():
+            if any(key.match(str(k)) for k in keys):
+                return str(worker)
+        time.sleep(0.02)
+    raise AssertionError("the first chunk never started")
