@@ -78,12 +78,14 @@ class Encoder:
             rust.enable_truncation(max_length)
             rust.no_padding()
             self._rust = rust
+            # without character offsets: the same ids, about a fifth faster (tokenizers >= 0.20)
+            self._batch = getattr(rust, "encode_batch_fast", rust.encode_batch)
 
     def __call__(self, texts: list[str]) -> list[list[int]]:
         if not texts:
             return []
         if self._rust is not None:
-            return [e.ids for e in self._rust.encode_batch(texts)]
+            return [e.ids for e in self._batch(texts)]
         encoded = self._hf(texts, truncation=True, max_length=self.max_length, padding=False)
         return list(encoded["input_ids"])
 
