@@ -123,7 +123,7 @@ def predict(
             def advance(n: int) -> None:
                 progress.advance(task, n)
 
-            if workers is None and not scheduler:
+            if (workers is None and not scheduler) or not todo:  # nothing to send out
                 predict_items(store, labeler, todo, summary, advance)
             else:
                 spec = resolve_labeler(store, labeler_name, batch, quantize, bf16, openvino)
