@@ -87,8 +87,9 @@ def predict(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Pre-label a set (or every unvoted commit, or all commits) with one labeler, in this
-    process or on Dask workers (``--workers N``, ``--scheduler ADDRESS``)."""
+    """Pre-label a set (or every unvoted commit, or all commits) with one labeler.
+
+    In this process, or on Dask workers with ``--workers N`` or ``--scheduler ADDRESS``."""
     if set_name and unlabeled:
         fail("give a SET or --unlabeled, not both", EXIT_USAGE)
     if workers is not None and scheduler:
