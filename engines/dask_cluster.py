@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from distributed import Client
+    from distributed import Client, Future
 
 POLL_S = 0.5
 """How often a driver looks at its tasks and workers while it waits."""
@@ -71,6 +71,29 @@ def dashboard_link(client: Client) -> str | None:
     except (KeyError, AttributeError, OSError):
         return None
     return str(link) if link else None
+
+
+def drive(client: Client, running: dict[str, tuple[Any, Future]], turn: Callable[[], None]) -> None:
+    """A driver's loop: call ``turn`` (take in what finished, look at the workers, submit
+    more), then again each time a task in ``running`` ends or ``POLL_S`` passes, until
+    ``running`` is empty. Whatever still runs when the loop is left (an error, Ctrl-C) is
+    cancelled."""
+    from distributed import wait
+
+    try:
+        turn()
+        while running:
+            with suppress(TimeoutError):
+                wait([f for _, f in running.values()], POLL_S, "FIRST_COMPLETED")
+            turn()
+    finally:
+        if running:
+            client.cancel([f for _, f in running.values()])
+
+
+def error_line(exc: BaseException) -> str:
+    """The last line of a task's error (a worker's traceback text), or its type's name."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
 
 
 class WorkerWatch:

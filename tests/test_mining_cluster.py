@@ -31,6 +31,7 @@ from engines.reporting import SilentClusterReporter
 from store import open_store
 from tests import raw_sql
 from tests.benchmarks.synthetic_repo import build_repository
+from tests.dask_helpers import worker_running
 from tests.gitrepo import GitRepo, py_module
 from tests.test_mining_resume import build_history
 from tests.test_train_cli import TINY
@@ -270,7 +271,9 @@ def test_a_worker_killed_mid_repository_loses_nothing_and_doubles_nothing(
 
         driver = threading.Thread(target=run)
         driver.start()
-        victim = _worker_running(client, re.compile(r"^mine-commits-\w+-0-0$"))
+        victim = worker_running(
+            client, re.compile(r"^mine-commits-\w+-0-0$"), "the long repository's task"
+        )
         time.sleep(0.05)  # into the long repository, well before its end
         pid = client.run(os.getpid, workers=[victim])[victim]
         os.kill(pid, signal.SIGKILL)
@@ -283,16 +286,6 @@ def test_a_worker_killed_mid_repository_loses_nothing_and_doubles_nothing(
     assert summaries[0].requeued >= 1 and not summaries[0].failed
     assert ("file://" + str(long), summaries[0].requeued) in reporter.requeues
     assert_same_rows(got, want, repos)
-
-
-def _worker_running(client: Client, key: re.Pattern[str], timeout: float = 60) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for worker, keys in client.processing().items():
-            if any(key.match(str(k)) for k in keys):
-                return str(worker)
-        time.sleep(0.02)
-    raise AssertionError("the long repository's task never started")
 
 
 def test_the_cli_filters_a_repos_file_mines_on_workers_and_skips_what_it_finished(

@@ -10,7 +10,6 @@ import os
 import re
 import signal
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ from store.bulk import bulk_insert_commits
 from store.labeling_inputs import commit_item_ids
 from store.models import register_model
 from tests import raw_sql
+from tests.dask_helpers import worker_running
 from tests.synthetic_commits import WORDS, minimal_commit
 from tests.tiny_student import save_tiny_student
 
@@ -119,7 +119,9 @@ def test_a_worker_killed_mid_chunk_is_reported_and_its_chunk_runs_again(
 
         driver = threading.Thread(target=run)
         driver.start()
-        victim = _worker_running(client, re.compile(r"^predict-student@1-\w+-0$"))
+        victim = worker_running(
+            client, re.compile(r"^predict-student@1-\w+-0$"), "the first chunk", 120
+        )
         pid = client.run(os.getpid, workers=[victim])[victim]
         os.kill(pid, signal.SIGKILL)
         driver.join(timeout=300)
@@ -163,13 +165,3 @@ def client() -> object:
         Client(cluster) as c,
     ):
         yield c
-
-
-def _worker_running(client: Client, key: re.Pattern[str], timeout: float = 120) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for worker, keys in client.processing().items():
-            if any(key.match(str(k)) for k in keys):
-                return str(worker)
-        time.sleep(0.02)
-    raise AssertionError("the first chunk never started")

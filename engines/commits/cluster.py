@@ -20,7 +20,6 @@ from __future__ import annotations
 import uuid
 from collections import deque
 from collections.abc import Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,7 +35,7 @@ from engines.commits.pipeline import (
 )
 from engines.commits.sources import source_name
 from engines.commits.task import ChunkResult, ChunkTask, mine_chunk
-from engines.dask_cluster import POLL_S, WorkerWatch, dashboard_link
+from engines.dask_cluster import WorkerWatch, dashboard_link, drive, error_line
 from engines.labelers.registry import LabelerSpec
 from engines.reporting import ClusterReporter, SilentClusterReporter
 from store import Store
@@ -99,27 +98,20 @@ class _ClusterRun:
         self.watch = WorkerWatch(client)
 
     def mine(self, specs: Sequence[str]) -> list[SourceSummary]:
-        from distributed import wait
-
         sources = [_Source(i, s, SourceSummary(source_name(s))) for i, s in enumerate(specs)]
         self.waiting.extend(sources)
         self.report.run_started(len(sources), len(self.watch.workers), dashboard_link(self.client))
-        try:
-            self._fill()
-            while self.running:
-                with suppress(TimeoutError):
-                    wait([f for _, f in self.running.values()], POLL_S, "FIRST_COMPLETED")
-                self._collect()
-                gone, changed = self.watch.poll()
-                for address in gone:
-                    self.report.worker_lost(address)
-                if changed:
-                    self.report.workers_changed(len(self.watch.workers))
-                self._fill()
-        finally:
-            if self.running:
-                self.client.cancel([f for _, f in self.running.values()])
+        drive(self.client, self.running, self._turn)
         return [src.summary for src in sources]
+
+    def _turn(self) -> None:
+        self._collect()
+        gone, changed = self.watch.poll()
+        for address in gone:
+            self.report.worker_lost(address)
+        if changed:
+            self.report.workers_changed(len(self.watch.workers))
+        self._fill()
 
     def _fill(self) -> None:
         """Keep about two slices per worker thread in flight: enough to never starve a
@@ -169,8 +161,7 @@ class _ClusterRun:
                 )
                 continue
             except (FutureCancelledError, Exception) as exc:  # a bug, or the cluster went
-                text = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
-                self._fail(src, "error", f"task failed: {text}")
+                self._fail(src, "error", f"task failed: {error_line(exc)}")
                 continue
             finally:
                 future.release()

@@ -18,11 +18,10 @@ from __future__ import annotations
 import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from engines.dask_cluster import POLL_S, WorkerWatch
+from engines.dask_cluster import WorkerWatch, drive, error_line
 from engines.labelers.base import Labeler, Prediction, run_labeler
 from engines.labelers.registry import LabelerSpec, build_labeler
 from store import Store
@@ -109,23 +108,16 @@ class _Run:
         self.submitted = 0
 
     def drain(self, waiting: deque[list[int]]) -> ClusterPredictOutcome:
-        from distributed import wait
-
-        try:
-            self._fill(waiting)
-            while self.running:
-                with suppress(TimeoutError):
-                    wait([f for _, f in self.running.values()], POLL_S, "FIRST_COMPLETED")
-                self._collect()
-                gone, _ = self.watch.poll()
-                for address in gone:
-                    self.outcome.lost_workers.append(address)
-                    self.on_lost(address)
-                self._fill(waiting)
-        finally:
-            if self.running:
-                self.client.cancel([f for _, f in self.running.values()])
+        drive(self.client, self.running, lambda: self._turn(waiting))
         return self.outcome
+
+    def _turn(self, waiting: deque[list[int]]) -> None:
+        self._collect()
+        gone, _ = self.watch.poll()
+        for address in gone:
+            self.outcome.lost_workers.append(address)
+            self.on_lost(address)
+        self._fill(waiting)
 
     def _fill(self, waiting: deque[list[int]]) -> None:
         while waiting and len(self.running) < max(2, 2 * self.watch.threads):
@@ -161,8 +153,7 @@ class _Run:
                 )
                 continue
             except Exception as exc:  # the labeler failed on the worker: one line, go on
-                text = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
-                self.outcome.failed.append(f"{where}: {text}")
+                self.outcome.failed.append(f"{where}: {error_line(exc)}")
                 continue
             finally:
                 future.release()
