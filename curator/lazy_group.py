@@ -34,18 +34,35 @@ def load_command(entry: Lazy, markup: Any) -> _click.Command:
 
     module, _, attribute = entry.target.partition(":")
     obj = getattr(importlib.import_module(module), attribute)
+    command: _click.Command
     if isinstance(obj, typer.main.Typer):
-        return typer.main.get_group_from_info(
+        command = typer.main.get_group_from_info(
             TyperInfo(obj, name=entry.name),
             pretty_exceptions_short=obj.pretty_exceptions_short,
             suggest_commands=obj.suggest_commands,
             rich_markup_mode=markup,
         )
-    return typer.main.get_command_from_info(
-        CommandInfo(name=entry.name, callback=obj),
-        pretty_exceptions_short=True,
-        rich_markup_mode=markup,
-    )
+    else:
+        command = typer.main.get_command_from_info(
+            CommandInfo(name=entry.name, callback=obj),
+            pretty_exceptions_short=True,
+            rich_markup_mode=markup,
+        )
+    reflow_help(command)
+    return command
+
+
+def reflow_help(command: _click.Command) -> None:
+    """Join the hard line breaks of a docstring's paragraphs, in a command and its
+    subcommands: typer's rich help keeps them, which breaks lines mid-sentence at 80
+    columns. A paragraph opening with ``\\b`` keeps its lines, as in click."""
+    if command.help:
+        command.help = "\n\n".join(
+            paragraph if paragraph.lstrip().startswith("\b") else " ".join(paragraph.split())
+            for paragraph in command.help.strip().split("\n\n")
+        )
+    for sub in getattr(command, "commands", {}).values():
+        reflow_help(sub)
 
 
 class LazyGroup(TyperGroup):

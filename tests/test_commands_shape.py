@@ -92,3 +92,37 @@ def test_the_checks_catch_a_planted_violation(tmp_path: Path) -> None:
     assert len([f for f in fns if body_lines(f) > MAX_BODY_LINES]) == 1
     args = fns[0].args
     assert _is_typer_param(args.defaults[0])
+
+
+def _every_command() -> list[tuple[str, object]]:
+    import typer.main
+    from typer._click import core as click
+    from typer.core import TyperGroup
+
+    from curator.cli import app
+
+    root = typer.main.get_command(app)
+    ctx = click.Context(root)
+    found: list[tuple[str, object]] = []
+
+    def walk(command: click.Command, name: str) -> None:
+        found.append((name, command))
+        if isinstance(command, TyperGroup):
+            for sub in command.list_commands(ctx):
+                walk(command.get_command(ctx, sub), f"{name} {sub}")
+
+    walk(root, "curator")
+    return found
+
+
+def test_help_paragraphs_flow_instead_of_breaking_mid_sentence() -> None:
+    """typer's rich help keeps a docstring's line breaks; at 80 columns a hard-wrapped
+    paragraph would break mid-sentence, so loading a command joins them."""
+    commands = _every_command()
+    broken = [
+        name
+        for name, command in commands[1:]  # the root draws its own help (root_help.py)
+        if any("\n" in p for p in (getattr(command, "help", None) or "").split("\n\n"))
+    ]
+    assert len(commands) > 40
+    assert broken == []
