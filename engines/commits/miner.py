@@ -16,15 +16,15 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from engines.commits.extract import TreeCache, decode_message, extract_fast
+from engines.commits.extract import decode_message
+from engines.commits.extract_pool import PROCESS_AFTER, ExtractPool, Pending
 from engines.commits.gitlog import CommitStat, CommitWindow, StatProblem, iter_commit_stats
-from engines.commits.gitstream import GitStreams
 from engines.commits.languages import language_of
 from engines.commits.options import MineOptions
 from engines.commits.outcomes import (
@@ -44,8 +44,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Filtered", "Mined", "Outcome", "Rejected", "file_outcome", "mine_repository"]
 
-EXTRACT_WORKERS = 2
-IN_FLIGHT = 32  # outcomes held back at most, to keep memory flat on long histories
+EXTRACT_WORKERS = 2  # lizard threads
+IN_FLIGHT = 128  # outcomes held back at most, to keep memory flat on long histories
 
 
 def _cached_file_class() -> type[ModifiedFile]:
@@ -115,40 +115,27 @@ def mine_repository(
     after: str | None = None,
     workers: int = EXTRACT_WORKERS,
     window: CommitWindow | None = None,
+    processes: int | None = None,
+    process_after: int = PROCESS_AFTER,
 ) -> Iterator[Outcome]:
     """Yield one outcome per non-merge commit of ``rev`` after ``after`` (or in
     ``window``, a slice of the history of the tip ``rev`` pointed at), oldest first.
 
-    Commits that pass the cheap filter are extracted by a small thread pool, each
-    thread with its own git processes (or PyDriller ``Git`` for ``lizard``): one waits
-    on git while another parses. Outcomes still come out in commit order.
+    Commits that pass the cheap filter are extracted while the walk goes on. With
+    tree-sitter, by :class:`engines.commits.extract_pool.ExtractPool`: threads for the
+    first ``process_after`` survivors, then ``processes`` worker processes (default: one
+    per core). With lizard, by ``workers`` threads, each with its own PyDriller ``Git``.
+    Outcomes still come out in commit order.
     """
     boundaries = options.boundaries
     if boundaries not in ("tree-sitter", "lizard"):
         raise ValueError(f"unknown boundaries {boundaries!r}: tree-sitter or lizard")
-    local = threading.local()
-    opened: list[Any] = []
-    cache = TreeCache()
-
-    def extract(stat: CommitStat) -> Outcome:
-        try:
-            handle = getattr(local, "handle", None)
-            if handle is None:
-                handle = local.handle = (
-                    GitStreams(path) if boundaries == "tree-sitter" else _open_git(path)
-                )
-                opened.append(handle)
-            if isinstance(handle, GitStreams):
-                return extract_fast(handle, cache, source, rev, stat, options)
-            return lizard_extract(handle, source, rev, stat, options)
-        except Exception as exc:  # a damaged object or a parser failure: skip this commit
-            detail = flat(str(exc)) or type(exc).__name__
-            if isinstance(handle, GitStreams):  # its pipes may be mid-answer: start afresh
-                local.handle = None
-            return Rejected(stat.sha, "error", f"cannot read commit: {detail}")
-
-    queue: deque[Future[Outcome] | Outcome] = deque()
-    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="extract")
+    extractor: ExtractPool | _LizardPool = (
+        ExtractPool(path, source, rev, options, processes, process_after)
+        if boundaries == "tree-sitter"
+        else _LizardPool(path, source, rev, options, workers)
+    )
+    queue: deque[Pending | Outcome] = deque()
     try:
         for stat in iter_commit_stats(path, rev, options.since, options.until, after, window):
             if isinstance(stat, StatProblem):
@@ -157,21 +144,51 @@ def mine_repository(
                 )
             else:
                 verdict = cheap_filter(stat, options)
-                queue.append(verdict if verdict is not None else pool.submit(extract, stat))
+                queue.append(verdict if verdict is not None else extractor.submit(stat))
             while queue and (len(queue) > IN_FLIGHT or _ready(queue[0])):
-                yield _result(queue.popleft())
+                yield _result(extractor, queue.popleft())
         while queue:
-            yield _result(queue.popleft())
+            yield _result(extractor, queue.popleft())
     finally:
         for pending in queue:
-            if isinstance(pending, Future):
-                pending.cancel()
-        pool.shutdown(wait=True)
-        for handle in opened:
-            if isinstance(handle, GitStreams):
-                handle.close()
-            else:
-                handle.clear()
+            if isinstance(pending, Pending):
+                pending.future.cancel()
+        extractor.close()
+
+
+class _LizardPool:
+    """The reference extraction on ``workers`` threads, each with its own PyDriller
+    ``Git`` (opening one writes the repository's config, see :func:`_open_git`)."""
+
+    def __init__(
+        self, path: Path, source: str, rev: str, options: MineOptions, workers: int
+    ) -> None:
+        self.path, self.source, self.rev, self.options = path, source, rev, options
+        self._local = threading.local()
+        self._opened: list[Git] = []
+        self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="lizard")
+
+    def submit(self, stat: CommitStat) -> Pending:
+        return Pending(stat, self._pool.submit(self._extract, stat))
+
+    def outcome(self, pending: Pending) -> Outcome:
+        return pending.future.result()
+
+    def _extract(self, stat: CommitStat) -> Outcome:
+        try:
+            git = getattr(self._local, "git", None)
+            if git is None:
+                git = self._local.git = _open_git(self.path)
+                self._opened.append(git)
+            return lizard_extract(git, self.source, self.rev, stat, self.options)
+        except Exception as exc:  # a damaged object or a parser failure: skip this commit
+            detail = flat(str(exc)) or type(exc).__name__
+            return Rejected(stat.sha, "error", f"cannot read commit: {detail}")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        for git in self._opened:
+            git.clear()
 
 
 _OPEN_LOCK = threading.Lock()
@@ -196,12 +213,12 @@ def _open_git(path: Path) -> Git:
     raise AssertionError("unreachable")
 
 
-def _ready(entry: Future[Outcome] | Outcome) -> bool:
-    return not isinstance(entry, Future) or entry.done()
+def _ready(entry: Pending | Outcome) -> bool:
+    return not isinstance(entry, Pending) or entry.future.done()
 
 
-def _result(entry: Future[Outcome] | Outcome) -> Outcome:
-    return entry.result() if isinstance(entry, Future) else entry
+def _result(extractor: ExtractPool | _LizardPool, entry: Pending | Outcome) -> Outcome:
+    return extractor.outcome(entry) if isinstance(entry, Pending) else entry
 
 
 def lizard_extract(

@@ -1,0 +1,199 @@
+"""Where the survivors of the cheap filter are extracted: worker processes on a long
+run, threads of this process on a short one.
+
+Extraction is mostly Python (naming functions, rewriting macros, slicing code) around
+tree-sitter parses, and it holds the interpreter's lock: on real histories two threads
+run no faster than one (fmt, numpy and commons-lang measured in docs/benchmarks.md),
+while two processes cut the wall time by a fifth to a third on two cores and keep
+scaling with more. A process pool costs a fraction of a second to start, so a run
+extracts its first ``process_after`` survivors in threads and starts the processes only
+when there is more to do; small repositories (and the tests' generated ones) never
+start them. A daemonic process (a Dask worker) may not have children: it uses threads.
+
+Each worker process owns its git streams and its cache of parsed blobs. A survivor goes
+to the worker chosen by its first file's path, so every version of a file meets the
+parse of its previous version there and is parsed incrementally, as in one process. A
+worker that dies (killed, out of memory) costs nothing but time: its commits are
+extracted again in this process, and the rest of its share stays here.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+import zlib
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from engines.commits.extract import TreeCache, extract_fast
+from engines.commits.gitlog import CommitStat
+from engines.commits.gitstream import GitStreams
+from engines.commits.options import MineOptions
+from engines.commits.outcomes import Outcome, Rejected, flat
+
+THREADS = 2
+PROCESS_AFTER = 32  # survivors extracted in threads before worker processes start
+MAX_PROCESSES = 8
+
+
+def default_processes() -> int:
+    """One worker process per core, at most ``MAX_PROCESSES``."""
+    return max(1, min(MAX_PROCESSES, os.cpu_count() or 1))
+
+
+def processes_allowed() -> bool:
+    """Whether this process may start worker processes (a daemonic one may not)."""
+    return not multiprocessing.current_process().daemon
+
+
+def _failed(stat: CommitStat, exc: BaseException) -> Rejected:
+    detail = flat(str(exc)) or type(exc).__name__
+    return Rejected(stat.sha, "error", f"cannot read commit: {detail}")
+
+
+class _Local:
+    """Git streams (one per thread) and one tree cache: extraction in this process."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.cache = TreeCache()
+        self._local = threading.local()
+        self._opened: list[GitStreams] = []
+        self._lock = threading.Lock()
+
+    def extract(self, source: str, rev: str, stat: CommitStat, options: MineOptions) -> Outcome:
+        git = getattr(self._local, "git", None)
+        try:
+            if git is None:
+                git = self._local.git = GitStreams(self.path)
+                with self._lock:
+                    self._opened.append(git)
+            return extract_fast(git, self.cache, source, rev, stat, options)
+        except Exception as exc:  # a damaged object or a parser failure: skip this commit
+            self._local.git = None  # its pipes may be mid-answer: start afresh
+            return _failed(stat, exc)
+
+    def close(self) -> None:
+        with self._lock:
+            opened, self._opened = self._opened, []
+        for git in opened:
+            git.close()
+
+
+_WORKER: dict[str, _Local] = {}  # in a worker process: its own streams and cache
+
+
+def _start_worker(path: str) -> None:
+    _WORKER["local"] = _Local(Path(path))
+
+
+def _extract_in_worker(source: str, rev: str, stat: CommitStat, options: MineOptions) -> Outcome:
+    return _WORKER["local"].extract(source, rev, stat, options)
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """forkserver where there is one: safe when this process runs threads (the app,
+    progress bars), and its server imports the extraction code once for every worker.
+    It preloads that module instead of ``__main__``: a caller's script is not run again."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    from multiprocessing import forkserver
+
+    forkserver.set_forkserver_preload([__name__])
+    return multiprocessing.get_context("forkserver")
+
+
+@dataclass
+class Pending:
+    """A survivor handed to the pool, and where its outcome will come from."""
+
+    stat: CommitStat
+    future: Future[Outcome]
+
+
+class ExtractPool:
+    """Extracts survivors for one run of :func:`engines.commits.miner.mine_repository`.
+
+    ``processes`` worker processes (default: one per core) once ``process_after``
+    survivors have been seen; 0 or 1, or a daemonic caller, means threads only.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        source: str,
+        rev: str,
+        options: MineOptions,
+        processes: int | None = None,
+        process_after: int = PROCESS_AFTER,
+    ) -> None:
+        self.path, self.source, self.rev, self.options = path, source, rev, options
+        wanted = default_processes() if processes is None else processes
+        self.processes = wanted if wanted > 1 and processes_allowed() else 0
+        self.process_after = process_after
+        self.local = _Local(path)
+        self.threads = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="extract")
+        self.workers: list[ProcessPoolExecutor | None] = []
+        self.restarted = 0  # survivors extracted here again after their worker died
+        self._seen = 0
+
+    def submit(self, stat: CommitStat) -> Pending:
+        self._seen += 1
+        if self.processes and not self.workers and self._seen > self.process_after:
+            self.workers = [self._start_worker() for _ in range(self.processes)]
+        worker = self._worker_for(stat)
+        if worker is not None:
+            try:
+                args = (self.source, self.rev, stat, self.options)
+                return Pending(stat, worker.submit(_extract_in_worker, *args))
+            except (BrokenProcessPool, RuntimeError):
+                self._drop(worker)
+        return Pending(stat, self._here(stat))
+
+    def outcome(self, pending: Pending) -> Outcome:
+        """The survivor's outcome, extracted again here if its worker died."""
+        try:
+            return pending.future.result()
+        except BrokenProcessPool:
+            self.restarted += 1
+            worker = self._worker_for(pending.stat)
+            if worker is not None:
+                self._drop(worker)
+            return self.local.extract(self.source, self.rev, pending.stat, self.options)
+
+    def close(self) -> None:
+        """Stop every worker (what is queued is dropped) and close the git streams."""
+        for worker in self.workers:
+            if worker is not None:
+                worker.shutdown(wait=True, cancel_futures=True)
+        self.workers = []
+        self.threads.shutdown(wait=True, cancel_futures=True)
+        self.local.close()
+
+    def _here(self, stat: CommitStat) -> Future[Outcome]:
+        return self.threads.submit(self.local.extract, self.source, self.rev, stat, self.options)
+
+    def _start_worker(self) -> ProcessPoolExecutor | None:
+        context = _context()
+        try:
+            return ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=context,
+                initializer=_start_worker,
+                initargs=(str(self.path),),
+            )
+        except (OSError, ValueError):
+            return None
+
+    def _worker_for(self, stat: CommitStat) -> ProcessPoolExecutor | None:
+        if not self.workers:
+            return None
+        key = stat.files[0].path if stat.files else stat.sha
+        return self.workers[zlib.crc32(key.encode("utf-8", "surrogatepass")) % len(self.workers)]
+
+    def _drop(self, worker: ProcessPoolExecutor) -> None:
+        self.workers = [None if w is worker else w for w in self.workers]
+        worker.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,220 @@
+"""Can anything learned from the shared messages go beyond the keyword rules on commits of
+another source? Three experiments behind docs/labelers.md's "Tried and not adopted".
+
+Usage (from the repository root)::
+
+    python scripts/cross_source_texts.py --clones DIR --out build/cross_source
+    python tests/benchmarks/experiment_rule_silent.py --cross build/cross_source \\
+        [--data ../shared/data/perf-commit-messages] [--minilm]
+
+1. **Rule-term masking.** A model under the rule floor only decides the messages the
+   rules are silent on, yet it learns from messages where the rule words carry the
+   signal. Training on messages with every rule match cut out makes it learn the other
+   cues. Reported: how well it ranks the rule-silent cross-source commits (ROC AUC), and
+   the floored F1 at several thresholds on the cross-source set and on ``test.jsonl``.
+2. **A veto of rule matches.** A model trained only on the shared messages the rules
+   match (where 19% are not perf) ranks the rule matches of the cross-source set; a match
+   it scores below the threshold is turned to non-perf.
+3. **In-domain cross-validation.** TF-IDF + LR trained on the cross-source votes
+   themselves (5 folds, 3 shuffles), message or message and diff, with and without the
+   floor, at threshold 0.5.
+
+TF-IDF runs in seconds; ``--minilm`` adds frozen MiniLM sentence embeddings with a
+logistic regression (about two minutes on two cores). Nothing here is used by Curator:
+it is the record of what was tried.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from engines.labelers.keyword import find_matches, packaged_terms  # noqa: E402
+
+THRESHOLDS = (0.3, 0.5, 0.7, 0.8, 0.9)
+VETO_THRESHOLDS = (0.4, 0.5, 0.6, 0.7)
+
+
+def read_shared(path: Path) -> list[tuple[str, int]]:
+    """(message, target) of a shared JSONL file; targets other than 0/1 are skipped."""
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if int(row["target"]) in (0, 1):
+            rows.append((row["commit_message"] or "", int(row["target"])))
+    return rows
+
+
+def read_cross(folder: Path) -> list[tuple[str, str, int]]:
+    """(message, diff, is perf) of a folder written by scripts/cross_source_texts.py."""
+    items = [json.loads(x) for x in (folder / "items.jsonl").read_text().splitlines()]
+    votes = {
+        v["item"]: v["label"]
+        for v in map(json.loads, (folder / "votes.jsonl").read_text().splitlines())
+    }
+    return [(i["message"], i.get("diff") or "", int(votes[i["id"]] == "perf")) for i in items]
+
+
+def masked(text: str) -> str:
+    """``text`` with every rule match cut out."""
+    pieces, last = [], 0
+    for match in find_matches(text, packaged_terms()):
+        pieces.append(text[last : match.start])
+        last = match.end
+    pieces.append(text[last:])
+    return " ".join(pieces)
+
+
+def tfidf_scorer(texts: Sequence[str], labels: Sequence[int], c: float = 4.0) -> Callable:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True)
+    model = LogisticRegression(C=c, max_iter=3000).fit(vectorizer.fit_transform(texts), labels)
+    return lambda xs: model.predict_proba(vectorizer.transform(list(xs)))[:, 1]
+
+
+def minilm_scorer(texts: Sequence[str], labels: Sequence[int], c: float = 1.0) -> Callable:
+    from sentence_transformers import SentenceTransformer
+    from sklearn.linear_model import LogisticRegression
+
+    from engines.labelers.student.infer import default_base
+
+    encoder = SentenceTransformer(default_base(), device="cpu")
+
+    def embed(xs: Sequence[str]) -> np.ndarray:
+        return encoder.encode(list(xs), batch_size=64, normalize_embeddings=True)
+
+    model = LogisticRegression(C=c, max_iter=3000).fit(embed(texts), labels)
+    return lambda xs: model.predict_proba(embed(xs))[:, 1]
+
+
+def f1(truth: np.ndarray, predicted: np.ndarray) -> float:
+    from sklearn.metrics import f1_score
+
+    return float(f1_score(truth, predicted))
+
+
+def masking(train, test, cross, scorers: dict[str, Callable]) -> None:
+    from sklearn.metrics import roc_auc_score
+
+    fires_x = np.array([bool(find_matches(m)) for m, _, _ in cross])
+    y_x = np.array([y for _, _, y in cross])
+    fires_t = np.array([bool(find_matches(m)) for m, _ in test])
+    y_t = np.array([y for _, y in test])
+    print(f"rules: cross-source F1 {f1(y_x, fires_x):.3f}, test.jsonl {f1(y_t, fires_t):.3f}")
+    for name, build in scorers.items():
+        for mask in (False, True):
+            shape = masked if mask else (lambda t: t)
+            score = build([shape(m) for m, _ in train], [y for _, y in train])
+            p_x = score([shape(m) for m, _, _ in cross])
+            p_t = score([shape(m) for m, _ in test])
+            auc = roc_auc_score(y_x[~fires_x], p_x[~fires_x])
+            cells = " ".join(
+                f"{t}: {f1(y_x, fires_x | (p_x >= t)):.3f}/{f1(y_t, fires_t | (p_t >= t)):.3f}"
+                for t in THRESHOLDS
+            )
+            print(f"  {name} masked={mask}: rule-silent AUC {auc:.3f}; floored F1 xs/test {cells}")
+
+
+def veto(train, test, cross, scorers: dict[str, Callable]) -> None:
+    from sklearn.metrics import roc_auc_score
+
+    matched = [(m, y) for m, y in train if find_matches(m)]
+    fires_x = np.array([bool(find_matches(m)) for m, _, _ in cross])
+    y_x = np.array([y for _, _, y in cross])
+    fires_t = np.array([bool(find_matches(m)) for m, _ in test])
+    y_t = np.array([y for _, y in test])
+    print(
+        f"rule matches in the shared training messages: {len(matched)},"
+        f" {sum(1 - y for _, y in matched)} not perf"
+    )
+    for name, build in scorers.items():
+        score = build([m for m, _ in matched], [y for _, y in matched])
+        p_x = score([m for m, _, _ in cross])
+        p_t = score([m for m, _ in test])
+        auc = roc_auc_score(y_x[fires_x], p_x[fires_x])
+        cells = " ".join(
+            f"{t}: {f1(y_x, fires_x & (p_x >= t)):.3f}/{f1(y_t, fires_t & (p_t >= t)):.3f}"
+            f" (-{int((fires_x & (p_x < t)).sum())})"
+            for t in VETO_THRESHOLDS
+        )
+        print(f"  {name}: AUC on cross-source matches {auc:.3f}; F1 xs/test (vetoed) {cells}")
+
+
+def in_domain(cross) -> None:
+    from scipy.sparse import hstack
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+
+    messages = [m for m, _, _ in cross]
+    diffs = [d for _, d, _ in cross]
+    y = np.array([label for _, _, label in cross])
+    fires = np.array([bool(find_matches(m)) for m in messages])
+    for with_diff in (False, True):
+        for floor in (True, False):
+            scores = []
+            for seed in range(3):
+                folds = StratifiedKFold(5, shuffle=True, random_state=seed)
+                predicted = np.zeros(len(y), dtype=bool)
+                for fit_rows, test_rows in folds.split(messages, y):
+                    words = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True)
+                    a = [words.fit_transform([messages[i] for i in fit_rows])]
+                    b = [words.transform([messages[i] for i in test_rows])]
+                    if with_diff:
+                        code = TfidfVectorizer(
+                            token_pattern=r"[A-Za-z_][A-Za-z0-9_]{2,}",
+                            min_df=2,
+                            sublinear_tf=True,
+                            max_features=20000,
+                        )
+                        a.append(code.fit_transform([diffs[i] for i in fit_rows]))
+                        b.append(code.transform([diffs[i] for i in test_rows]))
+                    model = LogisticRegression(C=4, max_iter=3000, class_weight="balanced")
+                    model.fit(hstack(a).tocsr(), y[fit_rows])
+                    p = model.predict_proba(hstack(b).tocsr())[:, 1]
+                    predicted[test_rows] = (p >= 0.5) | (fires[test_rows] & floor)
+                scores.append(f1(y, predicted))
+            text = "message+diff" if with_diff else "message"
+            print(f"  {text}, floor={floor}: F1 {np.mean(scores):.3f} ± {np.std(scores):.3f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cross", type=Path, required=True)
+    parser.add_argument(
+        "--data", type=Path, default=ROOT.parent / "shared" / "data" / "perf-commit-messages"
+    )
+    parser.add_argument("--minilm", action="store_true", help="add frozen MiniLM + LR")
+    args = parser.parse_args(argv)
+    train = read_shared(args.data / "train.jsonl") + read_shared(args.data / "extra.jsonl")
+    test = read_shared(args.data / "test.jsonl")
+    cross = read_cross(args.cross)
+    scorers: dict[str, Callable] = {"tfidf-lr": tfidf_scorer}
+    if args.minilm:
+        scorers["minilm-lr"] = minilm_scorer
+    print(
+        f"keyword list version {packaged_terms().version}; {len(train)} training messages,"
+        f" {len(test)} test, {len(cross)} cross-source commits"
+    )
+    print("1. rule-term masking")
+    masking(train, test, cross, scorers)
+    print("2. a veto of rule matches")
+    veto(train, test, cross, scorers)
+    print("3. in-domain cross-validation on the cross-source votes (TF-IDF + LR)")
+    in_domain(cross)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

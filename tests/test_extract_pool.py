@@ -1,0 +1,96 @@
+"""Survivors extracted in worker processes: the same outcomes as in threads, in commit
+order; a killed worker loses nothing; a daemonic caller (a Dask worker) stays on threads."""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import os
+import signal
+from pathlib import Path
+
+from engines.commits.extract_pool import ExtractPool, processes_allowed
+from engines.commits.gitlog import CommitStat, iter_commit_stats
+from engines.commits.miner import Mined, cheap_filter, mine_repository
+from engines.commits.options import MineOptions
+from tests.gitrepo import GitRepo, py_module
+
+
+def _history(tmp_path: Path, commits: int = 40) -> GitRepo:
+    """Four modules edited in turn, one function per commit: every commit survives the
+    cheap filter and each file's versions follow one another (incremental parses)."""
+    repo = GitRepo(tmp_path / "repo")
+    bodies = {m: [f"y = y + {k}" for k in range(4)] for m in range(4)}
+    repo.commit("start", {f"pkg/m{m}.py": py_module(*bodies[m]) for m in range(4)})
+    for i in range(commits):
+        module, function = i % 4, (i // 4) % 4
+        bodies[module][function] = f"y = y * {i + 2}"
+        repo.commit(f"change {i}", {f"pkg/m{module}.py": py_module(*bodies[module])})
+    return repo
+
+
+def _as_plain(outcomes: list) -> list:
+    return [("mined", dataclasses.asdict(o.row)) if isinstance(o, Mined) else o for o in outcomes]
+
+
+def test_worker_processes_give_the_threads_outcomes_in_commit_order(tmp_path: Path) -> None:
+    repo = _history(tmp_path)
+    options = MineOptions()
+    threads = list(mine_repository(repo.path, "repo", "main", options, processes=0))
+    assert multiprocessing.active_children() == []
+    walk = mine_repository(repo.path, "repo", "main", options, processes=2, process_after=3)
+    processes = [next(walk) for _ in range(10)]
+    assert len(multiprocessing.active_children()) == 2  # the two workers are up
+    processes += list(walk)
+    mined = [o for o in threads if isinstance(o, Mined)]
+    assert len(mined) == 40
+    assert [r.row.functions for r in mined[:5]] == [["f0"], ["f0"], ["f0"], ["f0"], ["f1"]]
+    assert _as_plain(processes) == _as_plain(threads)
+
+
+def _survivors(path: Path, options: MineOptions) -> list[CommitStat]:
+    stats = iter_commit_stats(path, "main", None, None, None, None)
+    return [s for s in stats if isinstance(s, CommitStat) and cheap_filter(s, options) is None]
+
+
+def test_a_killed_worker_process_loses_no_commit(tmp_path: Path) -> None:
+    repo = _history(tmp_path, commits=24)
+    options = MineOptions()
+    survivors = _survivors(repo.path, options)
+    pool = ExtractPool(repo.path, "repo", "main", options, processes=2, process_after=0)
+    try:
+        done = [pool.outcome(pool.submit(stat)) for stat in survivors[:4]]  # workers up
+        workers = multiprocessing.active_children()
+        assert 1 <= len(workers) <= 2
+        for worker in workers:  # stopped, they take the work and cannot answer
+            os.kill(worker.pid, signal.SIGSTOP)
+        in_flight = [pool.submit(stat) for stat in survivors[4:]]
+        for worker in workers:
+            os.kill(worker.pid, signal.SIGKILL)
+        done += [pool.outcome(pending) for pending in in_flight]
+        assert pool.restarted >= 1  # what the dead workers owed was extracted here
+    finally:
+        pool.close()
+    reference = list(mine_repository(repo.path, "repo", "main", options, processes=0))
+    assert _as_plain(done) == _as_plain([o for o in reference if isinstance(o, Mined)])
+
+
+def _mine_as_daemon(path: str, answers: multiprocessing.Queue) -> None:
+    options = MineOptions()
+    outcomes = list(
+        mine_repository(Path(path), "repo", "main", options, processes=2, process_after=0)
+    )
+    answers.put((processes_allowed(), sum(isinstance(o, Mined) for o in outcomes)))
+
+
+def test_a_daemonic_process_extracts_in_threads(tmp_path: Path) -> None:
+    repo = _history(tmp_path, commits=8)
+    context = multiprocessing.get_context("forkserver")
+    answers = context.Queue()
+    child = context.Process(target=_mine_as_daemon, args=(str(repo.path), answers), daemon=True)
+    child.start()
+    allowed, mined = answers.get(timeout=120)
+    child.join(timeout=30)
+    assert child.exitcode == 0
+    assert (allowed, mined) == (False, 8)
+    assert processes_allowed()
