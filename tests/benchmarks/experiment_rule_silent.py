@@ -18,6 +18,9 @@ Usage (from the repository root)::
 3. **In-domain cross-validation.** TF-IDF + LR trained on the cross-source votes
    themselves (5 folds, 3 shuffles), message or message and diff, with and without the
    floor, at threshold 0.5.
+4. **Code cues in the diff.** How often a few optimization idioms gain lines in a diff
+   (hash containers, caches, ``static``, ``inline``, early exits, moves): on the
+   rule-silent commits, perf against not perf.
 
 TF-IDF runs in seconds; ``--minilm`` adds frozen MiniLM sentence embeddings with a
 logistic regression (about two minutes on two cores). Nothing here is used by Curator:
@@ -189,6 +192,35 @@ def in_domain(cross) -> None:
             print(f"  {text}, floor={floor}: F1 {np.mean(scores):.3f} ± {np.std(scores):.3f}")
 
 
+CODE_CUES = {
+    "hash container": r"unordered_(map|set)|HashMap|HashSet|flat_hash|\bdict\(|\bset\(",
+    "cache": r"cach(e|ed|es|ing)\b|memo(ize|ized|ization)?\b|lru_cache|functools\.cache",
+    "static": r"\bstatic (final )?\w",
+    "inline": r"\binline\b|FORCE_INLINE|always_inline|__forceinline",
+    "early exit": r"^\s*(break|return)\s*;?\s*$",
+    "move": r"std::move|emplace_back|emplace\(",
+    "reserve": r"\.reserve\(|ensureCapacity|initialCapacity",
+}
+
+
+def code_cues(cross) -> None:
+    import re
+
+    silent = [(d, y) for m, d, y in cross if not find_matches(m)]
+    perf = sum(y for _, y in silent)
+    print(f"  rule-silent commits: {len(silent)}, {perf} perf")
+    for name, pattern in CODE_CUES.items():
+        cue = re.compile(pattern, re.MULTILINE)
+        counts = [0, 0]
+        for diff, y in silent:
+            lines = diff.splitlines()
+            added = "\n".join(x[1:] for x in lines if x.startswith("+") and not x.startswith("+++"))
+            gone = "\n".join(x[1:] for x in lines if x.startswith("-") and not x.startswith("---"))
+            if len(cue.findall(added)) > len(cue.findall(gone)):
+                counts[y] += 1
+        print(f"  {name}: gains lines in {counts[1]} perf and {counts[0]} other commits")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cross", type=Path, required=True)
@@ -213,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     veto(train, test, cross, scorers)
     print("3. in-domain cross-validation on the cross-source votes (TF-IDF + LR)")
     in_domain(cross)
+    print("4. code cues in the diffs of rule-silent commits")
+    code_cues(cross)
     return 0
 
 
