@@ -59,13 +59,15 @@ class PredictSummary:
 
 
 def items_to_predict(
-    store: Store, labeler: Labeler, ids: Sequence[int], limit: int | None = None
+    store: Store, labeler: Labeler | str, ids: Sequence[int], limit: int | None = None
 ) -> tuple[list[int], int]:
-    """The items ``labeler`` has not labeled yet (at most ``limit``), and how many it had."""
+    """The items ``labeler`` (or the labeler of that name) has not labeled yet (at most
+    ``limit``), and how many it had."""
+    name = labeler if isinstance(labeler, str) else labeler.name
     if len(ids) > LOOKUP_ALL:  # one query instead of one per 900 ids
-        done = predicted_item_ids(store, labeler.name) & set(ids)
+        done = predicted_item_ids(store, name) & set(ids)
     else:
-        done = predicted_item_ids(store, labeler.name, ids)
+        done = predicted_item_ids(store, name, ids)
     todo = [i for i in ids if i not in done]
     return (todo[:limit] if limit is not None else todo), len(done)
 
@@ -108,7 +110,7 @@ def predict_items_on_cluster(
         advance(len(found))
 
     summary.cluster = predict_on_cluster(
-        store, spec, fields, todo, client, written, chunk, input_field, on_lost
+        store, spec, fields, todo, client, written, chunk, input_field, on_lost, advance
     )
     return summary
 

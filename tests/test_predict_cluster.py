@@ -5,6 +5,7 @@ one line per chunk and the run ends cleanly."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -22,7 +23,14 @@ from curator.prediction import (
     predict_items_on_cluster,
 )
 from engines.labelers.base import input_fields
-from engines.labelers.registry import load_labeler, resolve_labeler
+from engines.labelers.registry import (
+    LabelerError,
+    build_labeler,
+    load_labeler,
+    resolve_labeler,
+    spec_fields,
+)
+from engines.labelers.student.infer import META_FILE
 from store import open_store
 from store.bulk import bulk_insert_commits
 from store.labeling_inputs import commit_item_ids
@@ -165,3 +173,39 @@ def client() -> object:
         Client(cluster) as c,
     ):
         yield c
+
+
+def test_the_driver_learns_what_to_send_from_the_model_record(tmp_path: Path) -> None:
+    """A driver sends the texts the labeler reads, known from what its training recorded
+    (no model is loaded to learn it): the same fields the built labeler declares."""
+    db = _store(tmp_path / "fields.db", 3)
+    name = _with_student(db, tmp_path)
+    with open_store(db) as store:
+        for labeler in ("keyword@latest", "heuristics@1", name):
+            spec = resolve_labeler(store, labeler)
+            assert spec_fields(spec) == input_fields(build_labeler(spec)), labeler
+        student = resolve_labeler(store, name)
+        assert spec_fields(student) == ("message",)
+        meta_path = Path(str(student.path)) / META_FILE
+        meta = json.loads(meta_path.read_text())
+        meta_path.write_text(json.dumps({**meta, "input_field": "model_input"}))
+        assert spec_fields(student) == ("model_input",)
+        missing = dataclasses.replace(student, path=str(tmp_path / "gone"))
+        with pytest.raises(LabelerError, match="gone"):
+            spec_fields(missing)
+
+
+def test_items_without_commit_text_still_move_the_progress(client: Client, tmp_path: Path) -> None:
+    db = _store(tmp_path / "gaps.db", 300)
+    steps: list[int] = []
+    with open_store(db) as store:
+        ids = commit_item_ids(store)
+        todo = [*ids[:150], 10**6, 10**6 + 1, *ids[150:]]  # two ids no commit has
+        spec = resolve_labeler(store, "keyword@1")
+        summary = PredictSummary(spec.name, len(todo), 0)
+        predict_items_on_cluster(
+            store, spec, ("message",), todo, summary, client, steps.append, chunk=100
+        )
+    assert sum(steps) == len(todo) == 302  # the bar reaches its end
+    assert sum(summary.labels.values()) == 300
+    assert len(_stored(db, "keyword@1")) == 300

@@ -21,9 +21,14 @@ from curator.prediction import (
 from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json, warn
 from curator.presentation.progress import RateColumn
 from curator.presentation.tables import table
-from engines.labelers.base import Labeler, input_fields
 from engines.labelers.inputs import FIELDS
-from engines.labelers.registry import LabelerError, LabelerSpec, load_labeler, resolve_labeler
+from engines.labelers.registry import (
+    LabelerError,
+    LabelerSpec,
+    load_labeler,
+    resolve_labeler,
+    spec_fields,
+)
 from store import Store
 from store.labeling_inputs import commit_item_ids
 from store.sets import set_item_ids
@@ -98,44 +103,41 @@ def predict(
         fail("give one of --quantize, --bf16 and --openvino", EXIT_USAGE)
     if text is not None and text not in FIELDS:
         fail(f"--input must be one of {', '.join(FIELDS)}, not {text!r}", EXIT_USAGE)
+    on_cluster = workers is not None or bool(scheduler)
     with open_db(db) as store:
         ids = _item_ids(store, set_name, unlabeled)
+        options = (batch, quantize, bf16, openvino)
         try:
-            labeler = load_labeler(
-                store,
-                labeler_name,
-                batch_size=batch,
-                quantized=quantize,
-                bf16=bf16,
-                openvino=openvino,
-            )
+            # On a cluster the workers load the model; here its recorded inputs suffice.
+            spec = resolve_labeler(store, labeler_name, *options) if on_cluster else None
+            labeler = None if spec else load_labeler(store, labeler_name, *options)
         except (LabelerError, ValueError, OSError) as exc:
             fail(str(exc))
-        todo, done = items_to_predict(store, labeler, ids, limit)
-        if (warning := input_warning(store, labeler.name, todo, text)) is not None:
+        name = spec.name if spec is not None else labeler.name if labeler else labeler_name
+        todo, done = items_to_predict(store, name, ids, limit)
+        if (warning := input_warning(store, name, todo, text)) is not None:
             warn(warning)
-        if text is not None:
+        if text is not None and labeler is not None:
             labeler.input_field = text
-        summary = PredictSummary(labeler.name, len(ids), done)
-        progress = _progress(labeler.name)
+        summary = PredictSummary(name, len(ids), done)
+        progress = _progress(name)
         with progress:
             task = progress.add_task("predict", total=len(todo))
 
             def advance(n: int) -> None:
                 progress.advance(task, n)
 
-            if (workers is None and not scheduler) or not todo:  # nothing to send out
+            if labeler is not None:
                 predict_items(store, labeler, todo, summary, advance)
-            else:
-                spec = resolve_labeler(store, labeler_name, batch, quantize, bf16, openvino)
-                _on_cluster(store, spec, labeler, todo, summary, advance, text, workers, scheduler)
+            elif spec is not None and todo:  # nothing to label, no cluster to start
+                _on_cluster(store, spec, todo, summary, advance, text, workers, scheduler)
     data = summary.as_json()
     if as_json:
         print_json(data)
         return
     out.print(
         table(
-            f"{labeler.name}: {data['predicted']} predicted, {done} already predicted (skipped)",
+            f"{name}: {data['predicted']} predicted, {done} already predicted (skipped)",
             ("label", "items"),
             sorted(summary.labels.items()),
         )
@@ -145,7 +147,6 @@ def predict(
 def _on_cluster(
     store: Store,
     spec: LabelerSpec,
-    labeler: Labeler,
     todo: list[int],
     summary: PredictSummary,
     advance: Callable[[int], None],
@@ -156,7 +157,10 @@ def _on_cluster(
     """The labeling on Dask workers; lost workers and skipped chunks are warned of."""
     from engines.dask_cluster import ClusterError, dask_client
 
-    fields = (text,) if text is not None else input_fields(labeler)
+    try:
+        fields = (text,) if text is not None else spec_fields(spec)
+    except (LabelerError, ValueError, OSError) as exc:
+        fail(str(exc))
     try:
         with dask_client(workers, scheduler, dashboard_address=None) as client:
             predict_items_on_cluster(

@@ -79,12 +79,15 @@ def predict_on_cluster(
     chunk: int,
     input_field: str | None = None,
     on_lost: Callable[[str], None] = lambda address: None,
+    on_skipped: Callable[[int], None] = lambda n: None,
 ) -> ClusterPredictOutcome:
     """Label ``todo`` on the cluster behind ``client``, ``chunk`` items per task, reading
     the commit texts of ``fields``. ``written`` stores one chunk's predictions (called on
-    this thread, one chunk at a time); ``on_lost`` hears of each worker that leaves."""
+    this thread, one chunk at a time); ``on_lost`` hears of each worker that leaves,
+    ``on_skipped`` how many items of a chunk have no commit text (nothing to label)."""
     waiting = deque(list(todo[start : start + chunk]) for start in range(0, len(todo), chunk))
     run = _Run(store, spec, tuple(fields), client, written, input_field, on_lost)
+    run.on_skipped = on_skipped
     return run.drain(waiting)
 
 
@@ -106,6 +109,7 @@ class _Run:
         self.watch = WorkerWatch(client)
         self.outcome = ClusterPredictOutcome()
         self.submitted = 0
+        self.on_skipped: Callable[[int], None] = lambda n: None
 
     def drain(self, waiting: deque[list[int]]) -> ClusterPredictOutcome:
         drive(self.client, self.running, lambda: self._turn(waiting))
@@ -124,6 +128,8 @@ class _Run:
             ids = waiting.popleft()
             texts = {f: commit_texts(self.store, ids, f) for f in self.fields}
             present = [i for i in ids if all(i in found for found in texts.values())]
+            if len(present) < len(ids):
+                self.on_skipped(len(ids) - len(present))
             if not present:
                 continue
             task = LabelTask(

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engines.labelers.base import Labeler
+from engines.labelers.base import Labeler, input_fields
+from engines.labelers.inputs import recorded_input
 from store import Store
 from store.models import ModelRow, current_model, get_model, latest_model, list_models
 
@@ -189,6 +190,25 @@ def build_labeler(spec: LabelerSpec, **options: Any) -> Labeler:
     from engines.labelers.tfidf import TfidfLabeler
 
     return TfidfLabeler(spec.path, spec.name)
+
+
+def spec_fields(spec: LabelerSpec) -> tuple[str, ...]:
+    """The commit texts the labeler ``spec`` describes reads, from what its training
+    recorded: what a driver sends to workers, learned without loading a model."""
+    if spec.family in RULE_LABELERS:
+        return input_fields(build_labeler(spec))
+    if spec.family == "ensemble":
+        fields: list[str] = []
+        for member in spec.members:
+            fields += [f for f in spec_fields(member) if f not in fields]
+        return tuple(fields)
+    if not spec.path or not Path(spec.path).is_dir():
+        raise LabelerError(f"{spec.name}: its directory {spec.path!r} is missing")
+    if spec.family == "student":
+        from engines.labelers.student.infer import read_meta
+    else:
+        from engines.labelers.tfidf import read_meta
+    return (recorded_input(read_meta(spec.path))["field"],)
 
 
 def load_labeler(
