@@ -343,7 +343,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--since", help="real-history mode: first day of the window")
     parser.add_argument("--until", help="real-history mode: last day of the window")
     parser.add_argument("--no-lizard", action="store_true", help="skip the lizard comparison")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        help="extraction worker processes of the curator run (0 or 1: threads only;"
+        " default: one per core), to compare threads with processes",
+    )
     args = parser.parse_args(argv)
+    if args.processes is not None:
+        from engines.commits import extract_pool
+
+        extract_pool.default_processes = lambda: args.processes  # type: ignore[assignment]
     if args.repo is not None:
         real = run_real(args.repo, args.since, args.until, lizard=not args.no_lizard)
         if args.json:
