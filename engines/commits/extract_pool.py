@@ -49,7 +49,8 @@ def processes_allowed() -> bool:
     return not multiprocessing.current_process().daemon
 
 
-def _failed(stat: CommitStat, exc: BaseException) -> Rejected:
+def failed_outcome(stat: CommitStat, exc: BaseException) -> Rejected:
+    """A commit that could not be read: one line saying why."""
     detail = flat(str(exc)) or type(exc).__name__
     return Rejected(stat.sha, "error", f"cannot read commit: {detail}")
 
@@ -74,7 +75,7 @@ class _Local:
             return extract_fast(git, self.cache, source, rev, stat, options)
         except Exception as exc:  # a damaged object or a parser failure: skip this commit
             self._local.git = None  # its pipes may be mid-answer: start afresh
-            return _failed(stat, exc)
+            return failed_outcome(stat, exc)
 
     def close(self) -> None:
         with self._lock:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engines.commits.extract import decode_message
-from engines.commits.extract_pool import PROCESS_AFTER, ExtractPool, Pending
+from engines.commits.extract_pool import PROCESS_AFTER, ExtractPool, Pending, failed_outcome
 from engines.commits.gitlog import CommitStat, CommitWindow, StatProblem, iter_commit_stats
 from engines.commits.languages import language_of
 from engines.commits.options import MineOptions
@@ -182,8 +182,7 @@ class _LizardPool:
                 self._opened.append(git)
             return lizard_extract(git, self.source, self.rev, stat, self.options)
         except Exception as exc:  # a damaged object or a parser failure: skip this commit
-            detail = flat(str(exc)) or type(exc).__name__
-            return Rejected(stat.sha, "error", f"cannot read commit: {detail}")
+            return failed_outcome(stat, exc)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
