@@ -94,3 +94,25 @@ def test_a_daemonic_process_extracts_in_threads(tmp_path: Path) -> None:
     assert child.exitcode == 0
     assert (allowed, mined) == (False, 8)
     assert processes_allowed()
+
+
+def test_a_file_most_commits_touch_spills_over_to_an_idle_worker(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    bodies = [f"y = y + {k}" for k in range(4)]
+    repo.commit("start", {"core.py": py_module(*bodies)})
+    for i in range(30):
+        bodies[i % 4] = f"y = y * {i + 2}"
+        repo.commit(f"change {i}", {"core.py": py_module(*bodies)})
+    options = MineOptions()
+    survivors = _survivors(repo.path, options)
+    pool = ExtractPool(repo.path, "repo", "main", options, processes=2, process_after=0)
+    try:
+        pending = [pool.submit(stat) for stat in survivors]  # faster than they are served
+        spread = {p.worker for p in pending}
+        outcomes = [pool.outcome(p) for p in pending]
+    finally:
+        pool.close()
+    assert spread == {0, 1}  # one path, yet both workers got a share
+    reference = list(mine_repository(repo.path, "repo", "main", options, processes=0))
+    assert _as_plain(outcomes) == _as_plain(reference)  # every commit survives the filter
+    assert sum(isinstance(o, Mined) for o in outcomes) == 30

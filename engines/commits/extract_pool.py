@@ -22,7 +22,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
-import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from engines.commits.outcomes import Outcome, Rejected, flat
 
 THREADS = 2
 PROCESS_AFTER = 32  # survivors extracted in threads before worker processes start
+SPILL = 8  # how much busier a path's worker may be before another takes the path over
 MAX_PROCESSES = 8
 
 
@@ -109,10 +109,12 @@ def _context() -> multiprocessing.context.BaseContext:
 
 @dataclass
 class Pending:
-    """A survivor handed to the pool, and where its outcome will come from."""
+    """A survivor handed to the pool, and where its outcome will come from (``worker``:
+    the index of its worker process, None when it is extracted here)."""
 
     stat: CommitStat
     future: Future[Outcome]
+    worker: int | None = None
 
 
 class ExtractPool:
@@ -140,18 +142,28 @@ class ExtractPool:
         self.workers: list[ProcessPoolExecutor | None] = []
         self.restarted = 0  # survivors extracted here again after their worker died
         self._seen = 0
+        self._home: dict[str, int] = {}  # the worker each path's versions go to
+        self._queued: list[int] = []  # survivors waiting on or in each worker
+        self._lock = threading.Lock()
 
     def submit(self, stat: CommitStat) -> Pending:
         self._seen += 1
         if self.processes and not self.workers and self._seen > self.process_after:
             self.workers = [self._start_worker() for _ in range(self.processes)]
-        worker = self._worker_for(stat)
-        if worker is not None:
+            self._queued = [0] * len(self.workers)
+        k = self._choose(stat)
+        worker = self.workers[k] if k is not None else None
+        if k is not None and worker is not None:
             try:
                 args = (self.source, self.rev, stat, self.options)
-                return Pending(stat, worker.submit(_extract_in_worker, *args))
+                future = worker.submit(_extract_in_worker, *args)
             except (BrokenProcessPool, RuntimeError):
-                self._drop(worker)
+                self._drop(k)
+            else:
+                with self._lock:
+                    self._queued[k] += 1
+                future.add_done_callback(lambda _, k=k: self._finished(k))
+                return Pending(stat, future, k)
         return Pending(stat, self._here(stat))
 
     def outcome(self, pending: Pending) -> Outcome:
@@ -160,9 +172,8 @@ class ExtractPool:
             return pending.future.result()
         except BrokenProcessPool:
             self.restarted += 1
-            worker = self._worker_for(pending.stat)
-            if worker is not None:
-                self._drop(worker)
+            if pending.worker is not None:
+                self._drop(pending.worker)
             return self.local.extract(self.source, self.rev, pending.stat, self.options)
 
     def close(self) -> None:
@@ -170,7 +181,7 @@ class ExtractPool:
         for worker in self.workers:
             if worker is not None:
                 worker.shutdown(wait=True, cancel_futures=True)
-        self.workers = []
+        self.workers, self._queued = [], []
         self.threads.shutdown(wait=True, cancel_futures=True)
         self.local.close()
 
@@ -189,12 +200,30 @@ class ExtractPool:
         except (OSError, ValueError):
             return None
 
-    def _worker_for(self, stat: CommitStat) -> ProcessPoolExecutor | None:
-        if not self.workers:
+    def _choose(self, stat: CommitStat) -> int | None:
+        """The worker for a survivor: where its path's earlier versions went (their parse
+        is there to start from), unless that worker has ``SPILL`` more survivors waiting
+        than the least busy one, which then takes the path over (one file that most
+        commits touch would otherwise keep one worker busy and the others idle)."""
+        live = [k for k, w in enumerate(self.workers) if w is not None]
+        if not live:
             return None
         key = stat.files[0].path if stat.files else stat.sha
-        return self.workers[zlib.crc32(key.encode("utf-8", "surrogatepass")) % len(self.workers)]
+        with self._lock:
+            least = min(live, key=self._queued.__getitem__)
+            home = self._home.get(key)
+            gone = home is None or self.workers[home] is None
+            if gone or self._queued[home] > self._queued[least] + SPILL:
+                home = least
+        self._home[key] = home
+        return home
 
-    def _drop(self, worker: ProcessPoolExecutor) -> None:
-        self.workers = [None if w is worker else w for w in self.workers]
-        worker.shutdown(wait=False, cancel_futures=True)
+    def _finished(self, k: int) -> None:
+        with self._lock:
+            self._queued[k] -= 1
+
+    def _drop(self, k: int) -> None:
+        worker = self.workers[k]
+        self.workers[k] = None
+        if worker is not None:
+            worker.shutdown(wait=False, cancel_futures=True)
