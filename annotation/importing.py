@@ -120,6 +120,8 @@ def read_csv(
 def read_records(
     path: Path, csv_columns: tuple[str, ...]
 ) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
+    if path.is_dir():
+        return [], [f"{path}: a folder, not a JSONL or CSV file"]
     if not path.is_file():
         return [], [f"{path}: no such file"]
     if path.suffix.lower() in (".csv", ".tsv"):

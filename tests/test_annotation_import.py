@@ -144,6 +144,12 @@ def test_missing_file(tmp_path: Path, store: Store) -> None:
         import_votes_file(store, tmp_path / "nothing.csv")
 
 
+def test_a_folder_is_named_as_one(tmp_path: Path, store: Store) -> None:
+    (tmp_path / "votes.jsonl").mkdir()
+    with pytest.raises(FileImportError, match=r"votes\.jsonl: a folder, not a JSONL or CSV"):
+        import_votes_file(store, tmp_path / "votes.jsonl")
+
+
 def test_kernel_items_are_pointed_to_their_miner(tmp_path: Path, store: Store) -> None:
     path = _jsonl(tmp_path / "k.jsonl", [{"id": "k1", "source": "__kernel void A() {}"}])
     with pytest.raises(FileImportError, match="curator mine kernels PATH"):
