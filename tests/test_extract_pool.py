@@ -116,3 +116,51 @@ def test_a_file_most_commits_touch_spills_over_to_an_idle_worker(tmp_path: Path)
     reference = list(mine_repository(repo.path, "repo", "main", options, processes=0))
     assert _as_plain(outcomes) == _as_plain(reference)  # every commit survives the filter
     assert sum(isinstance(o, Mined) for o in outcomes) == 30
+
+
+_HOLD_WORKERS = """
+import sys, time
+from pathlib import Path
+from engines.commits.extract_pool import ExtractPool
+from engines.commits.gitlog import CommitStat, iter_commit_stats
+from engines.commits.miner import cheap_filter
+from engines.commits.options import MineOptions
+
+if __name__ == "__main__":
+    repo, options = Path(sys.argv[1]), MineOptions()
+    stats = [s for s in iter_commit_stats(repo, "main", None, None, None, None)
+             if isinstance(s, CommitStat) and cheap_filter(s, options) is None]
+    pool = ExtractPool(repo, "repo", "main", options, processes=2, process_after=0)
+    for pending in [pool.submit(s) for s in stats]:
+        pool.outcome(pending)
+    print("ready", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_workers_and_their_git_processes_end_when_the_run_is_killed(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    import psutil
+
+    repo = _history(tmp_path, commits=12)
+    run = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_WORKERS, str(repo.path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    try:
+        assert run.stdout is not None and run.stdout.readline().strip() == "ready"
+        below = psutil.Process(run.pid).children(recursive=True)
+        commands = [" ".join(p.cmdline()) for p in below]
+        assert sum("forkserver" in c for c in commands) >= 2  # the server and a worker
+        assert any("cat-file" in c for c in commands)  # a worker's git process
+        os.kill(run.pid, signal.SIGKILL)
+        run.wait()
+        _, alive = psutil.wait_procs(below, timeout=20)
+        assert alive == []
+    finally:
+        if run.poll() is None:
+            run.kill()

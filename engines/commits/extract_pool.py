@@ -22,6 +22,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -87,8 +88,25 @@ class _Local:
 _WORKER: dict[str, _Local] = {}  # in a worker process: its own streams and cache
 
 
-def _start_worker(path: str) -> None:
+ORPHAN_CHECK_S = 1.0
+
+
+def _start_worker(path: str, run_pid: int) -> None:
     _WORKER["local"] = _Local(Path(path))
+    threading.Thread(target=_exit_with, args=(run_pid,), daemon=True).start()
+
+
+def _exit_with(run_pid: int) -> None:
+    """End this worker once the run that started it is gone (killed, say): a worker holds
+    its own task queue open, so it would wait on it, and keep its git processes, forever."""
+    while True:
+        time.sleep(ORPHAN_CHECK_S)
+        try:
+            os.kill(run_pid, 0)
+        except ProcessLookupError:
+            os._exit(0)
+        except PermissionError:  # the pid now belongs to another user's process
+            os._exit(0)
 
 
 def _extract_in_worker(source: str, rev: str, stat: CommitStat, options: MineOptions) -> Outcome:
@@ -195,7 +213,7 @@ class ExtractPool:
                 max_workers=1,
                 mp_context=context,
                 initializer=_start_worker,
-                initargs=(str(self.path),),
+                initargs=(str(self.path), os.getpid()),
             )
         except (OSError, ValueError):
             return None
