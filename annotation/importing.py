@@ -172,9 +172,21 @@ def parse_items(
             errors.append(f"{path}:{number}: {problem}")
             continue
         items.append(_imported(kind, key, record, path, model_input))
+    if records and not items and all(not _text(r, "id") for _, r in records):
+        raise FileImportError([_no_ids(path, records[0][1])])
     if errors:
         raise FileImportError(errors)
     return items
+
+
+def _no_ids(path: Path, first: dict[str, Any]) -> str:
+    """One line instead of one per row when no row has an id, with the likely fix."""
+    fields = ", ".join(repr(k) for k in list(first)[:6])
+    return (
+        f"{path}: no line has an 'id' (fields: {fields}); a labeled file goes in with"
+        " --label-field FIELD [--map VALUE=LABEL,...] [--text-field FIELD], e.g."
+        " --label-field target --map 1=perf,0=non-perf --text-field commit_message"
+    )
 
 
 def _check_fields(kind: str, record: dict[str, Any]) -> str | None:

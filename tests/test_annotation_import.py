@@ -144,6 +144,19 @@ def test_missing_file(tmp_path: Path, store: Store) -> None:
         import_votes_file(store, tmp_path / "nothing.csv")
 
 
+def test_a_file_without_ids_is_one_line_with_the_labeled_file_options(
+    tmp_path: Path, store: Store
+) -> None:
+    rows = [{"idx": i, "commit_message": f"speed up {i}", "target": i % 2} for i in range(50)]
+    path = _jsonl(tmp_path / "train.jsonl", rows)
+    with pytest.raises(FileImportError) as caught:
+        import_items_file(store, path, "commit", _model_input)
+    assert len(caught.value.errors) == 1
+    line = caught.value.errors[0]
+    assert "train.jsonl: no line has an 'id'" in line and "'commit_message'" in line
+    assert "--label-field" in line and "\n" not in line
+
+
 def test_a_folder_is_named_as_one(tmp_path: Path, store: Store) -> None:
     (tmp_path / "votes.jsonl").mkdir()
     with pytest.raises(FileImportError, match=r"votes\.jsonl: a folder, not a JSONL or CSV"):
