@@ -54,12 +54,21 @@ def settings(**flags: Any) -> Settings:
         fail(str(exc), EXIT_USAGE)
 
 
-def open_db(db: Path | None) -> Store:
+def open_db(db: Path | None, create: bool = True) -> Store:
     """Open the store the settings name (``--db`` first) or exit with a one-line error;
-    a long migration (search indexes for a large existing store) shows a bar."""
+    a long migration (search indexes for a large existing store) shows a bar. Commands
+    that only read pass ``create=False``: a mistyped path is an error, not a new empty
+    store (and new folders) that reads as "nothing here"."""
     bar = MigrationBar()
+    path = settings(db=db).db
+    if not create and not Path(path).exists():
+        fail(
+            f"{path}: no such database (`curator mine ...` or `curator import items ...`"
+            " create one; --db or $CURATOR_DB names another)",
+            EXIT_USAGE,
+        )
     try:
-        return open_store(settings(db=db).db, progress=bar)
+        return open_store(path, progress=bar)
     except StoreError as exc:
         fail(str(exc), EXIT_USAGE)
     finally:

@@ -362,3 +362,20 @@ def test_a_long_repository_list_in_process_shows_totals_and_lists_the_failures(
     assert "failed repositories by reason: not-found 31" in stdout
     assert summary_counts(result.stdout)["stored"] == len(fates["stored"])
     assert f"error: {missing[0]}: no such file or directory" in text(result.stderr)
+
+
+def test_a_command_that_only_reads_refuses_a_database_that_is_not_there(  # type: ignore[no-untyped-def]
+    cli, tmp_path: Path
+) -> None:
+    typo = tmp_path / "no" / "such.db"
+    for args in (
+        ["search", "cache"],
+        ["eval", "gt", "--labeler", "keyword@1"],
+        ["models", "list"],
+        ["agree", "gt"],
+        ["export", "v1", "--out", str(tmp_path / "out")],
+    ):
+        result = cli(*args, "--db", str(typo))
+        assert result.exit_code == 2, args
+        assert f"{typo}: no such database" in text(result.output), args
+    assert not typo.parent.exists()  # nothing was created on the way

@@ -33,7 +33,7 @@ def agree(
     db: DbOption = None,
 ) -> None:
     """Agreement: Cohen's kappa per pair, Fleiss' kappa, Krippendorff's alpha, per label."""
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         s = load_set(store, set_name)
         if by_annotator:
             quality = annotator_quality(store, s)

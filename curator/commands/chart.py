@@ -39,7 +39,7 @@ def chart_command(
     """Draw one chart: labels, agreement, threshold, audit, learning or active-learning."""
     if name not in CHARTS:
         fail(f"no chart {name!r}: use {', '.join(CHARTS)}", EXIT_USAGE)
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         try:
             chart = build_chart(store, name, set_name, labeler, family)
         except (ChartError, SetError) as exc:

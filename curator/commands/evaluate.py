@@ -48,7 +48,7 @@ def eval_command(
 ) -> None:
     """One table comparing labelers: precision, recall, F1 and FPR per class, accuracy;
     then each labeler's confusion matrix."""
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         s = load_set(store, set_name)
         try:
             results = [evaluate_on_set(store, s, lb, rule) for lb in labelers]

@@ -82,7 +82,7 @@ def list_command(
 ) -> None:
     """Every registered model, oldest first: base, training size, dev and eval F1(perf);
     * marks each family's current version (what FAMILY@current names)."""
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         rows = list_models(store, family)
         current = _current_names(store, rows)
     data = [
@@ -162,7 +162,7 @@ def promote_command(
 ) -> None:
     """Make a version its family's current one: FAMILY@current then names it."""
     who = annotator_or_login(by)
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         row = _resolve(store, name)
         try:
             done = promote_model(
@@ -213,7 +213,7 @@ def history_command(
     db: DbOption = None,
 ) -> None:
     """Every promotion, oldest first: when, which version replaced which, by whom, why."""
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         data = _history(promotions(store, family))
     if as_json:
         print_json(data)
@@ -249,7 +249,7 @@ def show_command(
 ) -> None:
     """One model: base, training data, the input it learned from, its decision threshold
     and how it was chosen, dev/eval scores, calibration error (ECE) and reliability."""
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         row = _resolve(store, name, current=True)
         data = model_report(row, row.name in _current_names(store, [row]))
     if as_json:

@@ -139,7 +139,7 @@ def export_command(
         created_at=created_at,
         sign_key=sign,
     )
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         try:
             with _progress() as progress:
                 result = export_release(store, out_dir, options, _Counter(progress))

@@ -62,7 +62,7 @@ def search_command(
     except SearchError as exc:
         fail(str(exc), EXIT_USAGE)
     request = SearchRequest(query, kind, set_name, label, labeler, pair, limit)
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         try:
             found = run_search(store, request)
         except SearchError as exc:
