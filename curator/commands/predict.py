@@ -113,7 +113,8 @@ def predict(
             labeler = None if spec else load_labeler(store, labeler_name, *options)
         except (LabelerError, ValueError, OSError) as exc:
             fail(str(exc))
-        name = spec.name if spec is not None else labeler.name if labeler else labeler_name
+        assert spec is not None or labeler is not None  # fail() exits otherwise
+        name = spec.name if spec is not None else labeler.name
         todo, done = items_to_predict(store, name, ids, limit)
         if (warning := input_warning(store, name, todo, text)) is not None:
             warn(warning)

@@ -11,10 +11,12 @@ when there is more to do; small repositories (and the tests' generated ones) nev
 start them. A daemonic process (a Dask worker) may not have children: it uses threads.
 
 Each worker process owns its git streams and its cache of parsed blobs. A survivor goes
-to the worker chosen by its first file's path, so every version of a file meets the
-parse of its previous version there and is parsed incrementally, as in one process. A
-worker that dies (killed, out of memory) costs nothing but time: its commits are
-extracted again in this process, and the rest of its share stays here.
+to the worker its first file's earlier versions went to, so it is parsed incrementally
+from the previous version, as in one process, unless that worker is ``SPILL`` survivors
+busier than the least busy one (see :meth:`ExtractPool._choose`). A worker that dies
+(killed, out of memory) costs nothing but time: its commits are extracted again in this
+process, and its share goes to the workers left. A worker also ends when the run's
+process is gone.
 """
 
 from __future__ import annotations
@@ -86,8 +88,6 @@ class _Local:
 
 
 _WORKER: dict[str, _Local] = {}  # in a worker process: its own streams and cache
-
-
 ORPHAN_CHECK_S = 1.0
 
 
@@ -103,9 +103,7 @@ def _exit_with(run_pid: int) -> None:
         time.sleep(ORPHAN_CHECK_S)
         try:
             os.kill(run_pid, 0)
-        except ProcessLookupError:
-            os._exit(0)
-        except PermissionError:  # the pid now belongs to another user's process
+        except (ProcessLookupError, PermissionError):  # gone, or its pid reused by another
             os._exit(0)
 
 

@@ -86,8 +86,7 @@ def predict_on_cluster(
     this thread, one chunk at a time); ``on_lost`` hears of each worker that leaves,
     ``on_skipped`` how many items of a chunk have no commit text (nothing to label)."""
     waiting = deque(list(todo[start : start + chunk]) for start in range(0, len(todo), chunk))
-    run = _Run(store, spec, tuple(fields), client, written, input_field, on_lost)
-    run.on_skipped = on_skipped
+    run = _Run(store, spec, tuple(fields), client, written, input_field, on_lost, on_skipped)
     return run.drain(waiting)
 
 
@@ -101,15 +100,16 @@ class _Run:
         written: Written,
         input_field: str | None,
         on_lost: Callable[[str], None],
+        on_skipped: Callable[[int], None],
     ) -> None:
         self.store, self.spec, self.fields, self.client = store, spec, fields, client
         self.written, self.input_field, self.on_lost = written, input_field, on_lost
+        self.on_skipped = on_skipped
         self.token = uuid.uuid4().hex[:8]  # keys stay unique on a long-lived scheduler
         self.running: dict[str, tuple[list[int], Future]] = {}
         self.watch = WorkerWatch(client)
         self.outcome = ClusterPredictOutcome()
         self.submitted = 0
-        self.on_skipped: Callable[[int], None] = lambda n: None
 
     def drain(self, waiting: deque[list[int]]) -> ClusterPredictOutcome:
         drive(self.client, self.running, lambda: self._turn(waiting))

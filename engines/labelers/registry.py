@@ -170,8 +170,7 @@ def build_labeler(spec: LabelerSpec, **options: Any) -> Labeler:
     """Build the labeler a spec describes (rule labelers take ``options``)."""
     if spec.family in RULE_LABELERS:
         return RULE_LABELERS[spec.family](spec.version, **options)
-    if not spec.path or not Path(spec.path).is_dir():
-        raise LabelerError(f"{spec.name}: its directory {spec.path!r} is missing")
+    _check_directory(spec)
     if spec.family == "ensemble":
         from engines.labelers.ensemble import EnsembleLabeler
 
@@ -192,6 +191,12 @@ def build_labeler(spec: LabelerSpec, **options: Any) -> Labeler:
     return TfidfLabeler(spec.path, spec.name)
 
 
+def _check_directory(spec: LabelerSpec) -> None:
+    """Raise :class:`LabelerError` when a trained labeler's model directory is gone."""
+    if not spec.path or not Path(spec.path).is_dir():
+        raise LabelerError(f"{spec.name}: its directory {spec.path!r} is missing")
+
+
 def spec_fields(spec: LabelerSpec) -> tuple[str, ...]:
     """The commit texts the labeler ``spec`` describes reads, from what its training
     recorded: what a driver sends to workers, learned without loading a model."""
@@ -202,8 +207,7 @@ def spec_fields(spec: LabelerSpec) -> tuple[str, ...]:
         for member in spec.members:
             fields += [f for f in spec_fields(member) if f not in fields]
         return tuple(fields)
-    if not spec.path or not Path(spec.path).is_dir():
-        raise LabelerError(f"{spec.name}: its directory {spec.path!r} is missing")
+    _check_directory(spec)
     if spec.family == "student":
         from engines.labelers.student.infer import read_meta
     else:
