@@ -46,7 +46,11 @@ class Key:
     kind: str  # "path", "str" or "int"
     help: str
     secret: bool = False
+    bounds: tuple[int, int] | None = None  # an int's lowest and highest value
 
+
+MAX_KERNEL_MEMORY_MB = 1 << 24  # 16 TiB: more than any machine, and it fits an rlimit
+MAX_LEASE_MINUTES = 525_600  # a year
 
 KEYS: tuple[Key, ...] = (
     Key("db", "CURATOR_DB", "db", "path", "the SQLite database"),
@@ -66,6 +70,7 @@ KEYS: tuple[Key, ...] = (
         "kernels.memory_mb",
         "int",
         "memory cap of the kernel-check child process in MB (0: none)",
+        bounds=(0, MAX_KERNEL_MEMORY_MB),
     ),
     Key(
         "lease_minutes",
@@ -73,6 +78,7 @@ KEYS: tuple[Key, ...] = (
         "annotation.lease_minutes",
         "int",
         "minutes a routed item stays claimed by the annotator it was served to",
+        bounds=(1, MAX_LEASE_MINUTES),
     ),
     Key(
         "teacher_api_key",
@@ -168,11 +174,15 @@ def _convert(key: Key, value: Any, where: str, base: Path | None = None) -> Any:
         if isinstance(value, bool):
             raise SettingsError(f"{where}: {key.toml} must be a whole number, not {value!r}")
         try:
-            return int(value)
-        except (TypeError, ValueError):
+            number = int(value)
+        except (TypeError, ValueError, OverflowError):  # OverflowError: inf in TOML
             raise SettingsError(
                 f"{where}: {key.toml} must be a whole number, not {value!r}"
             ) from None
+        if key.bounds is not None and not key.bounds[0] <= number <= key.bounds[1]:
+            low, high = key.bounds
+            raise SettingsError(f"{where}: {key.toml} must be from {low} to {high}, not {number}")
+        return number
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     if not isinstance(value, str):

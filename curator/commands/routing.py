@@ -14,6 +14,7 @@ from curator.commands.options import AnnotatorOption, DbOption, JsonOption
 from curator.console import out
 from curator.presentation.cli_output import fail, load_set, print_json
 from curator.presentation.text import one_line
+from curator.settings import MAX_LEASE_MINUTES
 from store.items import find_by_id
 
 
@@ -23,7 +24,10 @@ def next_command(
     lease: Annotated[
         int | None,
         typer.Option(
-            "--lease", min=1, help="Minutes to hold the item (default: annotation.lease_minutes)."
+            "--lease",
+            min=1,
+            max=MAX_LEASE_MINUTES,
+            help="Minutes to hold the item (default: annotation.lease_minutes).",
         ),
     ] = None,
     release_claims: Annotated[

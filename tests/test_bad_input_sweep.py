@@ -1,0 +1,92 @@
+"""Careless and hostile arguments, settings and files found by a sweep of every command:
+each ends in one ``error:`` line naming what is wrong (or a usage error naming the
+option), never in a traceback or an ``unexpected`` error, and nothing stored is lost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from curator.cli import app
+from store import open_store
+from tests import raw_sql
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_data" / "annotation"
+HUGE = "99999999999999999999"  # more than SQLite's (and C's) 64-bit integers hold
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """gt-sample imported with its three annotators' votes."""
+    path = tmp_path / "sweep.db"
+    runner = CliRunner()
+    made = runner.invoke(
+        app, ["--db", str(path), "import", "items", str(SAMPLE / "items.jsonl"), "--set", "gt"]
+    )
+    assert made.exit_code == 0, made.output
+    voted = runner.invoke(app, ["--db", str(path), "import", "votes", str(SAMPLE / "votes.csv")])
+    assert voted.exit_code == 0, voted.output
+    return path
+
+
+def run(db: Path, *args: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    result = CliRunner().invoke(
+        app, ["--db", str(db), *args], env={"COLUMNS": "200", **(env or {})}
+    )
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        f"{type(result.exception).__name__}: {result.exception}"
+    )
+    assert "Traceback" not in result.output and "unexpected" not in result.output, result.output
+    return result
+
+
+def error_line(result, code: int = 1) -> str:  # type: ignore[no-untyped-def]
+    """The one ``error:`` line of a refused command."""
+    assert result.exit_code == code, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+def usage_error(result, option: str) -> None:  # type: ignore[no-untyped-def]
+    """click's usage error (exit 2) naming the option."""
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for '{option}'" in result.output, result.output
+
+
+def counts(db: Path) -> tuple[int, ...]:
+    with open_store(db) as store:
+        return tuple(
+            int(raw_sql.scalar(store, f"SELECT COUNT(*) FROM {table}"))  # type: ignore[arg-type]
+            for table in ("items", "votes", "sets", "predictions", "releases")
+        )
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("CURATOR_LEASE_MINUTES", HUGE),
+        ("CURATOR_LEASE_MINUTES", "0"),
+        ("CURATOR_WORKER_MEMORY_MB", "-1"),
+        ("CURATOR_WORKER_MEMORY_MB", HUGE),
+    ],
+)
+def test_integer_settings_out_of_range_are_named(db: Path, variable: str, value: str) -> None:
+    line = error_line(run(db, "next", "gt", "-a", "zoe", env={variable: value}), 2)
+    assert line.startswith(f"error: ${variable}: ") and f"not {value}" in line
+
+
+def test_infinite_lease_in_toml_is_named(db: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "curator.toml").write_text("[annotation]\nlease_minutes = 1e400\n")
+    line = error_line(run(db, "next", "gt", "-a", "zoe"), 2)
+    assert line.startswith(f"error: {tmp_path / 'curator.toml'}:2: annotation.lease_minutes")
+
+
+def test_huge_lease_flag_is_a_usage_error(db: Path) -> None:
+    before = counts(db)
+    usage_error(run(db, "next", "gt", "-a", "zoe", "--lease", HUGE), "--lease")
+    assert counts(db) == before
