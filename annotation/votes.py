@@ -21,13 +21,13 @@ def resolve_item(store: Store, ref: str, kind: str | None = None) -> ItemRef:
     A bare number is taken as a key first; when it is both some item's key and another
     item's internal id the caller must say which (``#N`` for the id, or ``--kind``)."""
     text = ref.strip()
-    if text.startswith("#") and text[1:].isdigit():
+    if text.startswith("#") and text[1:].isdecimal():
         found = find_by_id(store, int(text[1:]))
         if found is None or (kind is not None and found.kind != kind):
             raise VoteError(f"no item with id {text}")
         return found
     by_key = find_by_key(store, text, kind)
-    by_id = find_by_id(store, int(text)) if text.isdigit() else None
+    by_id = find_by_id(store, int(text)) if text.isdecimal() else None
     if by_id is not None and kind is not None and by_id.kind != kind:
         by_id = None
     if len(by_key) > 1:

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from store.connection import Store
+from store.items import MAX_ID
 
 
 def item_row(store: Store, item_id: int) -> dict[str, Any] | None:
@@ -50,6 +51,8 @@ def latest_item_predictions(store: Store, item_id: int) -> list[dict[str, Any]]:
 
 def set_position(store: Store, set_id: int, item_id: int) -> int | None:
     """Where an item sits in a set, or None when it is not a member."""
+    if not 0 < item_id <= MAX_ID:
+        return None
     row = store._conn.execute(
         "SELECT position FROM set_items WHERE set_id = ? AND item_id = ?", (set_id, item_id)
     ).fetchone()

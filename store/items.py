@@ -104,7 +104,13 @@ def find_by_key(store: Store, key: str, kind: str | None = None) -> list[ItemRef
     return [ItemRef(*row) for row in store._conn.execute(sql + " ORDER BY kind", params)]
 
 
+MAX_ID = 2**63 - 1
+"""SQLite's largest integer: no row has a larger id (and a larger one cannot be bound)."""
+
+
 def find_by_id(store: Store, item_id: int) -> ItemRef | None:
+    if not 0 < item_id <= MAX_ID:
+        return None
     row = store._conn.execute(
         "SELECT id, kind, key, source, language FROM items WHERE id = ?", (item_id,)
     ).fetchone()

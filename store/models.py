@@ -67,7 +67,7 @@ def _versions(conn: sqlite3.Connection, family: str) -> list[int]:
         "SELECT name FROM models WHERE name LIKE ? ESCAPE '\\'", (_like(family),)
     ).fetchall()
     tails = (n[0].rsplit("@", 1)[1] for n in names)
-    return sorted(int(t) for t in tails if t.isdigit())
+    return sorted(int(t) for t in tails if t.isdecimal())
 
 
 def get_model(store: Store, name: str) -> ModelRow | None:

@@ -300,7 +300,7 @@ def labeler_versions(store: Store, name: str) -> list[str]:
 
     def version(label: str) -> tuple[int, str]:
         tail = label.rsplit("@", 1)[1]
-        return (int(tail), label) if tail.isdigit() else (-1, label)
+        return (int(tail), label) if tail.isdecimal() else (-1, label)
 
     return sorted(found, key=version)
 

@@ -90,3 +90,24 @@ def test_huge_lease_flag_is_a_usage_error(db: Path) -> None:
     before = counts(db)
     usage_error(run(db, "next", "gt", "-a", "zoe", "--lease", HUGE), "--lease")
     assert counts(db) == before
+
+
+@pytest.mark.parametrize("ref", [f"#{HUGE}", HUGE, "#²", "²"])
+def test_vote_on_an_id_no_item_can_have_is_no_such_item(db: Path, ref: str) -> None:
+    before = counts(db)
+    line = error_line(run(db, "vote", ref, "perf", "-a", "zoe"))
+    assert line.startswith("error: no item ") and ref in line
+    assert counts(db) == before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("train", "--curve", "²", "--votes", "gt", "--from-model", "student@1"),
+        ("models", "show", "student@²"),
+        ("predict", "--labeler", "keyword@²", "gt"),
+    ],
+)
+def test_superscript_digits_are_not_numbers(db: Path, args: tuple[str, ...]) -> None:
+    # str.isdigit() is true of '²', which int() refuses
+    assert "²" in error_line(run(db, *args), 2 if args[0] in ("train", "models") else 1)

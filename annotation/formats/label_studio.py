@@ -31,7 +31,7 @@ def _annotator(annotation: dict[str, Any]) -> str:
     named = text_of(annotation.get("created_username"))
     if named and named.strip():
         name, _, user_id = named.strip().rpartition(",")
-        return (name if name.strip() and user_id.strip().isdigit() else named).strip()
+        return (name if name.strip() and user_id.strip().isdecimal() else named).strip()
     return f"label-studio-user-{by}" if by is not None else ""
 
 

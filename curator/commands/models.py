@@ -138,7 +138,7 @@ def _resolve(store: Store, name: str, current: bool = False) -> ModelRow:
     registered model, or exit with one line."""
     family, sep, version = name.rpartition("@")
     named = version in ("latest", "current") if current else version == "latest"
-    if not sep or not family or not (named or version.isdigit()):
+    if not sep or not family or not (named or version.isdecimal()):
         also = ", FAMILY@latest or FAMILY@current" if current else " or FAMILY@latest"
         fail(f"{name!r}: give FAMILY@N{also}, e.g. student@3", EXIT_USAGE)
     try:

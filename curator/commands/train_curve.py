@@ -32,7 +32,7 @@ from curator.training import TrainingRefused
 def parse_sizes(text: str) -> tuple[int, ...]:
     """``50,100,200`` -> (50, 100, 200); a one-line usage error otherwise."""
     parts = [part.strip() for part in text.split(",") if part.strip()]
-    if not parts or not all(part.isdigit() and int(part) > 0 for part in parts):
+    if not parts or not all(part.isdecimal() and int(part) > 0 for part in parts):
         fail(f"--curve takes positive sizes, e.g. 50,100,200,400, not {text!r}", EXIT_USAGE)
     return tuple(int(part) for part in parts)
 

@@ -122,7 +122,7 @@ def _pid_alive(pid: int) -> bool:
 
 def _dead_owner(path: Path) -> bool:
     pid = path.name.rsplit("-", 1)[-1]
-    return pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid))
+    return pid.isdecimal() and int(pid) != os.getpid() and not _pid_alive(int(pid))
 
 
 def clear_stale_partials(target: Path) -> list[Path]:

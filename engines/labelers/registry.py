@@ -34,7 +34,7 @@ def _keyword(version: str, **_: Any) -> Labeler:
 
     if version == "latest":
         return KeywordLabeler()
-    if not version.isdigit():
+    if not version.isdecimal():
         raise LabelerError(f"keyword@{version}: a version is a number or 'latest'")
     try:
         return KeywordLabeler(packaged_terms(int(version)))

@@ -54,7 +54,7 @@ def floor_terms(block: Mapping[str, Any] | None) -> TermList:
     """The term list a floor record names (``keyword@1`` keeps version 1's list)."""
     name = str((block or {}).get("labeler", ""))
     version = name.rpartition("@")[2]
-    return packaged_terms(int(version) if version.isdigit() else None)
+    return packaged_terms(int(version) if version.isdecimal() else None)
 
 
 def rule_fires(text: str, terms: TermList | None = None) -> bool:

@@ -344,7 +344,7 @@ class LabelScreen(LabelKeysScreen):
     @work(thread=True, exclusive=True, group="search")
     def _search(self, text: str) -> None:
         service = self.curation
-        if text.startswith("#") and text[1:].isdigit():
+        if text.startswith("#") and text[1:].isdecimal():
             entry = service.position_of(self.set_row, int(text[1:]))
             hits = (
                 []
