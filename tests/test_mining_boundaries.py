@@ -16,9 +16,11 @@ import lizard
 import pytest
 
 from engines.commits.boundaries import _changed_runs, function_spans, parse, spans_at
-from engines.commits.extract import changed_lines, hunk_ranges
+from engines.commits.extract import TreeCache, changed_lines, extract_fast, hunk_ranges
+from engines.commits.gitlog import iter_commit_stats
+from engines.commits.gitstream import GitStreams
 from engines.commits.macros import unmacro
-from engines.commits.miner import Mined, mine_repository
+from engines.commits.miner import Filtered, Mined, mine_repository
 from engines.commits.options import MineOptions
 from tests.gitrepo import GitRepo
 
@@ -445,3 +447,28 @@ first(void)
     found = sorted((s.name, s.start, s.end) for s in function_spans("cmp.c", text.encode()))
     assert found == _lizard("cmp.c", text)
     assert ("compare", 2, 13) in found
+
+
+def test_a_side_that_changes_too_many_functions_spares_the_parse_of_the_other(
+    tmp_path: Path,
+) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    two = "def f(x):\n    return x\n\n\ndef g(x):\n    return x\n"
+    repo.commit("add", {"a.py": two, "notes.txt": "-"})  # two files: a.py is never parsed
+    both = two.replace("return x", "x += 1\n    return x")
+    repo.commit("touch f and g (added lines only)", {"a.py": both})
+    one = both.replace("def g(x):\n    x += 1\n", "def g(x):\n")
+    repo.commit("notes", {"a.py": one, "notes.txt": "--"})
+    repo.commit("touch g again", {"a.py": one.replace("def g(x):\n", "def g(x):\n    x -= 1\n")})
+    stats = [s for s in iter_commit_stats(repo.path, "main", None, None, None, None)]
+    git, cache, options = GitStreams(repo.path), TreeCache(), MineOptions()
+    try:
+        overflow = extract_fast(git, cache, "repo", "main", stats[1], options)
+        assert overflow == Filtered(stats[1].sha, "too-many-functions")
+        assert cache.misses == 1  # the version after: the one before was never read
+        kept = extract_fast(git, cache, "repo", "main", stats[3], options)
+        assert isinstance(kept, Mined) and kept.row.functions == ["g"]
+        assert "x -= 1" in kept.row.code_after and "x -= 1" not in kept.row.code_before
+        assert cache.misses == 3  # both versions of a.py, after first, then before
+    finally:
+        git.close()

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import re
 import threading
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from itertools import accumulate, pairwise, repeat
+from itertools import accumulate, pairwise
 from typing import Any
 
 from engines.commits.languages import language_of
@@ -118,39 +118,54 @@ def _edit(tree: Any, previous: Parsed, text: bytes, paragraphs: list[bytes]) -> 
     per run of changed paragraphs, so that tree-sitter re-parses only those runs (one
     edit from the first difference to the last would re-parse everything between)."""
     old = previous.paragraphs
-    old_at, new_at = _Positions(old), _Positions(paragraphs)
-    for oi, oj, ni, nj in reversed(_changed_runs(old, paragraphs)):
+    old_at, new_at = _Positions(old, previous.text), _Positions(paragraphs, text)
+    edits = []
+    for oi, oj, ni, nj in _changed_runs(old, paragraphs):  # in order: rows counted once
         if oi == len(old) or ni == len(paragraphs):  # at the end: the paragraph before
             oi, ni = oi - 1, ni - 1  # too, so that both runs start on a paragraph
         start, row, _ = old_at[oi]
         new_start, new_row, _ = new_at[ni]
         old_end, old_end_row, old_end_column = old_at[oj]
         new_end, new_end_row, new_end_column = new_at[nj]
-        tree.edit(
-            start,
-            old_end,
-            start + new_end - new_start,
-            (row, 0),
-            (old_end_row, old_end_column),
-            (row + new_end_row - new_row, new_end_column),
+        edits.append(
+            (
+                start,
+                old_end,
+                start + new_end - new_start,
+                (row, 0),
+                (old_end_row, old_end_column),
+                (row + new_end_row - new_row, new_end_column),
+            )
         )
+    for edit in reversed(edits):  # last first, so that earlier offsets still hold
+        tree.edit(*edit)
 
 
 class _Positions:
-    """Where each paragraph starts (byte, row, column 0; paragraphs are joined by blank
-    lines, two bytes and two rows), and at index ``len(paragraphs)`` where the text ends."""
+    """Where each paragraph of ``text`` starts (byte, row, column 0; paragraphs are joined
+    by blank lines, two bytes and two rows), and at index ``len(paragraphs)`` where the
+    text ends. Rows are counted only for the paragraphs asked about: an edit needs a
+    handful of the thousands of paragraphs a large file has."""
 
-    def __init__(self, paragraphs: list[bytes]) -> None:
-        self.paragraphs = paragraphs
+    def __init__(self, paragraphs: list[bytes], text: bytes) -> None:
+        self.paragraphs, self.text = paragraphs, text
         self.bytes = list(accumulate(map(len, paragraphs), initial=0))
-        self.rows = list(accumulate(map(bytes.count, paragraphs, repeat(b"\n")), initial=0))
+        self._offsets = [0]  # offsets whose row is known, ascending, and those rows
+        self._rows = [0]
 
     def __getitem__(self, k: int) -> tuple[int, int, int]:
         if k < len(self.paragraphs):
-            return self.bytes[k] + 2 * k, self.rows[k] + 2 * k, 0
-        last = self.paragraphs[-1]
-        column = len(last) - last.rfind(b"\n") - 1
-        return self.bytes[k] + 2 * k - 2, self.rows[k] + 2 * k - 2, column
+            offset = self.bytes[k] + 2 * k
+            return offset, self._row(offset), 0
+        text = self.text
+        return len(text), self._row(len(text)), len(text) - text.rfind(b"\n") - 1
+
+    def _row(self, offset: int) -> int:
+        at = bisect_right(self._offsets, offset) - 1
+        row = self._rows[at] + self.text.count(b"\n", self._offsets[at], offset)
+        self._offsets.insert(at + 1, offset)
+        self._rows.insert(at + 1, row)
+        return row
 
 
 def _changed_runs(old: list[bytes], new: list[bytes]) -> list[tuple[int, int, int, int]]:

@@ -45,9 +45,22 @@ class TreeCache:
         self.hits = 0
         self.misses = 0
 
+    def has(self, oid: str) -> bool:
+        """Whether the blob ``oid`` is parsed already."""
+        with self._lock:
+            return oid in self._trees
+
     def get(
-        self, oid: str, path: str, read: Callable[[], bytes | None], previous: Parsed | None = None
+        self,
+        oid: str,
+        path: str,
+        read: Callable[[], bytes | None],
+        previous: Parsed | None = None,
+        latest: bool = True,
     ) -> Parsed | None:
+        """The parse of blob ``oid`` (the text of ``path``). ``latest=False`` is for an
+        older version than the last one parsed: later versions are then still parsed
+        from the newest one."""
         with self._lock:
             if oid in self._trees:
                 self._trees.move_to_end(oid)
@@ -62,7 +75,7 @@ class TreeCache:
             self._trees[oid] = parsed
             if len(self._trees) > self.size:
                 self._trees.popitem(last=False)
-            if parsed is not None:
+            if parsed is not None and (latest or path not in self._latest):
                 self._latest[path] = parsed
                 self._latest.move_to_end(path)
                 if len(self._latest) > self.size:
@@ -101,6 +114,7 @@ class _Touched:
 class _Changed:
     names: list[str] = field(default_factory=list)
     files: list[_Touched] = field(default_factory=list)
+    overflow: bool = False  # more functions than a commit may change: no need to go on
 
 
 def changed_lines(diff: str) -> tuple[list[int], list[int]]:
@@ -166,11 +180,11 @@ def extract_fast(
         )
     changed = _Changed()
     for p, text in zip(patches, texts, strict=True):
-        _collect(git, cache, p, text, changed)
+        _collect(git, cache, p, text, changed, options.max_functions - len(changed.names))
+        if changed.overflow:
+            return Filtered(stat.sha, "too-many-functions")
     if not changed.names:
         return Filtered(stat.sha, "no-function")
-    if len(changed.names) > options.max_functions:
-        return Filtered(stat.sha, "too-many-functions")
 
     message, valid = decode_message(commit.raw)
     warnings = () if valid else ("message is not valid UTF-8; undecodable bytes were replaced",)
@@ -213,28 +227,49 @@ def hunk_ranges(diff: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]
     return old, new
 
 
-def _collect(git: GitStreams, cache: TreeCache, p: FilePatch, text: str, out: _Changed) -> None:
+def _collect(
+    git: GitStreams, cache: TreeCache, p: FilePatch, text: str, out: _Changed, limit: int
+) -> None:
+    """Add the functions ``p`` changes to ``out``; more than ``limit`` of them sets
+    ``out.overflow`` and may stop early.
+
+    When the file's version before the commit is not parsed yet (the commit that last
+    changed it did not pass the cheap filter), the version after is parsed first: if
+    its side alone already changes too many functions, or changes none and nothing was
+    deleted, the version before is never needed."""
     added, deleted = changed_lines(text)
     if not added and not deleted:
         return
     path = _path_of(p)
-    before = after = None
-    if p.old_oid != NULL_OID:
-        before = cache.get(p.old_oid, p.old_path or path, lambda: git.blob(p.old_oid))
-    if p.new_oid != NULL_OID:
-        after = cache.get(p.new_oid, path, lambda: git.blob(p.new_oid), before)
     old_ranges, new_ranges = hunk_ranges(text)
-    before_spans = spans_at(before, old_ranges) if before is not None else []
-    after_spans = spans_at(after, new_ranges) if after is not None else []
-    touched: dict[str, Span] = {}
-    for span in _touched(before_spans, deleted):
-        touched.setdefault(span.long_name, span)
-    for span in _touched(after_spans, added):
-        touched[span.long_name] = span  # the new side wins, as in PyDriller's set union
+    has_before, has_after = p.old_oid != NULL_OID, p.new_oid != NULL_OID
+    before = after = None
+    before_spans: list[Span] = []
+    before_touched: dict[str, Span] = {}
+    if has_before and (not has_after or cache.has(p.old_oid)):
+        before = cache.get(p.old_oid, p.old_path or path, lambda: git.blob(p.old_oid))
+        before_spans, before_touched = _side(before, old_ranges, deleted, last_wins=False)
+        if len(before_touched) > limit:
+            out.overflow = True
+            return
+    if has_after:
+        after = cache.get(p.new_oid, path, lambda: git.blob(p.new_oid), before)
+    after_spans, after_touched = _side(after, new_ranges, added, last_wins=True)
+    if len(after_touched) > limit:
+        out.overflow = True
+        return
+    if has_before and before is None and (deleted or after_touched):
+        before = cache.get(
+            p.old_oid, p.old_path or path, lambda: git.blob(p.old_oid), after, latest=False
+        )
+        before_spans, before_touched = _side(before, old_ranges, deleted, last_wins=False)
+    touched = before_touched | after_touched  # the new side wins, as in PyDriller's union
     if not touched:
         return
     spans = sorted(touched.values(), key=lambda s: (s.start, s.long_name))
     out.names.extend(s.name for s in spans)
+    if len(spans) > limit:
+        out.overflow = True
     out.files.append(
         _Touched(
             spans,
@@ -244,6 +279,21 @@ def _collect(git: GitStreams, cache: TreeCache, p: FilePatch, text: str, out: _C
             {s.long_name: s for s in after_spans},
         )
     )
+
+
+def _side(
+    parsed: Parsed | None, ranges: list[tuple[int, int]], lines: list[int], last_wins: bool
+) -> tuple[list[Span], dict[str, Span]]:
+    """One side of a file pair: the functions its hunks overlap, and those of them that
+    hold one of ``lines`` (the added lines after, the deleted ones before), by key; of
+    two with one key, the first or (``last_wins``) the last, as PyDriller keeps them."""
+    if parsed is None:
+        return [], {}
+    spans = spans_at(parsed, ranges)
+    touched = _touched(spans, lines)
+    if not last_wins:
+        touched.reverse()
+    return spans, {s.long_name: s for s in touched}
 
 
 _MANY = 64  # occurrences of a name beyond which the whole file is read instead

@@ -12,6 +12,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from engines.commits.gitlog import GitError, git_env, run_git
 
@@ -49,6 +50,7 @@ class GitStreams:
         # a parentless commit prints only its own header line here: our end-of-answer mark
         self._sentinel = roots[0] if roots else None
         self._diff = self._start("diff-tree", "--stdin", *_DIFF_ARGS)
+        self._buffer = bytearray()  # what was read of diff-tree's output past the last answer
 
     def _start(self, *args: str) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
@@ -96,21 +98,37 @@ class GitStreams:
         assert diff.stdin is not None and diff.stdout is not None
         diff.stdin.write(f"{sha}\n{self._sentinel}\n\n".encode())
         diff.stdin.flush()
-        first = diff.stdout.readline()
-        while first == b"\n":  # what the previous answer's end mark left behind
-            first = diff.stdout.readline()
-        if first.strip() != sha.encode():
-            raise GitError(f"git diff-tree gave no answer for {sha[:12]}")
-        mark = self._sentinel.encode() + b"\n"
-        chunks = []
+        answer = self._answer(diff.stdout, sha)
+        return parse_patch(answer)
+
+    def _answer(self, out: IO[bytes], sha: str) -> bytes:
+        """One answer of ``diff-tree --stdin``: the line naming ``sha``, the patch, and the
+        sentinel's line as the end mark (then a blank line, skipped before the next
+        answer). Read in blocks, not line by line: a patch can run to thousands of lines."""
+        assert self._sentinel is not None
+        buffer = self._buffer
+        head = sha.encode() + b"\n"
+        mark = b"\n" + self._sentinel.encode() + b"\n"
         while True:
-            line = diff.stdout.readline()
-            if not line:
-                raise GitError(f"git diff-tree stopped while reading {sha[:12]}")
-            if line == mark:
+            del buffer[: len(buffer) - len(buffer.lstrip(b"\n"))]
+            if len(buffer) >= len(head):
                 break
-            chunks.append(line)
-        return parse_patch(b"".join(chunks))
+            self._read_more(out, sha)
+        if not buffer.startswith(head):
+            raise GitError(f"git diff-tree gave no answer for {sha[:12]}")
+        searched = len(head) - 1  # the mark may follow the head line at once: no patch
+        while (end := buffer.find(mark, searched)) < 0:
+            searched = max(searched, len(buffer) - len(mark) + 1)
+            self._read_more(out, sha)
+        body = bytes(buffer[len(head) : end + 1])
+        del buffer[: end + len(mark)]
+        return body
+
+    def _read_more(self, out: IO[bytes], sha: str) -> None:
+        chunk = out.read1(1 << 16)  # type: ignore[attr-defined]
+        if not chunk:
+            raise GitError(f"git diff-tree stopped while reading {sha[:12]}")
+        self._buffer += chunk
 
     def close(self) -> None:
         for proc in (self._cat, self._diff):
