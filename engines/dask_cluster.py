@@ -5,6 +5,7 @@ dashboard's address, and a watch on the workers that come and go."""
 from __future__ import annotations
 
 import logging
+import os
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -15,6 +16,10 @@ if TYPE_CHECKING:
 
 POLL_S = 0.5
 """How often a driver looks at its tasks and workers while it waits."""
+
+WORKERS_PER_CORE = 4
+"""A LocalCluster holds at most this many worker processes per core (and 8 on any
+machine): more only share the same cores, and a huge number would exhaust memory."""
 
 
 class ClusterError(Exception):
@@ -46,6 +51,13 @@ def dask_client(
         finally:
             client.close()
         return
+    cores = os.cpu_count() or 1
+    most = max(8, WORKERS_PER_CORE * cores)
+    if workers is not None and workers > most:
+        raise ClusterError(
+            f"{workers} local workers are too many for {cores} cores: start at most {most},"
+            " or join a larger cluster with a scheduler address"
+        )
     logging.getLogger("distributed").setLevel(logging.ERROR)
     with warnings.catch_warnings():  # "port 8787 is in use, using another": we print the link
         warnings.simplefilter("ignore", UserWarning)

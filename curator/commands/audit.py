@@ -11,7 +11,14 @@ from annotation.audit import AuditDraw, AuditReport, audit_report, draw_audit
 from annotation.sampling import SamplingError
 from annotation.sets import SetError
 from curator.cli_context import open_db
-from curator.commands.options import DbOption, JsonOption, KindOption, RuleOption, split_fields
+from curator.commands.options import (
+    MAX_VOTES_PER_ITEM,
+    DbOption,
+    JsonOption,
+    KindOption,
+    RuleOption,
+    split_fields,
+)
 from curator.console import out
 from curator.presentation.cli_output import EXIT_USAGE, fail, print_json
 from curator.presentation.format import number, percent
@@ -47,7 +54,9 @@ def draw(
         int | None,
         typer.Option("--size", min=1, help="Sample this many instead of Cochran's size."),
     ] = None,
-    votes_per_item: Annotated[int, typer.Option("--votes-per-item", min=1)] = 1,
+    votes_per_item: Annotated[
+        int, typer.Option("--votes-per-item", min=1, max=MAX_VOTES_PER_ITEM)
+    ] = 1,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:

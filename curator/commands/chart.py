@@ -29,8 +29,8 @@ def chart_command(
     family: Annotated[
         str, typer.Option("--family", help="learning: the model family.")
     ] = "student",
-    width: Annotated[int, typer.Option("--width", min=30, help="Characters wide.")] = 80,
-    height: Annotated[int, typer.Option("--height", min=10, help="Lines high.")] = 24,
+    width: Annotated[int, typer.Option("--width", min=30, max=1000, help="Characters wide.")] = 80,
+    height: Annotated[int, typer.Option("--height", min=10, max=500, help="Lines high.")] = 24,
     svg: Annotated[
         Path | None, typer.Option("--svg", help="Write the chart as SVG to this file instead.")
     ] = None,

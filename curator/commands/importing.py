@@ -19,7 +19,13 @@ from annotation.labels import LabelError, parse_labels
 from curator.cli_context import open_db
 from curator.commands.interop import import_label_studio_command, import_prodigy_command
 from curator.commands.labeled import keyword_prelabel, labeled_items, labeled_spec, report_errors
-from curator.commands.options import DbOption, JsonOption, KindOption, check_kind
+from curator.commands.options import (
+    MAX_VOTES_PER_ITEM,
+    DbOption,
+    JsonOption,
+    KindOption,
+    check_kind,
+)
 from curator.commands.releases import import_release_command
 from curator.console import err, out
 from curator.presentation.cli_output import (
@@ -64,6 +70,7 @@ def items(
         typer.Option(
             "--votes-per-item",
             min=1,
+            max=MAX_VOTES_PER_ITEM,
             help="Votes an item of a set created here needs to settle (default 2; 1 with"
             " --label-field, so imported labels settle).",
         ),

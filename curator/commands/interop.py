@@ -13,7 +13,7 @@ from annotation.importing import FileImportError
 from annotation.labels import LabelError, parse_labels
 from annotation.sets import SetError
 from curator.cli_context import open_db
-from curator.commands.options import DbOption, KindOption
+from curator.commands.options import MAX_VOTES_PER_ITEM, DbOption, KindOption
 from curator.console import err, out
 from curator.interop import InteropUsageError, export_file, import_file
 from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail
@@ -28,7 +28,12 @@ LabelsOption = Annotated[
 ]
 VotesPerItemOption = Annotated[
     int,
-    typer.Option("--votes-per-item", min=1, help="Votes an item of a set created here needs."),
+    typer.Option(
+        "--votes-per-item",
+        min=1,
+        max=MAX_VOTES_PER_ITEM,
+        help="Votes an item of a set created here needs.",
+    ),
 ]
 OutOption = Annotated[Path, typer.Option("--out", help="The file to write.")]
 

@@ -41,6 +41,9 @@ CloneDirOption = Annotated[
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
+MAX_VOTES_PER_ITEM = 1000
+"""The most votes an item may need (a larger number cannot be stored, and means nothing)."""
+
 
 def _rule(value: str) -> str:
     from annotation.adjudication import RULES

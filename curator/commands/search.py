@@ -14,6 +14,8 @@ from curator.presentation.search import hits_json, hits_table
 from curator.search import SearchError, SearchRequest, parse_pair, run_search
 from store.search import RANK_WINDOW
 
+MAX_RESULTS = 1_000_000
+
 WINDOW_NOTE = (
     f"more than {RANK_WINDOW:,} items match: ranked among the newest {RANK_WINDOW:,};"
     " narrow the query (a phrase, a column, --set) for a full ranking"
@@ -52,7 +54,9 @@ def search_command(
             help="Only items where two sources of labels differ (labelers, annotators, final).",
         ),
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="How many results.")] = 20,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, max=MAX_RESULTS, help="How many results.")
+    ] = 20,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:

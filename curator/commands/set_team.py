@@ -11,7 +11,7 @@ from annotation.gold import add_gold
 from annotation.labels import LabelError, parse_labels
 from annotation.sets import SetEdit, SetError, edit_set
 from curator.cli_context import open_db
-from curator.commands.options import DbOption, JsonOption, check_overlap
+from curator.commands.options import MAX_VOTES_PER_ITEM, DbOption, JsonOption, check_overlap
 from curator.console import out
 from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json
 from curator.presentation.text import one_line
@@ -21,7 +21,12 @@ def edit(
     name: Annotated[str, typer.Argument(help="The set to change.")],
     votes_per_item: Annotated[
         int | None,
-        typer.Option("--votes-per-item", min=1, help="Votes an item needs before it settles."),
+        typer.Option(
+            "--votes-per-item",
+            min=1,
+            max=MAX_VOTES_PER_ITEM,
+            help="Votes an item needs before it settles.",
+        ),
     ] = None,
     blind: Annotated[
         bool | None,

@@ -23,6 +23,7 @@ from annotation.splits import SplitError, parse_parts
 from curator.cli_context import open_db
 from curator.commands import set_team
 from curator.commands.options import (
+    MAX_VOTES_PER_ITEM,
     DbOption,
     JsonOption,
     KindOption,
@@ -101,7 +102,12 @@ def create(
     ] = False,
     votes_per_item: Annotated[
         int,
-        typer.Option("--votes-per-item", min=1, help="Votes an item needs before it can settle."),
+        typer.Option(
+            "--votes-per-item",
+            min=1,
+            max=MAX_VOTES_PER_ITEM,
+            help="Votes an item needs before it can settle.",
+        ),
     ] = 2,
     from_search: Annotated[
         str | None,
@@ -234,7 +240,9 @@ def split(
         str | None, typer.Option("--labels", help="Allowed labels of every part.")
     ] = None,
     open_votes: Annotated[bool, typer.Option("--open", help="Parts are not blind.")] = False,
-    votes_per_item: Annotated[int, typer.Option("--votes-per-item", min=1)] = 2,
+    votes_per_item: Annotated[
+        int, typer.Option("--votes-per-item", min=1, max=MAX_VOTES_PER_ITEM)
+    ] = 2,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:

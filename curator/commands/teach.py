@@ -76,10 +76,10 @@ def teach_command(
         typer.Option("--task", callback=_choice(TASKS), help="label (Perf/Non-perf) or category."),
     ] = "label",
     timeout: Annotated[
-        float, typer.Option("--timeout", min=0.001, help="Seconds per request.")
+        float, typer.Option("--timeout", min=0.001, max=86_400, help="Seconds per request.")
     ] = 120.0,
     retries: Annotated[
-        int, typer.Option("--retries", min=0, help="Retries on timeouts, 429 and 5xx.")
+        int, typer.Option("--retries", min=0, max=100, help="Retries on timeouts, 429 and 5xx.")
     ] = 3,
     backoff: Annotated[
         float,

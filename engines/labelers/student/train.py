@@ -198,6 +198,9 @@ def train_student(
     tokenizer, model = load_encoder(config.resolved_base())
     if config.layers is not None:
         keep_layers(model, config.layers)
+    positions = getattr(model.config, "max_position_embeddings", None)
+    if isinstance(positions, int) and config.max_length > positions:
+        raise ValueError(f"--max-length must be at most {positions} for this base")
     model.to(device)
     full_ids = tokenize(tokenizer, [e.text for e in train], config.max_length)
     droppable = [i for i, e in enumerate(train) if e.message is not None]
