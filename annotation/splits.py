@@ -7,6 +7,7 @@ proportions without any repository straddling two of them.
 
 from __future__ import annotations
 
+import math
 import random
 from collections import defaultdict
 from collections.abc import Sequence
@@ -27,7 +28,7 @@ def parse_parts(text: str) -> list[tuple[str, float]]:
             value = float(weight)
         except ValueError:
             raise SplitError(f"{chunk.strip()!r} is not NAME:WEIGHT") from None
-        if not name or value <= 0:
+        if not name or not 0 < value < math.inf:  # nan and inf are no weights
             raise SplitError(f"{chunk.strip()!r} needs a name and a positive weight")
         parts.append((name, value))
     if len({name for name, _ in parts}) != len(parts):
@@ -35,6 +36,10 @@ def parse_parts(text: str) -> list[tuple[str, float]]:
     if len(parts) < 2:
         raise SplitError(f"a split needs at least two parts, got {text!r}")
     total = sum(w for _, w in parts)
+    if total == math.inf:  # huge weights: scaled down first
+        top = max(w for _, w in parts)
+        parts = [(name, w / top) for name, w in parts]
+        total = sum(w for _, w in parts)
     return [(name, w / total) for name, w in parts]
 
 

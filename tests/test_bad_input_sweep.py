@@ -111,3 +111,83 @@ def test_vote_on_an_id_no_item_can_have_is_no_such_item(db: Path, ref: str) -> N
 def test_superscript_digits_are_not_numbers(db: Path, args: tuple[str, ...]) -> None:
     # str.isdigit() is true of '²', which int() refuses
     assert "²" in error_line(run(db, *args), 2 if args[0] in ("train", "models") else 1)
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (("search", "x", "--limit", HUGE), "--limit"),
+        (("set", "create", "more", "--votes-per-item", HUGE), "--votes-per-item"),
+        (("set", "edit", "gt", "--votes-per-item", HUGE), "--votes-per-item"),
+        (("chart", "labels", "--set", "gt", "--width", HUGE), "--width"),
+        (("chart", "labels", "--set", "gt", "--height", "100000"), "--height"),
+        (("teach", "gt", "--model", "m", "--retries", HUGE), "--retries"),
+        (("teach", "gt", "--model", "m", "--timeout", "inf"), "--timeout"),
+    ],
+)
+def test_numbers_past_any_use_are_usage_errors(
+    db: Path, args: tuple[str, ...], option: str
+) -> None:
+    before = counts(db)
+    usage_error(run(db, *args), option)
+    assert counts(db) == before
+
+
+def test_too_many_local_workers_are_refused_before_starting(db: Path) -> None:
+    # a LocalCluster of 10**20 processes exhausted memory before the first started
+    before = counts(db)
+    result = run(db, "predict", "--labeler", "heuristics@1", "gt", "--workers", HUGE)
+    assert result.exit_code == 1, result.output
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert line.startswith(f"error: {HUGE} local workers are too many for ")
+    assert counts(db) == before
+
+
+def test_student_max_length_past_the_base_is_named(db: Path) -> None:
+    line = error_line(
+        run(db, "train", "--votes", "gt", "--layers", "1", "--max-steps", "1", "--max-length", HUGE)
+    )
+    assert "--max-length must be at most 512 for this base" in line
+
+
+@pytest.mark.parametrize("weight", ["nan", "inf"])
+def test_split_weights_that_are_no_numbers_are_refused(
+    db: Path, tmp_path: Path, weight: str
+) -> None:
+    before = counts(db)
+    line = error_line(run(db, "set", "split", "--from-set", "gt", "--into", f"a:{weight},b:1"), 2)
+    assert f"'a:{weight}' needs a name and a positive weight" in line
+    line = error_line(
+        run(db, "export", "v1", "--out", str(tmp_path), "--split", f"repo:{weight}/10/10"), 2
+    )
+    assert f"split 'repo:{weight}/10/10'" in line
+    assert counts(db) == before and not (tmp_path / "v1").exists()
+
+
+def test_huge_split_weights_still_share(db: Path) -> None:
+    made = run(db, "set", "split", "--from-set", "gt", "--into", "a:1e308,b:1e308")
+    assert made.exit_code == 0 and "50.0%" in made.output, made.output
+
+
+def test_release_record_with_a_huge_integer_is_named_by_line(db: Path, tmp_path: Path) -> None:
+    import hashlib
+    import json
+
+    assert run(db, "export", "v1", "--out", str(tmp_path)).exit_code == 0
+    release = tmp_path / "v1"
+    data = release / "commit.jsonl"
+    lines = data.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[2])
+    record["added"] = 10**30
+    lines[2] = json.dumps(record)
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    manifest = json.loads((release / "manifest.json").read_text())
+    entry = manifest["files"]["commit.jsonl"]
+    entry["sha256"] = hashlib.sha256(data.read_bytes()).hexdigest()
+    entry["bytes"] = data.stat().st_size
+    (release / "manifest.json").write_text(json.dumps(manifest))
+    other = tmp_path / "other.db"
+    result = run(other, "import", "release", str(release))
+    assert result.exit_code == 1, result.output
+    assert f"error: {data}:3: cannot be stored (Python int too large" in result.stderr
+    assert counts(other) == (0, 0, 0, 0, 0)

@@ -213,14 +213,15 @@ def _save_batch(
     """Save a batch; a record the store refuses is named by its line (and nothing of the
     release stays stored: the caller's transaction is rolled back)."""
     try:
-        return save(store, batch)
-    except (DatabaseError, ValueError) as exc:
+        with store.savepoint("batch"):  # a failed batch leaves nothing for the probes to meet
+            return save(store, batch)
+    except (DatabaseError, ValueError, OverflowError) as exc:  # Overflow: a huge integer
         # find the record: each one alone, inside a savepoint that is always undone
         for offset, record in enumerate(batch):
             with store.savepoint("probe", undo=True):
                 try:
                     save(store, [record])
-                except (DatabaseError, ValueError) as bad:
+                except (DatabaseError, ValueError, OverflowError) as bad:
                     raise ReleaseImportError(
                         [f"{path}:{first + offset}: cannot be stored ({bad})"]
                     ) from bad

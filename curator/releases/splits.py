@@ -7,6 +7,7 @@ the items, so memory grows with the number of repositories, not of records.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -47,12 +48,17 @@ def parse_split(text: str) -> SplitSpec:
             value = float(weight)
         except ValueError:
             raise SplitError(f"split {text!r}: {weight!r} is not a number") from None
-        if not name or value <= 0 or not name.replace("-", "").replace("_", "").isalnum():
+        plain = name.replace("-", "").replace("_", "").isalnum()
+        if not name or not 0 < value < math.inf or not plain:
             raise SplitError(f"split {text!r}: part {name!r} needs a plain name and weight > 0")
         parts.append((name, value))
     if len({n for n, _ in parts}) != len(parts):
         raise SplitError(f"split {text!r}: part names repeat")
     total = sum(w for _, w in parts)
+    if total == math.inf:  # huge weights: scaled down first
+        top = max(w for _, w in parts)
+        parts = [(name, w / top) for name, w in parts]
+        total = sum(w for _, w in parts)
     return SplitSpec(scope, tuple((n, w / total) for n, w in parts), text)
 
 
