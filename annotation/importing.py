@@ -59,6 +59,10 @@ def imported_set(
     )
 
 
+CSV_FIELD_LIMIT = 2**31 - 1
+"""The csv module's default limit, 128 KiB a field, is less than a big diff."""
+
+
 def _lines(path: Path) -> Iterator[tuple[int, str | None]]:
     """(line number, text) for every line; text None when the line is not UTF-8."""
     data = path.read_bytes()
@@ -99,8 +103,12 @@ def read_csv(
     bad = [f"{path}:{n}: not UTF-8 text" for n, text in lines if text is None]
     if bad:
         return [], bad
+    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
     reader = csv.DictReader(io.StringIO("\n".join(text or "" for _, text in lines)))
-    header = [h.strip() for h in (reader.fieldnames or [])]
+    try:
+        header = [h.strip() for h in (reader.fieldnames or [])]
+    except csv.Error as exc:
+        return [], [f"{path}:{reader.line_num}: not CSV ({exc})"]
     missing = [c for c in required if c not in header]
     if missing:
         return [], [
@@ -108,12 +116,15 @@ def read_csv(
             f" (the header has {', '.join(header) or 'nothing'})"
         ]
     records = []
-    for row in reader:
-        values = {(k or "").strip(): (v or "").strip() for k, v in row.items() if k is not None}
-        if not any(values.values()):
-            continue
-        # DictReader counts physical lines, so quoted multi-line fields keep numbers right
-        records.append((reader.line_num, values))
+    try:
+        for row in reader:
+            values = {(k or "").strip(): (v or "").strip() for k, v in row.items() if k is not None}
+            if not any(values.values()):
+                continue
+            # DictReader counts physical lines, so quoted multi-line fields keep numbers right
+            records.append((reader.line_num, values))
+    except csv.Error as exc:
+        return [], [f"{path}:{reader.line_num}: not CSV ({exc})"]
     return records, []
 
 

@@ -191,3 +191,13 @@ def test_release_record_with_a_huge_integer_is_named_by_line(db: Path, tmp_path:
     assert result.exit_code == 1, result.output
     assert f"error: {data}:3: cannot be stored (Python int too large" in result.stderr
     assert counts(other) == (0, 0, 0, 0, 0)
+
+
+def test_csv_field_past_the_csv_modules_default_limit_imports(db: Path, tmp_path: Path) -> None:
+    # a diff of more than 128 KiB was an unexpected csv.Error
+    path = tmp_path / "big.csv"
+    path.write_text(f'id,message,diff\nbig-1,a big change,"{"+x" * 70_000}"\n')
+    before = counts(db)
+    result = run(db, "import", "items", str(path), "--set", "big")
+    assert result.exit_code == 0, result.output
+    assert counts(db)[0] == before[0] + 1
