@@ -114,7 +114,10 @@ def _extract_in_worker(source: str, rev: str, stat: CommitStat, options: MineOpt
 def _context() -> multiprocessing.context.BaseContext:
     """forkserver where there is one: safe when this process runs threads (the app,
     progress bars), and its server imports the extraction code once for every worker.
-    It preloads that module instead of ``__main__``: a caller's script is not run again."""
+
+    As with any spawned or forkserver process, each worker imports the caller's main
+    script as ``__mp_main__``: a script that mines through this module must keep its
+    work under ``if __name__ == "__main__":`` (the ``curator`` command does)."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     from multiprocessing import forkserver
