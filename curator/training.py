@@ -43,7 +43,7 @@ from engines.labelers import tfidf
 from engines.labelers.base import Labeler
 from engines.labelers.calibration import decide, parse_objective
 from engines.labelers.inputs import input_block, recorded_input, resolve_field
-from engines.labelers.rule_floor import apply_floor, floor_block
+from engines.labelers.rule_floor import apply_floor, floor_block, floor_flags
 from engines.labelers.storing import predict_stored
 from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import (
@@ -407,8 +407,16 @@ def _train_student(
         "history": result.history,
     }
     chosen_on = f"dev:{dev.name}" if dev else "holdout"
-    probs = labeler.probabilities([e.text for e in tuning]) if tuning else []
-    decision = decide(probs, [e.label for e in tuning], config.threshold_objective, chosen_on)
+    texts = [e.text for e in tuning]
+    probs = labeler.probabilities(texts) if tuning else []
+    floor = floor_block(config.rule_floor)
+    decision = decide(
+        probs,
+        [e.label for e in tuning],
+        config.threshold_objective,
+        chosen_on,
+        floor_flags(texts, floor),
+    )
     return labeler, training, None, decision
 
 
@@ -450,12 +458,15 @@ def _train_tfidf(
             oof = apply_floor(oof, texts, floor)
     if dev is not None:
         ids = sorted(dev.texts)
-        probs = labeler.probabilities([dev.texts[i] for i in ids])
+        dev_texts = [dev.texts[i] for i in ids]
+        probs = labeler.probabilities(dev_texts)
         truth = [int(dev.truth[i] == POSITIVE) for i in ids]
-        decision = decide(probs, truth, config.threshold_objective, f"dev:{dev.name}")
+        flags = floor_flags(dev_texts, floor)
+        decision = decide(probs, truth, config.threshold_objective, f"dev:{dev.name}", flags)
     else:
+        flags = floor_flags(texts, floor) if oof else None
         decision = decide(
-            oof or [], labels if oof else [], config.threshold_objective, "out_of_fold"
+            oof or [], labels if oof else [], config.threshold_objective, "out_of_fold", flags
         )
     copies = sum(1 for a in alternates if a is not None)
     training = {"examples": len(examples), "message_copies": copies}

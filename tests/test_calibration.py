@@ -94,6 +94,19 @@ def test_decision_block_holds_threshold_scores_and_calibration() -> None:
     assert parse_objective("precision:0.9") == ("precision", 0.9)
 
 
+def test_the_floor_s_items_and_the_model_s_own_calibration_are_told_apart() -> None:
+    # two rule matches (one of them perf) at 1.0, and two items the model decided
+    block = decide([1.0, 1.0, 0.2, 0.8], [1, 0, 0, 1], "f1", "holdout", [True, True, False, False])
+    assert block["ece"] == pytest.approx((0.5 * 2 + 0.2 + 0.2) / 4)
+    assert block["floor"] == {
+        "n": 2,
+        "observed": 0.5,
+        "model_n": 2,
+        "model_ece": pytest.approx(0.2),
+    }
+    assert "floor" not in decide([0.2, 0.8], [0, 1])
+
+
 def test_verdict_applies_the_threshold_and_keeps_the_belief_in_the_label() -> None:
     high = verdict(0.8, 0.9)
     assert (high.label, high.score, high.details) == (NON_PERF, pytest.approx(0.2), {"p_perf": 0.8})

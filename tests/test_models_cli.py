@@ -246,6 +246,9 @@ def test_show_prints_the_input_threshold_ece_and_reliability(trained) -> None:  
     assert f"ECE {decision['ece']:.3f}" in text
     assert "Reliability on dev:gt-dev" in text and "0.9-1.0" in text
     assert "observed perf rate" in text and "message || diff" in text
+    floor = decision["floor"]  # the default rule floor: its items are told apart
+    assert floor["n"] + floor["model_n"] == decision["n"]
+    assert f"the rule floor decided {floor['n']}" in text.replace("\n", " ")
     # without a dev set a TF-IDF model chooses on its out-of-fold scores
     second = _json(cli("models", "show", "tfidf-lr@latest", "--json"))
     assert second["name"] == "tfidf-lr@2" and second["decision"]["chosen_on"] == "out_of_fold"

@@ -290,13 +290,21 @@ def _decision_line(data: dict[str, Any]) -> str:
     if not decision:
         return "decision: perf iff P(perf) >= 0.5 (trained before thresholds were chosen)"
     met = "" if decision.get("objective_met", True) else ", objective not reached"
-    return (
+    line = (
         f"decision: perf iff P(perf) >= {decision['threshold']:.4g}"
         f" (objective {decision['objective']}{met}, chosen on {decision['chosen_on']})\n"
         f"there, {decision['n']} items: P(perf) {number(decision.get('precision'))}"
         f" R(perf) {number(decision.get('recall'))} F1(perf) {number(decision.get('f1'))},"
         f" ECE {number(decision.get('ece'))}"
     )
+    floor = decision.get("floor")
+    if isinstance(floor, dict):
+        line += (
+            f"\nof them, the rule floor decided {floor['n']} (P(perf) 1.0; observed perf"
+            f" rate {number(floor.get('observed'))}); the model's own P(perf) on the other"
+            f" {floor['model_n']}: ECE {number(floor.get('model_ece'))}"
+        )
+    return line
 
 
 def _scores_table(data: dict[str, Any]) -> Any:

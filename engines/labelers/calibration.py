@@ -146,9 +146,15 @@ def decide(
     labels: Sequence[int],
     objective: str = DEFAULT_OBJECTIVE,
     chosen_on: str = "dev",
+    floored: Sequence[bool] | None = None,
 ) -> dict[str, Any]:
     """The ``decision`` block stored with a model: threshold, objective, where it was
-    chosen and on how many items, the scores there, ECE and the reliability table."""
+    chosen and on how many items, the scores there, ECE and the reliability table.
+
+    ``floored`` marks the items the rule floor decided (they score 1.0 whatever the
+    model believes); with it, the block also says how often those were perf and how
+    well the model's own probabilities are calibrated on the other items, since the
+    overall ECE mixes the two."""
     parse_objective(objective)
     if not probs or len(set(labels)) < 2:
         chosen_on = f"default ({'no' if not probs else 'one-class'} dev data)"
@@ -164,7 +170,24 @@ def decide(
     block.update(scores_at(probs, labels, threshold) if probs else {})
     block["ece"] = expected_calibration_error(probs, labels)
     block["reliability"] = reliability(probs, labels) if probs else []
+    if floored is not None and probs:
+        block["floor"] = floor_summary(probs, labels, floored)
     return block
+
+
+def floor_summary(
+    probs: Sequence[float], labels: Sequence[int], floored: Sequence[bool]
+) -> dict[str, Any]:
+    """How many items the rule floor decided and their observed perf rate; the other
+    items' count and the ECE of the model's probabilities on them."""
+    ruled = [y for y, f in zip(labels, floored, strict=True) if f]
+    rest = [(p, y) for p, y, f in zip(probs, labels, floored, strict=True) if not f]
+    return {
+        "n": len(ruled),
+        "observed": sum(ruled) / len(ruled) if ruled else None,
+        "model_n": len(rest),
+        "model_ece": expected_calibration_error([p for p, _ in rest], [y for _, y in rest]),
+    }
 
 
 def threshold_of(meta: Mapping[str, Any]) -> float:

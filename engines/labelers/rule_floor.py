@@ -73,6 +73,14 @@ def apply_floor(
     return [1.0 if rule_fires(t, terms) else float(p) for p, t in zip(probs, texts, strict=True)]
 
 
+def floor_flags(texts: Sequence[str], block: Mapping[str, Any] | None) -> list[bool] | None:
+    """Which of ``texts`` the floor ``block`` decides (None when there is no floor)."""
+    if not block:
+        return None
+    terms = floor_terms(block)
+    return [rule_fires(t, terms) for t in texts]
+
+
 def describe_floor(block: Mapping[str, Any] | None) -> str:
     """``keyword@1 (messages it matches are perf)`` or ``none``."""
     if not block:
