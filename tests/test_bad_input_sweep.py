@@ -123,6 +123,8 @@ def test_superscript_digits_are_not_numbers(db: Path, args: tuple[str, ...]) -> 
         (("chart", "labels", "--set", "gt", "--height", "100000"), "--height"),
         (("teach", "gt", "--model", "m", "--retries", HUGE), "--retries"),
         (("teach", "gt", "--model", "m", "--timeout", "inf"), "--timeout"),
+        (("check", "kernels", "--unchecked", "--timeout", HUGE), "--timeout"),
+        (("check", "kernels", "--unchecked", "--global-size", HUGE), "--global-size"),
     ],
 )
 def test_numbers_past_any_use_are_usage_errors(

@@ -38,6 +38,11 @@ VERDICT_STYLES = {
 }
 
 
+MAX_GLOBAL_SIZE = 1 << 24
+"""Far past any useful run; a size whose buffers cannot be allocated at all records every
+kernel as a crash."""
+
+
 @check_app.command("kernels")
 def check_kernels_command(
     set_name: Annotated[
@@ -48,13 +53,19 @@ def check_kernels_command(
         bool, typer.Option("--unchecked", help="Check every accepted kernel not checked yet.")
     ] = False,
     global_size: Annotated[
-        int, typer.Option("--global-size", min=1, help="Work-items per run.")
+        int,
+        typer.Option(
+            "--global-size",
+            min=1,
+            max=MAX_GLOBAL_SIZE,
+            help="Work-items per run.",
+        ),
     ] = 1024,
     local_size: Annotated[
         int, typer.Option("--local-size", min=1, help="Work-group size wanted.")
     ] = 32,
     timeout: Annotated[
-        float, typer.Option("--timeout", min=0.1, help="Seconds allowed per run.")
+        float, typer.Option("--timeout", min=0.1, max=3600, help="Seconds allowed per run.")
     ] = 5.0,
     payload: Annotated[
         str, typer.Option("--payload", help="all: the payload policies in order; clgen: CLgen's.")
