@@ -472,3 +472,15 @@ def test_a_side_that_changes_too_many_functions_spares_the_parse_of_the_other(
         assert cache.misses == 3  # both versions of a.py, after first, then before
     finally:
         git.close()
+
+
+def test_the_last_version_of_each_path_is_kept_up_to_a_budget_of_text() -> None:
+    cache = TreeCache(latest_bytes=100)
+    text = b"def f(x):\n    return x\n" * 2  # 48 bytes
+    for oid, path in (("1", "a.py"), ("2", "b.py"), ("3", "a.py"), ("4", "c.py")):
+        cache.get(oid, path, lambda: text)
+    assert list(cache._latest) == ["a.py", "c.py"]  # b.py was the oldest past 100 bytes
+    assert cache._latest_size == 2 * len(text)
+    huge = TreeCache(latest_bytes=10)
+    huge.get("5", "d.py", lambda: text)
+    assert list(huge._latest) == ["d.py"]  # one file over the budget is still kept
