@@ -125,6 +125,8 @@ def test_superscript_digits_are_not_numbers(db: Path, args: tuple[str, ...]) -> 
         (("teach", "gt", "--model", "m", "--timeout", "inf"), "--timeout"),
         (("check", "kernels", "--unchecked", "--timeout", HUGE), "--timeout"),
         (("check", "kernels", "--unchecked", "--global-size", HUGE), "--global-size"),
+        (("simulate", "active-learning", "gt", "--eval", "gt", "--every", HUGE), "--every"),
+        (("simulate", "active-learning", "gt", "--eval", "gt", "--seeds", HUGE), "--seeds"),
     ],
 )
 def test_numbers_past_any_use_are_usage_errors(

@@ -69,17 +69,28 @@ def result_table(result: SimulationResult) -> Table:
     return grid
 
 
+MAX_VOTES = 1_000_000
+"""More simulated votes than any pool holds (a larger --every could not be stored)."""
+
+
 @app.command("active-learning")
 def active_learning(
     pool: SourceArg,
     eval_source: Annotated[
         str, typer.Option("--eval", help="Scored on: a commit set or a labeled file.")
     ],
-    votes: Annotated[int, typer.Option("--votes", min=1, help="Votes in all.")] = 400,
-    every: Annotated[int, typer.Option("--every", min=1, help="Votes between re-ranks (K).")] = 20,
-    seeds: Annotated[int, typer.Option("--seeds", min=1, help="Runs averaged.")] = 3,
+    votes: Annotated[
+        int, typer.Option("--votes", min=1, max=MAX_VOTES, help="Votes in all.")
+    ] = 400,
+    every: Annotated[
+        int, typer.Option("--every", min=1, max=MAX_VOTES, help="Votes between re-ranks (K).")
+    ] = 20,
+    seeds: Annotated[int, typer.Option("--seeds", min=1, max=100, help="Runs averaged.")] = 3,
     seed_votes: Annotated[
-        int, typer.Option("--seed-votes", min=2, help="Random votes before the first re-rank.")
+        int,
+        typer.Option(
+            "--seed-votes", min=2, max=MAX_VOTES, help="Random votes before the first re-rank."
+        ),
     ] = SEED_VOTES,
     label_field: Annotated[
         str, typer.Option("--label-field", help="Files: the label's field.")
