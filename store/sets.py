@@ -15,6 +15,16 @@ class SetExistsError(Exception):
     """A set with this name already exists."""
 
 
+class SetNameError(ValueError):
+    """A set name that is empty or only white space."""
+
+
+def check_set_name(name: str) -> None:
+    """Refuse a name no one could type back or see in a list of sets."""
+    if not name.strip():
+        raise SetNameError(f"set name {name!r} is blank: give the set a name")
+
+
 @dataclass(frozen=True)
 class SetRow:
     id: int
@@ -101,6 +111,7 @@ def all_sets(store: Store) -> list[SetRow]:
 
 def create_set(store: Store, spec: NewSet, item_ids: Iterable[int] = ()) -> SetRow:
     """Create the set and its members in one transaction."""
+    check_set_name(spec.name)
     with store.transaction() as conn:
         try:
             cur = conn.execute(

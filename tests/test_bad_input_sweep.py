@@ -15,6 +15,7 @@ from tests import raw_sql
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "annotation"
+INTEROP = ROOT / "sample_data" / "interop"
 HUGE = "99999999999999999999"  # more than SQLite's (and C's) 64-bit integers hold
 
 
@@ -205,3 +206,31 @@ def test_csv_field_past_the_csv_modules_default_limit_imports(db: Path, tmp_path
     result = run(db, "import", "items", str(path), "--set", "big")
     assert result.exit_code == 0, result.output
     assert counts(db)[0] == before[0] + 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("set", "create", " "),
+        ("set", "create", "", "--from-search", "fix"),
+        ("audit", "draw", "", "--from-labeler", "keyword@1"),
+        ("import", "prodigy", str(INTEROP / "prodigy.jsonl"), "--set", ""),
+        ("import", "label-studio", str(INTEROP / "label-studio.json"), "--set", " "),
+        ("import", "items", str(SAMPLE / "items.jsonl"), "--set", ""),
+        ("import", "items", str(SAMPLE / "items.jsonl"), "--set", " ", "--label-field", "x"),
+    ],
+)
+def test_blank_set_names_are_refused(db: Path, args: tuple[str, ...]) -> None:
+    name = args[args.index("--set") + 1] if "--set" in args else args[2]
+    before = counts(db)
+    line = error_line(run(db, *args), 2)
+    assert line == f"error: set name {name!r} is blank: give the set a name"
+    assert counts(db) == before
+
+
+def test_the_store_refuses_a_blank_set_name(db: Path) -> None:
+    from store.sets import NewSet, SetNameError, create_set
+
+    with open_store(db) as store, pytest.raises(SetNameError, match="is blank"):
+        create_set(store, NewSet(name=" \t", kind="commit", labels=["perf", "non-perf"]))
+    assert counts(db)[2] == 1

@@ -17,6 +17,7 @@ from curator.commands.options import (
     JsonOption,
     KindOption,
     RuleOption,
+    check_new_set_name,
     split_fields,
 )
 from curator.console import out
@@ -30,7 +31,12 @@ app = typer.Typer(help="Audit the precision of a labeler's positives.", no_args_
 
 @app.command("draw")
 def draw(
-    name: Annotated[str, typer.Argument(help="Name of the audit set, e.g. audit-2026-11.")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            callback=check_new_set_name, help="Name of the audit set, e.g. audit-2026-11."
+        ),
+    ],
     labeler: Annotated[
         str,
         typer.Option("--from-labeler", help="The labeler audited, e.g. student@3 or keyword@1."),

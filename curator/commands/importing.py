@@ -25,6 +25,7 @@ from curator.commands.options import (
     JsonOption,
     KindOption,
     check_kind,
+    check_new_set_name,
 )
 from curator.commands.releases import import_release_command
 from curator.console import err, out
@@ -55,7 +56,12 @@ def items(
     ],
     kind: KindOption = "commit",
     set_name: Annotated[
-        str | None, typer.Option("--set", help="Put the items in this set (created if needed).")
+        str | None,
+        typer.Option(
+            "--set",
+            callback=check_new_set_name,
+            help="Put the items in this set (created if needed).",
+        ),
     ] = None,
     labels: Annotated[
         str | None,

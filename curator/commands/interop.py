@@ -13,14 +13,24 @@ from annotation.importing import FileImportError
 from annotation.labels import LabelError, parse_labels
 from annotation.sets import SetError
 from curator.cli_context import open_db
-from curator.commands.options import MAX_VOTES_PER_ITEM, DbOption, KindOption
+from curator.commands.options import (
+    MAX_VOTES_PER_ITEM,
+    DbOption,
+    KindOption,
+    check_new_set_name,
+)
 from curator.console import err, out
 from curator.interop import InteropUsageError, export_file, import_file
 from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail
 from curator.presentation.text import labelled, one_line
 
 SetOption = Annotated[
-    str, typer.Option("--set", help="The set the items and votes go into (created if needed).")
+    str,
+    typer.Option(
+        "--set",
+        callback=check_new_set_name,
+        help="The set the items and votes go into (created if needed).",
+    ),
 ]
 LabelsOption = Annotated[
     str | None,

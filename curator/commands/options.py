@@ -92,3 +92,18 @@ OverlapOption = Annotated[
         " first); all: every annotator labels every item (agreement studies).",
     ),
 ]
+
+
+def check_new_set_name(value: str | None) -> str | None:
+    """The name of a set a command may create: a blank one ends the command with one
+    ``error:`` line before anything is opened or stored."""
+    from store.sets import SetNameError, check_set_name
+
+    if value is not None:
+        try:
+            check_set_name(value)
+        except SetNameError as exc:
+            from curator.presentation.cli_output import EXIT_USAGE, fail
+
+            fail(str(exc), EXIT_USAGE)
+    return value

@@ -28,6 +28,7 @@ from curator.commands.options import (
     JsonOption,
     KindOption,
     OverlapOption,
+    check_new_set_name,
     split_fields,
 )
 from curator.console import out
@@ -42,7 +43,10 @@ app = typer.Typer(help="Create and inspect sets of items to label.", no_args_is_
 
 @app.command("create")
 def create(
-    name: Annotated[str, typer.Argument(help="Name of the new set, e.g. gt-eval.")],
+    name: Annotated[
+        str,
+        typer.Argument(callback=check_new_set_name, help="Name of the new set, e.g. gt-eval."),
+    ],
     kind: KindOption = "commit",
     sample: Annotated[
         int | None,
