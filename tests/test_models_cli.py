@@ -173,6 +173,10 @@ def test_current_with_nothing_promoted_is_one_error_line(trained, tmp_path: Path
     line = _error_line(cli("eval", "gt-eval", "--labeler", "tfidf-lr@current"))
     assert "no tfidf-lr has been promoted yet" in line and "curator models promote" in line
 
+    line = _error_line(cli("models", "show", "tfidf-lr@current"))
+    assert "no tfidf-lr has been promoted yet" in line
+    assert line.count("registered: ") == 1 and "tfidf-lr@1, tfidf-lr@2" in line
+
     line = _error_line(cli("predict", "gt-eval", "--labeler", "student@current"))
     assert "no student has been promoted yet" in line and "curator train" in line
 

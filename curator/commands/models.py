@@ -145,6 +145,8 @@ def _resolve(store: Store, name: str, current: bool = False) -> ModelRow:
         return resolve_model(store, name)
     except LabelerError as exc:
         known = [m.name for m in list_models(store, family)] if family in TRAINED_FAMILIES else []
+        if version == "current" and current_model(store, family) is None:
+            known = []  # not_promoted's message lists them already
         fail(f"{exc} (registered: {', '.join(known)})" if known else str(exc))
 
 
