@@ -9,12 +9,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from annotation.sets import resolve_latest
 from engines.labelers.base import Labeler, Prediction
 from engines.labelers.inputs import input_mismatch, recorded_input
+from engines.labelers.registry import check_labeler
 from engines.labelers.storing import predict_stored
 from store import Store
 from store.models import get_model
-from store.predictions import add_predictions, predicted_item_ids
+from store.predictions import add_predictions, has_predictions, predicted_item_ids
 from store.records import PredictionRow
 from store.teaching import commit_diff_counts
 
@@ -138,3 +140,15 @@ def input_warning(
     record = recorded_input(row.params)
     n_items, n_without = commit_diff_counts(store, item_ids)
     return input_mismatch(name, record, field or record["field"], n_items, n_without)
+
+
+def stored_labeler(store: Store, name: str) -> str:
+    """The labeler whose stored predictions ``curator eval`` and ``curator export --labels
+    predicted`` read, ``@latest`` and ``@current`` resolved. A name that holds no
+    predictions must be one :func:`~engines.labelers.registry.resolve_labeler` knows (as
+    ``curator predict`` checks it), else a ``LabelerError`` names what is registered
+    (``SetError`` when ``@latest`` or ``@current`` names nothing)."""
+    resolved = resolve_latest(store, name)
+    if not has_predictions(store, resolved):
+        check_labeler(store, resolved)
+    return resolved

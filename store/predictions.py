@@ -74,3 +74,11 @@ def predicted_item_ids(
         )
         found.update(r[0] for r in rows)
     return found
+
+
+def has_predictions(store: Store, labeler: str) -> bool:
+    """Whether any item holds a prediction from ``labeler``."""
+    row = store._conn.execute(
+        "SELECT 1 FROM predictions WHERE labeler = ? LIMIT 1", (labeler,)
+    ).fetchone()
+    return row is not None

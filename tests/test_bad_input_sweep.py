@@ -234,3 +234,48 @@ def test_the_store_refuses_a_blank_set_name(db: Path) -> None:
     with open_store(db) as store, pytest.raises(SetNameError, match="is blank"):
         create_set(store, NewSet(name=" \t", kind="commit", labels=["perf", "non-perf"]))
     assert counts(db)[2] == 1
+
+
+@pytest.fixture
+def registered(db: Path, tmp_path: Path) -> Path:
+    """The sweep's store with tfidf-lr@1 registered (and nothing predicted by it)."""
+    from store.models import register_model
+
+    staged = tmp_path / "staged"
+    staged.mkdir()
+    with open_store(db) as store:
+        register_model(store, "tfidf-lr", "tfidf", {}, {}, staged)
+    return db
+
+
+@pytest.mark.parametrize(
+    ("labeler", "named"),
+    [
+        ("keyword@x", "keyword@x: a version is a number or 'latest'"),
+        ("student@99", "no model 'student@99'"),
+        (
+            "tfidf-lr@99",
+            "no model 'tfidf-lr@99': train one with `curator train` (registered: tfidf-lr@1)",
+        ),
+        ("foo@1", "'foo@1' is not a trained labeler"),
+    ],
+)
+def test_unknown_labelers_are_named_before_eval_or_export_writes(
+    registered: Path, tmp_path: Path, labeler: str, named: str
+) -> None:
+    before = counts(registered)
+    scores = tmp_path / "scores.json"
+    line = error_line(run(registered, "eval", "gt", "--labeler", labeler, "--out", str(scores)))
+    assert named in line and not scores.exists()
+    out = tmp_path / "releases"
+    args = ("export", "v1", "--out", str(out), "--labels", "predicted", "--labeler", labeler)
+    line = error_line(run(registered, *args))
+    assert named in line and not out.exists()
+    assert counts(registered) == before
+
+
+def test_labelers_known_but_not_run_still_score_as_missing(registered: Path) -> None:
+    # a registered model or rule labeler that predicted nothing yet is no unknown name
+    result = run(registered, "eval", "gt", "--labeler", "tfidf-lr@1", "--labeler", "keyword@1")
+    assert result.exit_code == 0, result.output
+    assert "tfidf-lr@1" in result.output and "keyword@1" in result.output

@@ -12,11 +12,12 @@ from annotation.sets import SetError
 from curator.cli_context import open_db
 from curator.commands.options import DbOption, RuleOption
 from curator.console import out
-from curator.prediction import input_warning
+from curator.prediction import input_warning, stored_labeler
 from curator.presentation import eval_table
 from curator.presentation.cli_output import fail, load_set, print_json, warn
 from curator.presentation.tables import table
 from engines.files import write_text_atomically
+from engines.labelers.registry import LabelerError
 from store.sets import set_item_ids
 
 
@@ -51,8 +52,9 @@ def eval_command(
     with open_db(db, create=False) as store:
         s = load_set(store, set_name)
         try:
-            results = [evaluate_on_set(store, s, lb, rule) for lb in labelers]
-        except SetError as exc:
+            names = [stored_labeler(store, lb) for lb in labelers]
+            results = [evaluate_on_set(store, s, name, rule) for name in names]
+        except (SetError, LabelerError) as exc:
             fail(str(exc))
         if s.kind == "commit":
             ids = set_item_ids(store, s.id)

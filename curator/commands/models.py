@@ -17,7 +17,12 @@ from curator.models_report import model_report
 from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table
 from curator.presentation.text import one_line
 from curator.training import perf_f1, train_total
-from engines.labelers.registry import TRAINED_FAMILIES, LabelerError, resolve_model
+from engines.labelers.registry import (
+    TRAINED_FAMILIES,
+    LabelerError,
+    resolve_model,
+    with_registered,
+)
 from store import Store
 from store.models import (
     ModelRow,
@@ -144,10 +149,7 @@ def _resolve(store: Store, name: str, current: bool = False) -> ModelRow:
     try:
         return resolve_model(store, name)
     except LabelerError as exc:
-        known = [m.name for m in list_models(store, family)] if family in TRAINED_FAMILIES else []
-        if version == "current" and current_model(store, family) is None:
-            known = []  # not_promoted's message lists them already
-        fail(f"{exc} (registered: {', '.join(known)})" if known else str(exc))
+        fail(with_registered(store, name, str(exc)))
 
 
 @app.command("promote")

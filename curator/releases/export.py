@@ -20,10 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from annotation.audit import resolve_labeler
 from annotation.sets import SetError
 from annotation.splits import SplitError
 from curator import __version__
+from curator.prediction import stored_labeler
 from curator.releases.card import CARD, render_card
 from curator.releases.datasheet import render_datasheet
 from curator.releases.datasheet_charts import chart_documents, chart_section, release_charts
@@ -50,6 +50,7 @@ from curator.releases.schema import record_schema, schema_file
 from curator.releases.signing import SigningError, load_private_key, signature_document
 from curator.releases.splits import SplitSpec, assign_sources, parse_split, part_names
 from curator.releases.tally import ReleaseFacts
+from engines.labelers.registry import LabelerError
 from store import Store
 from store.releases import (
     ItemFilter,
@@ -193,8 +194,8 @@ def export_release(
     """Write release ``options.version`` under ``out_dir``; see the module docstring."""
     spec = _check(options)
     try:
-        labeler = resolve_labeler(store, options.labeler) if options.labeler else None
-    except SetError as exc:
+        labeler = stored_labeler(store, options.labeler) if options.labeler else None
+    except (SetError, LabelerError) as exc:
         raise ExportError(str(exc)) from None
     kinds = list(options.kinds) or [k for k in kinds_with_items(store) if k in RECORD_BUILDERS]
     if not kinds:

@@ -84,16 +84,41 @@ def resolve_model(store: Store, name: str) -> ModelRow:
     return row
 
 
+def _registered(names: list[str]) -> str:
+    if len(names) > 5:
+        return f"registered: {', '.join(names[:2])}, ..., {', '.join(names[-2:])}"
+    return f"registered: {', '.join(names)}"
+
+
 def not_promoted(store: Store, family: str) -> str:
     """The one-line message for ``FAMILY@current`` when no version has been promoted."""
     names = [m.name for m in list_models(store, family)]
     if not names:
         have = f"no {family} is registered either: train one with `curator train`"
-    elif len(names) > 5:
-        have = f"registered: {', '.join(names[:2])}, ..., {', '.join(names[-2:])}"
     else:
-        have = f"registered: {', '.join(names)}"
+        have = _registered(names)
     return f"no {family} has been promoted yet: `curator models promote {family}@N` ({have})"
+
+
+def with_registered(store: Store, name: str, message: str) -> str:
+    """``message`` about a name that resolved to nothing, followed by the registered
+    versions of its family when it is a trained one with some."""
+    family, _, version = name.rpartition("@")
+    if family not in TRAINED_FAMILIES:
+        return message
+    if version == "current" and current_model(store, family) is None:
+        return message  # not_promoted's message names them already
+    names = [m.name for m in list_models(store, family)]
+    return f"{message} ({_registered(names)})" if names else message
+
+
+def check_labeler(store: Store, name: str) -> None:
+    """Raise :class:`LabelerError`, naming what is registered, unless :func:`resolve_labeler`
+    knows ``name`` (a rule labeler's version or a registered model)."""
+    try:
+        resolve_labeler(store, name)
+    except LabelerError as exc:
+        raise LabelerError(with_registered(store, name, str(exc))) from None
 
 
 @dataclass(frozen=True)
