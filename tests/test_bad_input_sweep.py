@@ -118,6 +118,8 @@ def test_superscript_digits_are_not_numbers(db: Path, args: tuple[str, ...]) -> 
     ("args", "option"),
     [
         (("search", "x", "--limit", HUGE), "--limit"),
+        (("train", "--kind", "tfidf-lr", "--votes", "gt", "--seed", str(2**32)), "--seed"),
+        (("train", "--kind", "tfidf-lr", "--votes", "gt", "--seed", "-1"), "--seed"),
         (("set", "create", "more", "--votes-per-item", HUGE), "--votes-per-item"),
         (("set", "edit", "gt", "--votes-per-item", HUGE), "--votes-per-item"),
         (("chart", "labels", "--set", "gt", "--width", HUGE), "--width"),

@@ -191,7 +191,7 @@ def train(
             " student (3 of MiniLM's 6 run twice as fast).",
         ),
     ] = None,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="Random seed.")] = 0,
     patience: Annotated[
         int, typer.Option("--patience", min=1, help="Epochs without dev gain.")
     ] = 1,
