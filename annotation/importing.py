@@ -96,6 +96,11 @@ def read_jsonl(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]
     return records, errors
 
 
+def _delimiter(path: Path) -> str:
+    """A ``.tsv`` file's fields are separated by tabs, a ``.csv`` file's by commas."""
+    return "\t" if path.suffix.lower() == ".tsv" else ","
+
+
 def read_csv(
     path: Path, required: tuple[str, ...]
 ) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
@@ -104,11 +109,15 @@ def read_csv(
     if bad:
         return [], bad
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
-    reader = csv.DictReader(io.StringIO("\n".join(text or "" for _, text in lines)))
+    delimiter = _delimiter(path)
+    what = "TSV" if delimiter == "\t" else "CSV"
+    reader = csv.DictReader(
+        io.StringIO("\n".join(text or "" for _, text in lines)), delimiter=delimiter
+    )
     try:
         header = [h.strip() for h in (reader.fieldnames or [])]
     except csv.Error as exc:
-        return [], [f"{path}:{reader.line_num}: not CSV ({exc})"]
+        return [], [f"{path}:{reader.line_num}: not {what} ({exc})"]
     missing = [c for c in required if c not in header]
     if missing:
         return [], [
@@ -124,7 +133,7 @@ def read_csv(
             # DictReader counts physical lines, so quoted multi-line fields keep numbers right
             records.append((reader.line_num, values))
     except csv.Error as exc:
-        return [], [f"{path}:{reader.line_num}: not CSV ({exc})"]
+        return [], [f"{path}:{reader.line_num}: not {what} ({exc})"]
     return records, []
 
 
@@ -290,7 +299,7 @@ def _extra_columns(path: Path) -> tuple[str, ...]:
     if path.suffix.lower() not in (".csv", ".tsv"):
         return ()
     with path.open(encoding="utf-8-sig", errors="replace", newline="") as fh:
-        header = next(csv.reader(fh), [])
+        header = next(csv.reader(fh, delimiter=_delimiter(path)), [])
     known = {*VOTE_COLUMNS, *OPTIONAL_VOTE_COLUMNS}
     return tuple(h.strip() for h in header if h.strip() and h.strip() not in known)
 

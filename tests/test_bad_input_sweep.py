@@ -281,3 +281,23 @@ def test_labelers_known_but_not_run_still_score_as_missing(registered: Path) -> 
     result = run(registered, "eval", "gt", "--labeler", "tfidf-lr@1", "--labeler", "keyword@1")
     assert result.exit_code == 0, result.output
     assert "tfidf-lr@1" in result.output and "keyword@1" in result.output
+
+
+def test_tsv_files_are_read_with_tabs(db: Path, tmp_path: Path) -> None:
+    # a .tsv file went to the comma reader and was refused for missing columns
+    items = tmp_path / "items.tsv"
+    items.write_text("id\tmessage\ttarget\nt-1\tspeed up the parser, 2x\t1\nt-2\tfix a typo\t0\n")
+    made = run(db, "import", "items", str(items), "--set", "tabs")
+    assert made.exit_code == 0 and "2 new" in made.output, made.output
+    votes = tmp_path / "votes.tsv"
+    votes.write_text("item\tannotator\tlabel\tnote\nt-1\tzoe\tperf\tfaster, says the message\n")
+    voted = run(db, "import", "votes", str(votes))
+    assert voted.exit_code == 0 and "1 votes" in voted.output, voted.output
+    labeled = run(
+        db, "import", "items", str(items), "--set", "tabs-gold",
+        "--label-field", "target", "--map", "1=perf,0=non-perf",
+    )  # fmt: skip
+    assert labeled.exit_code == 0 and "2 labels recorded" in labeled.output, labeled.output
+    with open_store(db) as store:
+        note = raw_sql.scalar(store, "SELECT note FROM votes WHERE annotator = 'zoe'")
+    assert note == "faster, says the message"
