@@ -3,17 +3,17 @@
 with one vote each from a named annotator, so they settle at once and can train.
 
 Field names and a label mapping are options. A bad row is reported as one ``FILE:LINE``
-line and left out; every other row goes in, in one transaction, and importing the same
-file again changes nothing.
+line, with the reason it shares with rows that failed the same way, and left out; every
+other row goes in, in one transaction, and importing the same file again changes nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from annotation.importing import Prelabel, _text, read_records
 from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
@@ -71,6 +71,33 @@ class LabeledImport:
     without_repo: int
     set_row: SetRow
     set_created: bool
+    reasons: list[str] = field(default_factory=list)
+    """Each error's reason (in the same order), the same for rows that failed the same way."""
+
+
+class _Bad(NamedTuple):
+    reason: str
+    problem: str
+    value: str = ""  # the row's label value, for a label outside the set
+
+
+OUTSIDE = "label outside the set's labels"
+_YES = {"1", "true", "yes", "y", "t"}
+_NO = {"0", "false", "no", "n", "f"}
+
+
+def map_hint(values: Sequence[str], allowed: list[str]) -> str:
+    """How to fix rows whose label values are none of the set's labels: a ``--map`` built
+    from the values seen (1/0, true/false and yes/no read as perf and non-perf)."""
+    seen = list(dict.fromkeys(values))
+    positive = next((lab for lab in DEFAULT_LABELS["commit"] if lab in allowed), allowed[0])
+    negatives = [lab for lab in allowed if lab != positive]
+    if len(negatives) == 1 and seen and all(v.lower() in _YES | _NO for v in seen):
+        seen.sort(key=lambda v: v.lower() not in _YES)
+        pairs = [f"{v}={positive if v.lower() in _YES else negatives[0]}" for v in seen]
+        return f"give --map {','.join(pairs)}"
+    shown = ", ".join(seen[:5]) + (", ..." if len(seen) > 5 else "")
+    return f"give --map VALUE=LABEL for the values seen ({shown}), e.g. --map {seen[0]}={positive}"
 
 
 def _key(record: dict[str, Any], id_field: str | None, path: Path, text: str) -> str:
@@ -110,24 +137,33 @@ def _row(
     path: Path,
     record: dict[str, Any],
     model_input: Callable[[str, str], str],
-) -> tuple[ImportedItem, str] | str:
+) -> tuple[ImportedItem, str] | _Bad:
     """The item and its label, or the problem with the row."""
     broken = _not_unicode(record)
     if broken is not None:
-        return f"field {broken!r} is not valid Unicode (a lone surrogate escape)"
+        return _Bad(
+            "not valid Unicode", f"field {broken!r} is not valid Unicode (a lone surrogate escape)"
+        )
     names = [spec.text_field] if spec.text_field else list(TEXT_FIELDS)
     text = next((record[n] for n in names if isinstance(record.get(n), str)), None)
     if text is None or not text.strip():
-        return f"missing the text ({' or '.join(repr(n) for n in names)}, a string)"
+        return _Bad(
+            "missing the text",
+            f"missing the text ({' or '.join(repr(n) for n in names)}, a string)",
+        )
     raw = _text(record, spec.label_field)
     if raw is None or not raw.strip():
-        return f"missing the label field {spec.label_field!r}"
+        return _Bad("missing the label", f"missing the label field {spec.label_field!r}")
     raw = raw.strip()
     if spec.mapping and raw not in spec.mapping:
-        return f"label {raw!r} is not in --map ({', '.join(spec.mapping)})"
+        return _Bad(
+            "label not in --map", f"label {raw!r} is not in --map ({', '.join(spec.mapping)})"
+        )
     label = spec.mapping.get(raw, raw)
     if label not in allowed and label != SKIP:
-        return f"label {label!r} is not one of the set's labels ({', '.join(allowed)})"
+        return _Bad(
+            OUTSIDE, f"label {label!r} is not one of the set's labels ({', '.join(allowed)})", raw
+        )
     diff = _text(record, "diff") or ""
     repo = _text(record, "repo")
     key = _key(record, spec.id_field, path, text)
@@ -176,19 +212,30 @@ def import_labeled_file(
     allowed = list(target.labels if target else spec.labels or _labels_of(spec.mapping))
     if len(allowed) < 2:
         raise MappingError("give the set's labels (--labels perf,non-perf) or a --map")
+    reasons = ["unreadable row"] * len(errors)
     rows: list[tuple[ImportedItem, str]] = []
+    bad: list[tuple[int, _Bad]] = []
     seen: dict[str, int] = {}
     for number, record in records:
         got = _row(spec, allowed, path, record, model_input)
-        if isinstance(got, str):
-            errors.append(f"{path}:{number}: {got}")
+        if isinstance(got, _Bad):
+            bad.append((number, got))
             continue
         key = got[0].key
         if key in seen:
-            errors.append(f"{path}:{number}: id {key!r} already on line {seen[key]}")
+            bad.append((number, _Bad("id twice", f"id {key!r} already on line {seen[key]}")))
             continue
         seen[key] = number
         rows.append(got)
+    outside = [b.value for _, b in bad if b.reason == OUTSIDE]
+    hint = (
+        "--map must give one of them" if spec.mapping or not outside else map_hint(outside, allowed)
+    )
+    for number, b in bad:
+        errors.append(
+            f"{path}:{number}: {b.problem}" + (f": {hint}" if b.reason == OUTSIDE else "")
+        )
+        reasons.append(b.reason)
     with store.transaction():
         created = target is None
         if target is None:
@@ -236,4 +283,5 @@ def import_labeled_file(
         without_repo=sum(1 for item, _ in rows if item.source.startswith("import:")),
         set_row=target,
         set_created=created,
+        reasons=reasons,
     )

@@ -79,6 +79,44 @@ def test_a_csv_export_with_named_fields_imports_the_same_way(cli, tmp_path: Path
     assert shown["progress"]["items"] == 2 and shown["decisions"]["unanimous"] == 2
 
 
+def test_rows_failing_the_same_way_are_shown_five_times_with_the_fix(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # 0/1 values without --map: every row once printed its own line, with no hint
+    many = [{"idx": i, "commit_message": f"change {i}", "target": i % 2} for i in range(400)]
+    path = write_jsonl(tmp_path / "train.jsonl", many, ['{"idx": 900, "target": 1}'])
+    result = cli("import", "items", str(path), "--set", "train", "--label-field", "target")
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    outside = [line for line in lines if "is not one of the set's labels" in line]
+    assert len(outside) == 5
+    assert outside[0] == (
+        f"error: {path}:1: label '0' is not one of the set's labels (perf, non-perf):"
+        " give --map 1=perf,0=non-perf"
+    )
+    assert f"error: {path}:3: missing the text" in result.stderr  # another reason, shown too
+    assert lines[-1] == (
+        "... and 395 more rows failed the same way (label outside the set's labels)"
+    )
+    assert "401 bad rows left out" in result.stdout.replace("\n", " ")
+    fixed = cli(
+        "import", "items", str(path), "--set", "train", "--label-field", "target",
+        "--map", "1=perf,0=non-perf",
+    )  # fmt: skip
+    assert fixed.exit_code == 1 and "400 labels recorded" in fixed.stdout.replace("\n", " ")
+
+
+def test_a_map_is_suggested_from_the_values_seen(tmp_path: Path) -> None:
+    from annotation.labeled_import import map_hint
+
+    pair = ["perf", "non-perf"]
+    assert map_hint(["No", "Yes", "No"], pair) == "give --map Yes=perf,No=non-perf"
+    assert (
+        map_hint(["false", "true"], ["non-perf", "perf"]) == "give --map true=perf,false=non-perf"
+    )
+    assert map_hint(["bug", "feature", "bug"], pair) == (
+        "give --map VALUE=LABEL for the values seen (bug, feature), e.g. --map bug=perf"
+    )
+
+
 def test_set_edit_changes_votes_per_item_and_restates_items(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     labeled(cli, write_jsonl(tmp_path / "t.jsonl", ROWS))
     result = cli("set", "edit", "gt-train", "--votes-per-item", "2", "--open", "--json")

@@ -4,6 +4,7 @@ pre-labeling every item import shares."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import typer
@@ -25,14 +26,31 @@ from store.items import ImportedItem
 from store.records import PredictionRow
 
 MAX_SHOWN = 20
+SHOWN_PER_REASON = 5
 
 
-def report_errors(errors: list[str]) -> None:
-    """One line per bad row (the first twenty), then how many more."""
-    for line in errors[:MAX_SHOWN]:
+def report_errors(errors: list[str], reasons: list[str] | None = None) -> None:
+    """One line per bad row (the first twenty), then how many more. With each row's
+    reason, the first five rows of each reason, then how many more failed that way."""
+    if reasons is None:
+        shown, more = errors[:MAX_SHOWN], {"errors": len(errors) - MAX_SHOWN}
+    else:
+        counts = Counter(reasons)
+        seen: Counter[str] = Counter()
+        shown = []
+        for line, reason in zip(errors, reasons, strict=True):
+            seen[reason] += 1
+            if seen[reason] <= SHOWN_PER_REASON:
+                shown.append(line)
+        more = {
+            f"rows failed the same way ({reason})": n - SHOWN_PER_REASON
+            for reason, n in counts.items()
+        }
+    for line in shown:
         err.print(labelled("error", "red", one_line(line, 400)), soft_wrap=True)
-    if len(errors) > MAX_SHOWN:
-        err.print(f"... and {len(errors) - MAX_SHOWN} more errors")
+    for what, n in more.items():
+        if n > 0:
+            err.print(f"... and {n} more {what}", soft_wrap=True)
 
 
 def keyword_prelabel(items: list[ImportedItem]) -> list[list[PredictionRow]]:
@@ -88,7 +106,7 @@ def labeled_items(
                 )
             except MappingError as exc:
                 fail(f"{path}: {exc}")
-            report_errors(result.errors)
+            report_errors(result.errors, result.reasons)
             results.append((path, result))
             if result.without_repo:
                 warn(
