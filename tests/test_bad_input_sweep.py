@@ -271,8 +271,10 @@ def test_unknown_labelers_are_named_before_eval_or_export_writes(
     assert named in line and not scores.exists()
     out = tmp_path / "releases"
     args = ("export", "v1", "--out", str(out), "--labels", "predicted", "--labeler", labeler)
-    line = error_line(run(registered, *args))
+    refused = run(registered, *args)
+    line = error_line(refused)
     assert named in line and not out.exists()
+    assert refused.stderr.startswith("error: ")  # no blank line left by the progress bar
     assert counts(registered) == before
 
 

@@ -57,6 +57,7 @@ def _progress() -> Progress:
         TimeElapsedColumn(),
         console=err,
         transient=True,
+        disable=not err.is_terminal,  # off a terminal, a transient bar leaves a blank line
     )
 
 
