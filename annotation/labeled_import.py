@@ -69,7 +69,7 @@ class LabeledImport:
     unchanged: int
     errors: list[str]
     without_repo: int
-    set_row: SetRow
+    set_row: SetRow | None  # None: no row could be imported and the set did not exist
     set_created: bool
     reasons: list[str] = field(default_factory=list)
     """Each error's reason (in the same order), the same for rows that failed the same way."""
@@ -236,6 +236,8 @@ def import_labeled_file(
             f"{path}:{number}: {b.problem}" + (f": {hint}" if b.reason == OUTSIDE else "")
         )
         reasons.append(b.reason)
+    if not rows and target is None:  # a set made of nothing would only be in the way
+        return LabeledImport(0, 0, 0, 0, 0, errors, 0, None, False, reasons)
     with store.transaction():
         created = target is None
         if target is None:

@@ -96,7 +96,10 @@ def test_rows_failing_the_same_way_are_shown_five_times_with_the_fix(cli, tmp_pa
     assert lines[-1] == (
         "... and 395 more rows failed the same way (label outside the set's labels)"
     )
-    assert "401 bad rows left out" in result.stdout.replace("\n", " ")
+    assert "nothing imported, no set created; 401 bad rows left out" in result.stdout.replace(
+        "\n", " "
+    )
+    assert "train" not in cli("set", "list", "--json").stdout  # no empty set left behind
     fixed = cli(
         "import", "items", str(path), "--set", "train", "--label-field", "target",
         "--map", "1=perf,0=non-perf",

@@ -125,7 +125,7 @@ def labeled_items(
 def _as_dict(path: Path, r: LabeledImport) -> dict[str, object]:
     return {
         "file": str(path),
-        "set": r.set_row.name,
+        "set": r.set_row.name if r.set_row is not None else None,
         "set_created": r.set_created,
         "stored": r.stored,
         "known": r.known,
@@ -138,6 +138,11 @@ def _as_dict(path: Path, r: LabeledImport) -> dict[str, object]:
 
 
 def _summary(path: Path, r: LabeledImport) -> Text:
+    if r.set_row is None:
+        return Text.assemble(
+            one_line(str(path)),
+            f": nothing imported, no set created; {len(r.errors)} bad rows left out",
+        )
     return Text.assemble(
         one_line(str(path)),
         f": {r.stored} new, {r.known} already stored, {r.added_to_set} added to ",
