@@ -43,7 +43,7 @@ from engines.labelers import tfidf
 from engines.labelers.base import Labeler
 from engines.labelers.calibration import decide, parse_objective
 from engines.labelers.inputs import input_block, recorded_input, resolve_field
-from engines.labelers.rule_floor import apply_floor, floor_block, floor_flags
+from engines.labelers.rule_floor import floor_block, floor_flags, floored
 from engines.labelers.storing import predict_stored
 from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import (
@@ -447,7 +447,7 @@ def _train_tfidf(
     )
     labeler = tfidf.TfidfLabeler(staging, "staged")
     all_human = all(e.origin == "human" for e in examples)
-    oof = None
+    oof = oof_flags = None
     if dev is None or all_human:
         groups = [e.source for e in examples]
         try:
@@ -455,7 +455,8 @@ def _train_tfidf(
         except ValueError:
             oof = None
         if oof is not None and floor:
-            oof = apply_floor(oof, texts, floor)
+            oof_flags = floor_flags(texts, floor)  # the rules run once over the texts
+            oof = floored(oof, oof_flags or [])
     if dev is not None:
         ids = sorted(dev.texts)
         dev_texts = [dev.texts[i] for i in ids]
@@ -464,9 +465,8 @@ def _train_tfidf(
         flags = floor_flags(dev_texts, floor)
         decision = decide(probs, truth, config.threshold_objective, f"dev:{dev.name}", flags)
     else:
-        flags = floor_flags(texts, floor) if oof else None
         decision = decide(
-            oof or [], labels if oof else [], config.threshold_objective, "out_of_fold", flags
+            oof or [], labels if oof else [], config.threshold_objective, "out_of_fold", oof_flags
         )
     copies = sum(1 for a in alternates if a is not None)
     training = {"examples": len(examples), "message_copies": copies}

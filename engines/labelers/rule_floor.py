@@ -70,7 +70,12 @@ def apply_floor(
     ``block`` is the model's floor record; its list is used (the current one when None).
     """
     terms = floor_terms(block)
-    return [1.0 if rule_fires(t, terms) else float(p) for p, t in zip(probs, texts, strict=True)]
+    return floored(probs, [rule_fires(t, terms) for t in texts])
+
+
+def floored(probs: Sequence[float], flags: Sequence[bool]) -> list[float]:
+    """``probs`` with 1.0 where ``flags`` (from :func:`floor_flags`) say the rules fire."""
+    return [1.0 if f else float(p) for p, f in zip(probs, flags, strict=True)]
 
 
 def floor_flags(texts: Sequence[str], block: Mapping[str, Any] | None) -> list[bool] | None:
