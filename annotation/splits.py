@@ -35,8 +35,14 @@ def parse_parts(text: str) -> list[tuple[str, float]]:
         raise SplitError(f"part names repeat in {text!r}")
     if len(parts) < 2:
         raise SplitError(f"a split needs at least two parts, got {text!r}")
+    return shares(parts)
+
+
+def shares(parts: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Positive finite weights as shares summing to 1 (weights whose sum overflows a float
+    are scaled down first)."""
     total = sum(w for _, w in parts)
-    if total == math.inf:  # huge weights: scaled down first
+    if total == math.inf:
         top = max(w for _, w in parts)
         parts = [(name, w / top) for name, w in parts]
         total = sum(w for _, w in parts)

@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from annotation.splits import SplitError, split_by_source
+from annotation.splits import SplitError, shares, split_by_source
 from store.sets import Candidate
 
 DEFAULT_NAMES = {2: ("train", "test"), 3: ("train", "dev", "test")}
@@ -54,12 +54,7 @@ def parse_split(text: str) -> SplitSpec:
         parts.append((name, value))
     if len({n for n, _ in parts}) != len(parts):
         raise SplitError(f"split {text!r}: part names repeat")
-    total = sum(w for _, w in parts)
-    if total == math.inf:  # huge weights: scaled down first
-        top = max(w for _, w in parts)
-        parts = [(name, w / top) for name, w in parts]
-        total = sum(w for _, w in parts)
-    return SplitSpec(scope, tuple((n, w / total) for n, w in parts), text)
+    return SplitSpec(scope, tuple(shares(parts)), text)
 
 
 def assign_sources(counts: dict[str, int], spec: SplitSpec, seed: int) -> dict[str, str]:
