@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -364,6 +366,44 @@ async def test_esc_or_quitting_stops_a_running_check_and_keeps_the_verdict(
     with open_store(db) as s:
         kernel = get_kernel(s, kernel_id)
     assert kernel is not None and kernel.verdict is None
+
+
+async def test_a_worker_result_for_a_screen_that_has_left_is_dropped(db: Path) -> None:
+    # A detail screen's load or check can finish after the user has left the screen (or
+    # quit): its result must not reach the removed widgets (that failed the worker).
+    with open_store(db) as s:
+        item_id = raw_sql.query(s, "SELECT id FROM items LIMIT 1")[0][0]
+    app = CuratorApp(db, "dave")
+    shown: list[str] = []
+
+    def show(text: str) -> None:
+        shown.append(text_of(screen.query_one("#status", Static)) + "|" + text)
+
+    errors: list[BaseException] = []
+
+    def deliver(text: str) -> None:
+        try:
+            screen.from_worker(show, text)
+        except BaseException as exc:  # the test reports whatever escaped the thread
+            errors.append(exc)
+
+    def worker(text: str) -> threading.Thread:  # a thread in the app's context, as Textual's
+        thread = threading.Thread(target=contextvars.copy_context().run, args=(deliver, text))
+        thread.start()
+        return thread
+
+    async with app.run_test(size=(140, 40)) as pilot:
+        await open_detail(pilot, app, item_id)
+        screen = app.screen
+        thread = worker("while shown")
+        await until(pilot, lambda: not thread.is_alive(), "delivered")
+        assert len(shown) == 1 and shown[0].endswith("|while shown")
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "back home")
+        thread = worker("after leaving")
+        await until(pilot, lambda: not thread.is_alive(), "dropped")
+        await pilot.pause()
+    assert errors == [] and len(shown) == 1
 
 
 async def test_ir_detail_shows_counts_and_opcode_histogram(db: Path) -> None:

@@ -36,6 +36,23 @@ class CuratorScreen(Screen[None]):
     def curation(self) -> CurationService:
         return self.curator_app.service
 
+    def from_worker(self, callback: Callable[..., object], *args: Any) -> None:
+        """Run ``callback(*args)`` on the event loop, called from a worker thread.
+
+        A worker can outlive its screen: the user pops it, or quits, while a query or a
+        check is still running. Its result is then dropped instead of updating widgets
+        that are being removed (which raised NoMatches and failed the worker)."""
+
+        def deliver() -> None:
+            if self.is_attached and not (self._pruning or self._closing or self._closed):
+                callback(*args)
+
+        try:
+            self.app.call_from_thread(deliver)
+        except RuntimeError:
+            if self.app.is_running:
+                raise
+
 
 class LabelKeysScreen(CuratorScreen):
     """A screen over one set where each label key (``1``, ``p``, ``s``...) acts on the
@@ -136,8 +153,8 @@ class ReportScreen(CuratorScreen):
             report, show = self.fetch(), self.present
         except ValueError as exc:
             report, show = str(exc), self._error
-        self.app.call_from_thread(self._loaded)
-        self.app.call_from_thread(show, report)
+        self.from_worker(self._loaded)
+        self.from_worker(show, report)
 
     def _loaded(self) -> None:
         self.query_one("#loading", ProgressBar).display = False

@@ -84,7 +84,7 @@ class ChartsScreen(CuratorScreen):
     @work(thread=True, exclusive=True, group="chart")
     def _load(self, name: str) -> None:
         found = self.curation.chart(name, self.set_row)
-        self.app.call_from_thread(self._show, name, found)
+        self.from_worker(self._show, name, found)
 
     def _show(self, name: str, found: Chart | str) -> None:
         if name != self.current:

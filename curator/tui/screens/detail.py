@@ -111,7 +111,7 @@ class ItemDetailScreen(CuratorScreen):
     @work(thread=True, exclusive=True, group="detail")
     def load(self) -> None:
         view = self.curation.item(self.set_row, self.item_id, self.reveal)
-        self.app.call_from_thread(self._show, view)
+        self.from_worker(self._show, view)
 
     def _show(self, view: ItemView | None) -> None:
         self.view = view
@@ -182,10 +182,10 @@ class ItemDetailScreen(CuratorScreen):
         bar.display = True
 
         def progress(fraction: float, text: str) -> None:
-            self.app.call_from_thread(self._progress, fraction, text)
+            self.from_worker(self._progress, fraction, text)
 
         def copy(text: str) -> None:
-            self.app.call_from_thread(self.app.copy_to_clipboard, text)
+            self.from_worker(self.app.copy_to_clipboard, text)
 
         self.running = ActionContext(self.curation, self.item_id, progress, copy)
         self._show_actions()
@@ -201,7 +201,7 @@ class ItemDetailScreen(CuratorScreen):
             result = action.run(ctx)
         except Exception as exc:  # an action's failure is reported, never fatal to the app
             result = f"{action.label} failed: {exc}"
-        self.app.call_from_thread(self._finished, action, result)
+        self.from_worker(self._finished, action, result)
 
     def _finished(self, action: ItemAction, result: str) -> None:
         self.running = None

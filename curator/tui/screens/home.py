@@ -95,13 +95,13 @@ class HomeScreen(CuratorScreen):
     def load(self) -> None:
         service = self.curation
         sets = service.sets()
-        self.app.call_from_thread(self._show_sets, sets)
+        self.from_worker(self._show_sets, sets)
         # Counts first (counters: milliseconds at any size), then agreement per set.
         for s in sets:
-            self.app.call_from_thread(self._show_overview, service.counts(s), 0, len(sets))
+            self.from_worker(self._show_overview, service.counts(s), 0, len(sets))
         for i, s in enumerate(sets, start=1):
             overview = service.overview(s)
-            self.app.call_from_thread(self._show_overview, overview, i, len(sets))
+            self.from_worker(self._show_overview, overview, i, len(sets))
 
     def _show_sets(self, sets: list[SetRow]) -> None:
         same = [s.id for s in sets] == [s.id for s in self.sets]
@@ -213,9 +213,9 @@ class HomeScreen(CuratorScreen):
         try:
             item_id = self.curation.resolve(ref)
         except LookupError as exc:
-            self.app.call_from_thread(self.curator_app.say, str(exc), error=True)
+            self.from_worker(self.curator_app.say, str(exc), error=True)
             return
-        self.app.call_from_thread(self._push_detail, item_id)
+        self.from_worker(self._push_detail, item_id)
 
     def _push_detail(self, item_id: int) -> None:
         self.app.push_screen(ItemDetailScreen(item_id))

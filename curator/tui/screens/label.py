@@ -95,7 +95,7 @@ class LabelScreen(LabelKeysScreen):
     def _load_entry(self, entry: QueueEntry | None) -> None:
         """Fetch an entry's view (worker thread) and put it on screen."""
         view = self.curation.item(self.set_row, entry.item_id) if entry else None
-        self.app.call_from_thread(self._show, entry, view)
+        self.from_worker(self._show, entry, view)
 
     def count_votes(self) -> None:
         """Count the set's size and the annotator's votes (slow lane); votes and undos
@@ -105,7 +105,7 @@ class LabelScreen(LabelKeysScreen):
     @work(thread=True, exclusive=True, group="state")
     def _count(self, changes: int) -> None:
         state = self.curation.queue_state(self.set_row)
-        self.app.call_from_thread(self._set_state, state, changes)
+        self.from_worker(self._set_state, state, changes)
 
     def _set_state(self, state: QueueState, changes: int) -> None:
         if changes != self._changes:
@@ -212,15 +212,15 @@ class LabelScreen(LabelKeysScreen):
             service.vote(self.set_row, item_id, label, category, note)
         except ItemTaken as exc:
             # The lease ran out and others filled the item: say so and move on.
-            self.app.call_from_thread(self.curator_app.say, str(exc), error=True)
+            self.from_worker(self.curator_app.say, str(exc), error=True)
             assert self.cursor is not None
             self._load_entry(service.advance(self.cursor))
             return
         except (ValueError, LookupError) as exc:
-            self.app.call_from_thread(self._failed, str(exc))
+            self.from_worker(self._failed, str(exc))
             return
-        self.app.call_from_thread(self._add_mine, 1 if first else 0)
-        self.app.call_from_thread(self._maybe_rerank)
+        self.from_worker(self._add_mine, 1 if first else 0)
+        self.from_worker(self._maybe_rerank)
         assert self.cursor is not None
         if self.cursor.current is not None:
             self.history.append(self.cursor.current)
@@ -245,9 +245,9 @@ class LabelScreen(LabelKeysScreen):
         try:
             result = self.curation.rerank(self.set_row, position)
         except Exception as exc:  # the annotator keeps voting; the order just stays
-            self.app.call_from_thread(self.curator_app.say, f"re-ranking failed: {exc}", True)
+            self.from_worker(self.curator_app.say, f"re-ranking failed: {exc}", True)
             return
-        self.app.call_from_thread(self._reranked, result)
+        self.from_worker(self._reranked, result)
 
     def _reranked(self, result: Rerank | None) -> None:
         if result is None or not result.moved:
@@ -276,13 +276,13 @@ class LabelScreen(LabelKeysScreen):
         service = self.curation
         result = service.undo(self.set_row)
         if result is None:
-            self.app.call_from_thread(self._failed, "nothing to undo in this set")
+            self.from_worker(self._failed, "nothing to undo in this set")
             return
         entry = service.position_of(self.set_row, result.item_id)
         lost_vote = result.restored_label is None and result.undone_label is not None
-        self.app.call_from_thread(self._add_mine, -1 if lost_vote else 0)
+        self.from_worker(self._add_mine, -1 if lost_vote else 0)
         restored = result.restored_label or "no vote"
-        self.app.call_from_thread(
+        self.from_worker(
             self.curator_app.say,
             f"undid {result.undone_label} on #{result.item_id} (now: {restored})",
         )
@@ -353,7 +353,7 @@ class LabelScreen(LabelKeysScreen):
             )
         else:
             hits = service.search(self.set_row, text)
-        self.app.call_from_thread(self._pick_hit, text, hits)
+        self.from_worker(self._pick_hit, text, hits)
 
     def _pick_hit(self, text: str, hits: list[dict[str, object]]) -> None:
         if not hits:

@@ -69,7 +69,7 @@ class ReviewScreen(LabelKeysScreen):
     @work(thread=True, exclusive=True, group="review")
     def load(self) -> None:
         conflicts = self.curation.conflicts(self.set_row)
-        self.app.call_from_thread(self._show_conflicts, conflicts)
+        self.from_worker(self._show_conflicts, conflicts)
 
     def _show_conflicts(self, conflicts: list[Decision]) -> None:
         self.query_one("#loading", ProgressBar).display = False
@@ -133,7 +133,7 @@ class ReviewScreen(LabelKeysScreen):
     @work(thread=True, exclusive=True, group="review-item")
     def _fetch(self, item_id: int) -> None:
         view = self.curation.item(None, item_id, reveal=True)
-        self.app.call_from_thread(self._show_item, view)
+        self.from_worker(self._show_item, view)
 
     def _show_item(self, view: ItemView | None) -> None:
         d = self._current()
@@ -158,10 +158,10 @@ class ReviewScreen(LabelKeysScreen):
         try:
             service.vote(self.set_row, item_id, label, adjudicate=True)
         except (ValueError, LookupError) as exc:
-            self.app.call_from_thread(self._failed, str(exc))
+            self.from_worker(self._failed, str(exc))
             return
-        self.app.call_from_thread(self.curator_app.say, f"#{item_id} settled as {label}")
-        self.app.call_from_thread(self._show_conflicts, service.conflicts(self.set_row))
+        self.from_worker(self.curator_app.say, f"#{item_id} settled as {label}")
+        self.from_worker(self._show_conflicts, service.conflicts(self.set_row))
 
     def _failed(self, message: str) -> None:
         self.busy = False
@@ -179,12 +179,10 @@ class ReviewScreen(LabelKeysScreen):
         service = self.curation
         result = service.undo(self.set_row, adjudicate=True)
         if result is None:
-            self.app.call_from_thread(self._failed, "no adjudication of yours to undo here")
+            self.from_worker(self._failed, "no adjudication of yours to undo here")
             return
-        self.app.call_from_thread(
-            self.curator_app.say, f"undid your adjudication of #{result.item_id}"
-        )
-        self.app.call_from_thread(self._show_conflicts, service.conflicts(self.set_row))
+        self.from_worker(self.curator_app.say, f"undid your adjudication of #{result.item_id}")
+        self.from_worker(self._show_conflicts, service.conflicts(self.set_row))
 
     def action_detail(self) -> None:
         d = self._current()

@@ -103,9 +103,9 @@ class SearchScreen(CuratorScreen):
         try:
             hits = self.curation.find(text, set_row)
         except ValueError as exc:
-            self.app.call_from_thread(self._status, str(exc))
+            self.from_worker(self._status, str(exc))
             return
-        self.app.call_from_thread(self._show, text, hits)
+        self.from_worker(self._show, text, hits)
 
     def _show(self, text: str, hits: list[Hit]) -> None:
         self.hits = hits

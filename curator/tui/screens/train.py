@@ -146,7 +146,7 @@ class TrainScreen(CuratorScreen):
         teachers = service.teachers()
         sets = [s for s in service.sets() if s.kind == "commit"]
         warm = service.warm_starts()
-        self.app.call_from_thread(self._choices_loaded, teachers, sets, warm)
+        self.from_worker(self._choices_loaded, teachers, sets, warm)
         self.load_models()
 
     def _choices_loaded(self, teachers: list[str], sets: list[SetRow], warm: list[str]) -> None:
@@ -167,12 +167,12 @@ class TrainScreen(CuratorScreen):
         service = self.curation
         models, current = service.models(family), service.current_model(family)
         curve = service.learning_curve(family)
-        self.app.call_from_thread(self._show_models, family, models, current, curve)
+        self.from_worker(self._show_models, family, models, current, curve)
         found = service.active_learning_chart()
         if isinstance(found, Chart):
             import textual_plotext  # noqa: F401 - loaded here, off the event loop
 
-        self.app.call_from_thread(self._show_al_curve, found)
+        self.from_worker(self._show_al_curve, found)
 
     def _show_al_curve(self, found: Chart | str) -> None:
         note = self.query_one("#al-note", Static)
@@ -345,7 +345,7 @@ class TrainScreen(CuratorScreen):
     @work(thread=True, exclusive=True, group="train")
     def _train(self, cancel: threading.Event) -> None:
         request = self.form.request()
-        call = self.app.call_from_thread
+        call = self.from_worker
 
         def progress(report: TrainProgress) -> None:
             call(self._progress, report)
@@ -427,7 +427,7 @@ class TrainScreen(CuratorScreen):
     def _pick_to_promote(self) -> None:
         family = self.form.kind
         names = [m.name for m in self.curation.models(family)]
-        self.app.call_from_thread(self._ask_promote, family, names[::-1])
+        self.from_worker(self._ask_promote, family, names[::-1])
 
     def _ask_promote(self, family: str, names: list[str]) -> None:
         if not names:
@@ -450,7 +450,7 @@ class TrainScreen(CuratorScreen):
             said = f"{name} is now {family}@current" + (
                 f" (was {done.replaced})" if done.replaced else ""
             )
-        self.app.call_from_thread(self.curator_app.say, said)
+        self.from_worker(self.curator_app.say, said)
         self.load_models()
 
     def action_refresh(self) -> None:
