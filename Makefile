@@ -8,7 +8,7 @@ demo: setup
 	@bash scripts/demo.sh
 
 test: setup
-	.venv/bin/python -m pytest -q
+	.venv/bin/python -m pytest -q -n auto --maxprocesses 4
 
 lint: setup
 	.venv/bin/ruff check .

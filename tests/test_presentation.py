@@ -15,7 +15,7 @@ from rich.text import Text
 from annotation.agreement import AgreementReport
 from annotation.set_reports import agreement_for_set
 from curator.presentation import eval_table, format, tables
-from curator.presentation.text import ONE_LINE_WIDTH, one_line
+from curator.presentation.text import ONE_LINE_WIDTH, one_line, path_line
 from curator.tui.app import CuratorApp
 from curator.tui.render import pairs
 from curator.tui.screens.agreement import AgreementScreen
@@ -208,6 +208,14 @@ def test_one_width_default_and_callers_pass_their_own() -> None:
     cut = one_line(long, 80).plain
     assert len(cut) == 80 and cut.endswith("…")
     assert one_line("short", 80).plain == "short"
+
+
+def test_a_long_path_keeps_its_file_name() -> None:
+    path = "/" + "/".join(["deep"] * 40) + "/cut.bc"
+    shown = path_line(path, 30).plain
+    assert len(shown) == 30 and shown.startswith("…") and shown.endswith("/deep/cut.bc")
+    assert path_line("/tmp/a\x1b[31m.bc", 30).plain == "/tmp/a.bc"
+    assert path_line("short.ll", 30).plain == "short.ll"
 
 
 def test_a_warning_stays_one_line_in_a_log_however_long_or_multiline() -> None:

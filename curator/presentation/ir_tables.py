@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from curator.console import out
-from curator.presentation.text import one_line
+from curator.presentation.text import one_line, path_line
 
 _COLUMNS = ("modules", "text_bytes", "bitcode_bytes", "tokens")
 
@@ -83,6 +83,9 @@ def print_ir_stats(data: dict[str, Any]) -> None:
             table.add_column(name, overflow="fold")
         for r in data["rejections"]:
             table.add_row(
-                *(one_line(str(r[k] or ""), 80) for k in ("source", "path", "reason", "message"))
+                path_line(str(r["source"] or ""), 80),
+                path_line(str(r["path"] or ""), 80),
+                one_line(str(r["reason"] or ""), 80),
+                one_line(str(r["message"] or ""), 80),
             )
         out.print(table)

@@ -53,6 +53,12 @@ def one_line(text: str, width: int = ONE_LINE_WIDTH) -> Text:
     return Text(shorten(flat(text), width))
 
 
+def path_line(path: str, width: int = ONE_LINE_WIDTH) -> Text:
+    """An untrusted path on one line; a long one loses its start, not its file name."""
+    text = flat(path)
+    return Text(text if len(text) <= width else "…" + text[len(text) - width + 1 :])
+
+
 def labelled(label: str, label_style: str, *parts: str | Text) -> Text:
     """``label: part part...`` with the label styled and the parts shown literally."""
     return Text.assemble((f"{label}:", label_style), " ", *parts)

@@ -20,7 +20,7 @@ from curator.commands.options import DbOption
 from curator.console import err, out
 from curator.presentation.cli_output import warn
 from curator.presentation.progress import source_progress
-from curator.presentation.text import labelled, one_line
+from curator.presentation.text import labelled, one_line, path_line
 from engines.ir.build import CompilerNotFound, parse_flags
 from engines.ir.pipeline import BATCH_ROWS, IROptions, IRRunSummary, mine_ir
 
@@ -75,7 +75,7 @@ def _rejections_table(summary: IRRunSummary) -> Table:
     table.add_column("message", overflow="fold")
     for rejection in summary.rejections[:SHOWN_REJECTIONS]:
         table.add_row(
-            one_line(rejection.path, 80), one_line(rejection.reason), one_line(rejection.message)
+            path_line(rejection.path, 80), one_line(rejection.reason), one_line(rejection.message)
         )
     if len(summary.rejections) > SHOWN_REJECTIONS:
         table.caption = f"{len(summary.rejections) - SHOWN_REJECTIONS} more not shown"

@@ -36,8 +36,8 @@ class CuratorScreen(Screen[None]):
     def curation(self) -> CurationService:
         return self.curator_app.service
 
-    def from_worker(self, callback: Callable[..., object], *args: Any) -> None:
-        """Run ``callback(*args)`` on the event loop, called from a worker thread.
+    def from_worker(self, callback: Callable[..., object], *args: Any, **kwargs: Any) -> None:
+        """Run ``callback(*args, **kwargs)`` on the event loop, called from a worker thread.
 
         A worker can outlive its screen: the user pops it, or quits, while a query or a
         check is still running. Its result is then dropped instead of updating widgets
@@ -45,7 +45,7 @@ class CuratorScreen(Screen[None]):
 
         def deliver() -> None:
             if self.is_attached and not (self._pruning or self._closing or self._closed):
-                callback(*args)
+                callback(*args, **kwargs)
 
         try:
             self.app.call_from_thread(deliver)
