@@ -171,7 +171,8 @@ def _mask(value: str | None) -> str:
 def _convert(key: Key, value: Any, where: str, base: Path | None = None) -> Any:
     """``value`` as the key's type; raises SettingsError naming ``where``."""
     if key.kind == "int":
-        if isinstance(value, bool):
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+            # int() would take true as 1 and cut 1.5 to 1 without a word
             raise SettingsError(f"{where}: {key.toml} must be a whole number, not {value!r}")
         try:
             number = int(value)
@@ -188,13 +189,22 @@ def _convert(key: Key, value: Any, where: str, base: Path | None = None) -> Any:
     if not isinstance(value, str):
         raise SettingsError(f"{where}: {key.toml} must be a string, not {value!r}")
     value = value.strip()
+    if "\x00" in value:  # TOML's "\u0000": no path, name or key holds one
+        raise SettingsError(f"{where}: {key.toml} holds a NUL character: {value!a}")
     if key.kind == "path":
-        path = Path(value).expanduser()
+        try:
+            path = Path(value).expanduser()
+        except RuntimeError:  # "~someone/..." for a user this machine does not know
+            raise SettingsError(
+                f"{where}: {key.toml} {value!r} starts with a home folder this machine"
+                " does not know"
+            ) from None
         return base / path if base is not None and not path.is_absolute() else path
     return value
 
 
-_LINE = re.compile(r"at line (\d+)")
+# tomllib's "Invalid value (at line 2, column 6)", or "(at end of document)"
+_AT = re.compile(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)")
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -220,7 +230,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
     """The settings a TOML file sets, keyed by field name; {} when the file is absent.
     Relative paths in the file are relative to its folder."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a BOM some editors write is no error
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
@@ -228,10 +238,11 @@ def read_config_file(path: Path) -> dict[str, Any]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        found = _LINE.search(str(exc))
-        line = f":{found.group(1)}" if found else ""
-        reason = _LINE.sub("", str(exc)).replace("()", "").strip(" (),")
-        raise SettingsError(f"{path}{line}: invalid TOML: {reason}") from None
+        found = _AT.search(str(exc))
+        line = f":{found.group(1)}" if found and found.group(1) else ""
+        column = f" (column {found.group(2)})" if found and found.group(2) else ""
+        reason = _AT.sub("", str(exc)).strip()
+        raise SettingsError(f"{path}{line}: invalid TOML: {reason}{column}") from None
     by_toml = {k.toml: k for k in KEYS}
     values: dict[str, Any] = {}
     for dotted, value in _flatten(data).items():

@@ -303,3 +303,57 @@ def test_tsv_files_are_read_with_tabs(db: Path, tmp_path: Path) -> None:
     with open_store(db) as store:
         note = raw_sql.scalar(store, "SELECT note FROM votes WHERE annotator = 'zoe'")
     assert note == "faster, says the message"
+
+
+def user_config(tmp_path: Path, text: bytes) -> dict[str, str]:
+    """The environment of a run whose user config file holds ``text``."""
+    folder = tmp_path / "xdg" / "curator"
+    folder.mkdir(parents=True)
+    (folder / "config.toml").write_bytes(text)
+    return {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        # tomllib's "(at line 1, column 6)" came out as "Invalid value (, column 6"
+        (b"annotator = \n", ":1: invalid TOML: Invalid value (column 13)"),
+        (b'annotator = "zoe', ": invalid TOML: Unterminated string"),
+        # int() cut 1.5 to 1 without a word
+        (b"[kernels]\nmemory_mb = 1.5\n", ":2: kernels.memory_mb must be a whole number, not 1.5"),
+        # an unexpected ValueError (embedded null byte) when the path was used
+        (b'cache = "a\\u0000b"\n', ":1: cache holds a NUL character: 'a\\x00b'"),
+        # an unexpected RuntimeError (Could not determine home directory)
+        (b'cache = "~no-such-user-here/c"\n', "home folder this machine does not know"),
+    ],
+)
+def test_bad_user_config_values_are_named(
+    db: Path, tmp_path: Path, monkeypatch, text: bytes, named: str
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    env = user_config(tmp_path, text)
+    line = error_line(run(db, "vote", "ex-001", "perf", "-a", "zoe", env=env), 2)
+    assert line.startswith(f"error: {tmp_path / 'xdg' / 'curator' / 'config.toml'}")
+    assert line.endswith(named), line
+
+
+def test_a_user_config_saved_with_a_bom_is_read(db: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Notepad's byte order mark was "invalid TOML: Invalid statement"
+    monkeypatch.chdir(tmp_path)
+    env = user_config(tmp_path, '\ufeffannotator = "zoe"\n'.encode())
+    voted = run(db, "vote", "ex-001", "perf", env=env)
+    assert voted.exit_code == 0 and "zoe -> perf" in voted.output, voted.output
+
+
+@pytest.mark.parametrize("variable", ["CURATOR_DB", "CURATOR_CACHE"])
+def test_a_home_folder_of_no_known_user_is_named(
+    db: Path, tmp_path: Path, monkeypatch, variable: str
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        app, ["config", "show"], env={variable: "~no-such-user-here/x", "COLUMNS": "200"}
+    )
+    line = error_line(result, 2)
+    assert line.startswith(f"error: ${variable}: ") and "home folder" in line
+    flagged = error_line(run(Path("~no-such-user-here/x.db"), "stats"), 2)
+    assert flagged.startswith("error: --db: db '~no-such-user-here/x.db' starts with a home")
