@@ -209,11 +209,26 @@ def _no_ids(path: Path, first: dict[str, Any]) -> str:
     )
 
 
+# fields an item's row stores as text (a number is taken as its digits); a list, an
+# object or a boolean there is no text SQLite can store
+_TEXT_FIELDS = (
+    *("id", "repo", "sha", "date", "diff", "file", "path", "language"),
+    *("code_before", "code_after", "diff_hash"),
+)
+
+
 def _check_fields(kind: str, record: dict[str, Any]) -> str | None:
     required = {"commit": ("message",), "kernel": ("source",), "ir": ("text",)}[kind]
     for name in required:
         if not isinstance(record.get(name), str):
             return f"missing {name!r} (a string) for a {kind} item"
+    for name in _TEXT_FIELDS:
+        value = record.get(name)
+        if isinstance(value, bool):
+            return f"{name!r} must be a string, not {json.dumps(value)}"
+        if isinstance(value, dict | list):
+            shape = "an object" if isinstance(value, dict) else "a list"
+            return f"{name!r} must be a string, not {shape}"
     stars = record.get("stars")
     if stars is not None and not (isinstance(stars, int) and stars >= 0):
         return "'stars' must be a non-negative integer"

@@ -357,3 +357,24 @@ def test_a_home_folder_of_no_known_user_is_named(
     assert line.startswith(f"error: ${variable}: ") and "home folder" in line
     flagged = error_line(run(Path("~no-such-user-here/x.db"), "stats"), 2)
     assert flagged.startswith("error: --db: db '~no-such-user-here/x.db' starts with a home")
+
+
+def test_item_fields_that_are_lists_or_objects_are_named_by_line(db: Path, tmp_path: Path) -> None:
+    # a diff given as a list was "error: database error: Error binding parameter 6"
+    path = tmp_path / "items.jsonl"
+    path.write_text(
+        '{"id": "n-1", "message": "m", "diff": ["+x"]}\n'
+        '{"id": "n-2", "message": "m", "file": {"name": "a.py"}}\n'
+        '{"id": "n-3", "message": "m", "sha": true}\n'
+        '{"id": "n-4", "message": "m", "sha": 1234567}\n'
+    )
+    before = counts(db)
+    result = run(db, "import", "items", str(path), "--set", "typed")
+    assert result.exit_code == 1, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: {path}:1: 'diff' must be a string, not a list",
+        f"error: {path}:2: 'file' must be a string, not an object",
+        f"error: {path}:3: 'sha' must be a string, not true",
+    ]
+    assert counts(db) == before
