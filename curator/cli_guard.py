@@ -67,6 +67,7 @@ def bad_argument(args: Sequence[str], environ: dict[str, str] | None = None) -> 
 def explain(exc: BaseException) -> str:
     """One line for an exception no command caught."""
     from store import DatabaseError, StoreError
+    from store.sets import SetExistsError
 
     if isinstance(exc, OSError) and exc.errno in _NO_SPACE:
         where = f" writing {exc.filename}" if exc.filename else ""
@@ -74,7 +75,7 @@ def explain(exc: BaseException) -> str:
             f"no space left{where} ({exc.strerror}): the last transaction was rolled back;"
             " free space and run the command again"
         )
-    if isinstance(exc, StoreError):
+    if isinstance(exc, StoreError | SetExistsError):  # a set made by another process first
         return str(exc)
     if isinstance(exc, DatabaseError):
         text = str(exc)

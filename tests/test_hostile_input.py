@@ -268,8 +268,17 @@ def test_an_unexpected_error_is_one_line_unless_debugging(monkeypatch) -> None: 
         "error: unexpected RuntimeError: gone (run with --debug or CURATOR_DEBUG=1 to see the"
         " traceback)\n"
     )
+
+    @failing.command()
+    def raced() -> None:  # another process created the set between the check and the insert
+        from store.sets import SetExistsError
+
+        raise SetExistsError("a set named 'gt' already exists")
+
     disk = CliRunner().invoke(failing, ["full"])
     assert disk.stderr.startswith("error: no space left writing /data/curator.db-wal")
+    lost = CliRunner().invoke(failing, ["raced"])
+    assert lost.exit_code == 1 and lost.stderr == "error: a set named 'gt' already exists\n"
     debug = CliRunner().invoke(failing, ["--debug", "boom"])
     assert isinstance(debug.exception, RuntimeError)
     monkeypatch.setenv("CURATOR_DEBUG", "1")

@@ -402,6 +402,17 @@ async def test_a_worker_result_for_a_screen_that_has_left_is_dropped(db: Path) -
         await until(pilot, lambda: isinstance(app.screen, HomeScreen), "back home")
         thread = worker("after leaving")
         await until(pilot, lambda: not thread.is_alive(), "dropped")
+        # a message to the user goes through the app, which is still there
+        told = threading.Thread(
+            target=contextvars.copy_context().run,
+            args=(screen.from_worker, app.say, "told after leaving"),
+        )
+        told.start()
+        await until(
+            pilot,
+            lambda: any(n.message == "told after leaving" for n in app._notifications),
+            "the app's message",
+        )
         await pilot.pause()
     assert errors == [] and len(shown) == 1
 

@@ -34,8 +34,10 @@ SIZES = [(80, 24), (120, 40)]
 
 
 # A fixed place, so the paths recorded as provenance (shown on the detail screens) are
-# the same on every machine and in every clone.
+# the same on every machine and in every clone. One place means one builder: under
+# pytest-xdist (`make test` uses --dist loadgroup) every test here runs on one worker.
 FIXED = Path(tempfile.gettempdir()) / "curator-tui-snapshots"
+pytestmark = pytest.mark.xdist_group("tui-snapshots")
 
 
 @pytest.fixture(scope="module")

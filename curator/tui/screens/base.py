@@ -40,17 +40,22 @@ class CuratorScreen(Screen[None]):
         """Run ``callback(*args, **kwargs)`` on the event loop, called from a worker thread.
 
         A worker can outlive its screen: the user pops it, or quits, while a query or a
-        check is still running. Its result is then dropped instead of updating widgets
-        that are being removed (which raised NoMatches and failed the worker)."""
+        check is still running. A result for the screen is then dropped instead of
+        updating widgets that are being removed (which raised NoMatches and failed the
+        worker); a callback of the app itself (a message to the user) still runs."""
+        app = self.app
 
         def deliver() -> None:
-            if self.is_attached and not (self._pruning or self._closing or self._closed):
+            if getattr(callback, "__self__", None) is app:
+                if app.is_running:
+                    callback(*args, **kwargs)
+            elif self.is_attached and not (self._pruning or self._closing or self._closed):
                 callback(*args, **kwargs)
 
         try:
-            self.app.call_from_thread(deliver)
+            app.call_from_thread(deliver)
         except RuntimeError:
-            if self.app.is_running:
+            if app.is_running:
                 raise
 
 
