@@ -12,10 +12,16 @@ from statistics import NormalDist
 
 from annotation.adjudication import decisions_for_set
 from annotation.labels import DEFAULT_LABELS, POSITIVE_LABEL
-from annotation.sampling import SamplingError, stratified_sample, stratum_of
-from annotation.sets import SetError, require_set, resolve_latest
+from annotation.sampling import SamplingError, labelers_for, stratified_sample, stratum_of
+from annotation.sets import (
+    SetError,
+    check_strata_predicted,
+    require_set,
+    resolve_latest,
+    stratum_candidates,
+)
 from store import Store
-from store.sets import NewSet, SetRow, candidates, create_set, get_set
+from store.sets import NewSet, SetRow, create_set, get_set
 
 
 def z_score(confidence: float) -> float:
@@ -85,9 +91,12 @@ def draw_audit(
     labeler = resolve_labeler(store, labeler)
     label = label or POSITIVE_LABEL[kind]
     fields = list(stratify or [])
-    items = [c for c in candidates(store, kind, [labeler]) if c.predictions.get(labeler) == label]
+    # the strata's labelers (keyword, pred:X) are read too: they put every item in "none"
+    found = stratum_candidates(store, kind, [labeler, *labelers_for(fields)])
+    items = [c for c in found if c.predictions.get(labeler) == label]
     if not items:
         raise SamplingError(f"{labeler} labeled no {kind} item {label!r}; nothing to audit")
+    check_strata_predicted(items, fields)
     n = size if size is not None else cochran_size(len(items), confidence, margin)
     if n > len(items):
         raise SamplingError(
@@ -159,8 +168,12 @@ def audit_report(store: Store, name: str, rule: str = "majority") -> AuditReport
         raise SetError(f"set {name!r} is not an audit (draw one with `curator audit draw`)")
     decisions = decisions_for_set(store, set_row, rule)
     confidence = float(audit["confidence"])
-    key = stratum_of(audit.get("stratify") or [])
-    members = {c.item_id: key(c) for c in candidates(store, set_row.kind, [], set_row.id)}
+    fields = audit.get("stratify") or []
+    key = stratum_of(fields)
+    members = {
+        c.item_id: key(c)
+        for c in stratum_candidates(store, set_row.kind, labelers_for(fields), set_row.id)
+    }
     tallies: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for d in decisions:
         if d.settled and d.label is not None:

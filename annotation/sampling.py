@@ -54,6 +54,8 @@ def labelers_for(fields: Sequence[str]) -> list[str]:
         if name == "keyword":
             needed.append(KEYWORD_LABELER)
         elif name.startswith("pred:"):
+            if not name[5:].strip():
+                raise SamplingError(f"stratum {name!r} names no labeler, e.g. pred:student@latest")
             needed.append(name[5:])
     return needed
 

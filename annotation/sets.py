@@ -102,21 +102,55 @@ def pool(store: Store, spec: DrawSpec) -> list[Candidate]:
     requested = labelers_for(spec.stratify)
     if spec.balanced:
         requested.append(spec.balanced)
-    resolved = {name: _resolve_for_strata(store, name) for name in requested}
-    labelers = sorted(set(resolved.values()))
     within = require_set(store, spec.within).id if spec.within else None
     excluded_sets = [require_set(store, name) for name in spec.exclude_repos_of]
     for other in excluded_sets:
         if other.kind != spec.kind:
             raise SetError(f"set {other.name!r} holds {other.kind} items, not {spec.kind}")
     banned = sources_in_sets(store, [s.id for s in excluded_sets])
-    found = candidates(store, spec.kind, labelers, within_set=within, languages=spec.languages)
+    found = stratum_candidates(
+        store, spec.kind, requested, within_set=within, languages=spec.languages
+    )
+    kept = [c for c in found if c.source not in banned]
+    check_strata_predicted(kept, spec.stratify)
+    return kept
+
+
+def stratum_candidates(
+    store: Store,
+    kind: str,
+    labelers: Sequence[str],
+    within_set: int | None = None,
+    languages: Sequence[str] = (),
+) -> list[Candidate]:
+    """:func:`store.sets.candidates` with each labeler's predictions filed under the name
+    asked for (``keyword@latest``, ``pred:student@current``'s ``student@current``)."""
+    resolved = {name: _resolve_for_strata(store, name) for name in labelers}
+    found = candidates(
+        store,
+        kind,
+        sorted(set(resolved.values())),
+        within_set=within_set,
+        languages=languages,
+    )
     renamed = {asked: stored for asked, stored in resolved.items() if asked != stored}
     for candidate in found:
         for asked, stored in renamed.items():
             if stored in candidate.predictions:
                 candidate.predictions[asked] = candidate.predictions[stored]
-    return [c for c in found if c.source not in banned]
+    return found
+
+
+def check_strata_predicted(items: Sequence[Candidate], fields: Sequence[str]) -> None:
+    """Refuse a ``pred:LABELER`` stratum whose labeler predicted none of the items: every
+    item would fall in the stratum ``none`` (a mistyped labeler drew an unstratified set)."""
+    for name in fields:
+        labeler = name[len("pred:") :] if name.startswith("pred:") else None
+        if labeler and items and not any(labeler in c.predictions for c in items):
+            raise SamplingError(
+                f"stratum {name!r}: {labeler} predicted none of the {len(items)} items to"
+                " draw from (`curator stats` lists the labelers)"
+            )
 
 
 def _resolve_for_strata(store: Store, name: str) -> str:

@@ -4,6 +4,7 @@ option), never in a traceback or an ``unexpected`` error, and nothing stored is 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -178,7 +179,6 @@ def test_huge_split_weights_still_share(db: Path) -> None:
 
 def test_release_record_with_a_huge_integer_is_named_by_line(db: Path, tmp_path: Path) -> None:
     import hashlib
-    import json
 
     assert run(db, "export", "v1", "--out", str(tmp_path)).exit_code == 0
     release = tmp_path / "v1"
@@ -378,3 +378,55 @@ def test_item_fields_that_are_lists_or_objects_are_named_by_line(db: Path, tmp_p
         f"error: {path}:3: 'sha' must be a string, not true",
     ]
     assert counts(db) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (("--exclude-repos-of", "gt"), "--exclude-repos-of"),
+        (("--stratify", "language", "--seed", "7"), "--stratify, --seed"),
+        (("--language", "python", "--balanced", "keyword@1"), "--balanced, --language"),
+    ],
+)
+def test_a_search_set_refuses_the_draw_options_it_would_drop(
+    db: Path, args: tuple[str, ...], named: str
+) -> None:
+    # --exclude-repos-of was dropped without a word: the set shared gt's repositories
+    before = counts(db)
+    line = error_line(run(db, "set", "create", "hunt", "--from-search", "loop", *args), 2)
+    assert line.startswith(f"error: --from-search does not take {named}: ")
+    assert counts(db) == before
+
+
+@pytest.mark.parametrize(
+    ("stratum", "named"),
+    [
+        ("pred:nope@1", "error: stratum 'pred:nope@1': nope@1 predicted none of the "),
+        ("pred:", "error: stratum 'pred:' names no labeler"),
+    ],
+)
+def test_a_stratum_of_a_labeler_with_no_predictions_is_named(
+    db: Path, stratum: str, named: str
+) -> None:
+    # every item fell in the stratum "none": an unstratified draw that said it was one
+    before = counts(db)
+    drawn = run(db, "set", "create", "strat", "--sample", "5", "--stratify", f"language,{stratum}")
+    assert error_line(drawn).startswith(named)
+    audit = ("audit", "draw", "au", "--from-labeler", "keyword@latest", "--positive")
+    assert error_line(run(db, *audit, "--stratify", stratum)).startswith(named)
+    assert counts(db) == before
+
+
+def test_an_audit_stratified_by_another_labeler_reads_its_predictions(db: Path) -> None:
+    # the draw and the report loaded only the audited labeler: every item was in "none"
+    assert run(db, "predict", "--labeler", "heuristics@1", "gt").exit_code == 0
+    drawn = run(
+        db, "audit", "draw", "au", "--from-labeler", "heuristics@1", "--positive",
+        "--stratify", "keyword", "--json",
+    )  # fmt: skip
+    assert drawn.exit_code == 0, drawn.output
+    allocation = json.loads(drawn.stdout)["allocation"]
+    assert "none" not in allocation and set(allocation) <= {"perf", "non-perf"}
+    reported = run(db, "audit", "report", "au", "--json")
+    assert reported.exit_code == 0, reported.output
+    assert set(json.loads(reported.stdout)["strata"]) == set(allocation)  # judged by gt's votes

@@ -131,6 +131,28 @@ def create(
     except LabelError as exc:
         fail(str(exc), EXIT_USAGE)
     if from_search is not None:
+        # a search set holds what the query finds, best first: the draw's options would
+        # be dropped without a word (--exclude-repos-of then leaks the repositories)
+        unused = [
+            flag
+            for flag, given in (
+                ("--stratify", stratify),
+                ("--seed", seed != 0),
+                ("--exclude-repos-of", exclude_repos_of),
+                ("--balanced", balanced),
+                ("--language", language),
+                ("--prefer", prefer),
+                ("--labeler", labeler),
+            )
+            if given
+        ]
+        if unused:
+            fail(
+                f"--from-search does not take {', '.join(unused)}: the set holds what the"
+                " query finds, best first (narrow it with the query, --kind, --from-set"
+                " and --sample)",
+                EXIT_USAGE,
+            )
         _from_search(
             name,
             from_search,
