@@ -430,3 +430,14 @@ def test_an_audit_stratified_by_another_labeler_reads_its_predictions(db: Path) 
     reported = run(db, "audit", "report", "au", "--json")
     assert reported.exit_code == 0, reported.output
     assert set(json.loads(reported.stdout)["strata"]) == set(allocation)  # judged by gt's votes
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_confidence_floor_that_is_no_number_is_refused(
+    db: Path, tmp_path: Path, value: str
+) -> None:
+    # nan wrote "min_confidence": NaN, which is no JSON, into manifest.json
+    args = ("export", "v1", "--out", str(tmp_path / "out"), "--labels", "predicted")
+    refused = run(db, *args, "--labeler", "keyword@latest", "--min-confidence", value)
+    assert error_line(refused, 2).startswith(f"error: --min-confidence {float(value)}: ")
+    assert not (tmp_path / "out").exists()

@@ -11,6 +11,7 @@ anywhere leaves the previous release (if any) as it was.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections import Counter
@@ -140,6 +141,9 @@ def _check(options: ExportOptions) -> SplitSpec | None:
         raise ExportUsageError("--labeler only applies with --labels predicted")
     if options.min_confidence is not None and options.labels != "predicted":
         raise ExportUsageError("--min-confidence only applies with --labels predicted")
+    if options.min_confidence is not None and not math.isfinite(options.min_confidence):
+        # the manifest records it, and NaN or Infinity is no JSON
+        raise ExportUsageError(f"--min-confidence {options.min_confidence}: give a score, e.g. 0.9")
     for kind in options.kinds:
         if kind not in RECORD_BUILDERS:
             raise ExportUsageError(f"kind {kind!r}: use {', '.join(RECORD_BUILDERS)}")
