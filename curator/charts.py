@@ -352,11 +352,16 @@ def render_svg(chart: Chart, width: int = 640, height: int = 360) -> str:
 
 
 def write_svg(path: Path, svg: str) -> None:
-    """Write atomically: a reader sees the old file or the whole new one."""
+    """Write atomically: a reader sees the old file or the whole new one. A failure
+    names ``path`` (not the temporary file, which is removed)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
-    tmp.write_text(svg, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(svg, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:  # e.g. path is a folder: "Is a directory"
+        tmp.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
 
 
 def _svg_bars(chart: Chart, left: int, top: int, w: int, h: int, sy: Any) -> list[str]:

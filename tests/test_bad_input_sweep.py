@@ -441,3 +441,14 @@ def test_a_confidence_floor_that_is_no_number_is_refused(
     refused = run(db, *args, "--labeler", "keyword@latest", "--min-confidence", value)
     assert error_line(refused, 2).startswith(f"error: --min-confidence {float(value)}: ")
     assert not (tmp_path / "out").exists()
+
+
+def test_an_svg_chart_written_over_a_folder_names_it_and_leaves_nothing(
+    db: Path, tmp_path: Path
+) -> None:
+    # "error: .charts.PID.part: Is a directory", and the .part file stayed behind
+    folder = tmp_path / "charts"
+    folder.mkdir()
+    line = error_line(run(db, "chart", "labels", "--set", "gt", "--svg", str(folder)))
+    assert line.startswith(f"error: {folder}: ")
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")]
