@@ -6,6 +6,8 @@ Update them after an intended change with ``pytest tests/test_tui_snapshots.py
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -34,17 +36,25 @@ SIZES = [(80, 24), (120, 40)]
 
 
 # A fixed place, so the paths recorded as provenance (shown on the detail screens) are
-# the same on every machine and in every clone. One place means one builder: under
-# pytest-xdist (`make test` uses --dist loadgroup) every test here runs on one worker.
+# the same on every machine and in every clone.
 FIXED = Path(tempfile.gettempdir()) / "curator-tui-snapshots"
-pytestmark = pytest.mark.xdist_group("tui-snapshots")
 
 
 @pytest.fixture(scope="module")
 def template() -> Path:
-    shutil.rmtree(FIXED, ignore_errors=True)
-    FIXED.mkdir(parents=True)
-    return build(FIXED / "template.db")
+    """The store, built once per test run: pytest-xdist workers share the one place, so
+    the first builds it under a lock and the others find it built for this run."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid-{os.getpid()}"
+    db = FIXED / "template.db"
+    with (Path(tempfile.gettempdir()) / "curator-tui-snapshots.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        built = FIXED / "built-for"
+        if not (built.is_file() and built.read_text() == run):
+            shutil.rmtree(FIXED, ignore_errors=True)
+            FIXED.mkdir(parents=True)
+            build(db)
+            built.write_text(run)
+    return db
 
 
 @pytest.fixture
