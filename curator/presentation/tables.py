@@ -37,7 +37,14 @@ def table(
     ``boxed`` is the CLI's look (rounded lines, the title in italics); unboxed is the
     app's (no lines, one space between columns, the title in bold)."""
     t = (
-        Table(title=title, title_justify="left", box=box.HEAVY_HEAD, show_header=show_header)
+        Table(
+            title=title,
+            title_justify="left",
+            box=box.HEAVY_HEAD,
+            show_header=show_header,
+            # a narrow table (or one with no rows) would fold a long title into a column
+            min_width=min(len(title), 120) if title else None,
+        )
         if boxed
         else Table(
             title=title,
