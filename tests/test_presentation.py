@@ -232,3 +232,12 @@ def test_a_warning_stays_one_line_in_a_log_however_long_or_multiline() -> None:
     lines = buffer.getvalue().splitlines()
     assert len(lines) == 1
     assert lines[0].startswith("warning: repo@abc: cannot read commit: fatal: dubious")
+
+
+def test_a_long_title_over_an_empty_table_stays_on_one_line() -> None:
+    title = "keyword@2: 0 predicted, 350 already predicted (skipped)"
+    shown = io.StringIO()
+    Console(file=shown, width=100).print(tables.table(title, ("label", "items"), []))
+    lines = shown.getvalue().splitlines()
+    assert lines[0].strip() == title
+    assert len(lines[1]) >= len(title)  # the table under it is as wide as the title
