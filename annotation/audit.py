@@ -12,12 +12,18 @@ from statistics import NormalDist
 
 from annotation.adjudication import decisions_for_set
 from annotation.labels import DEFAULT_LABELS, POSITIVE_LABEL
-from annotation.sampling import SamplingError, labelers_for, stratified_sample, stratum_of
+from annotation.sampling import (
+    SamplingError,
+    labelers_for,
+    stratified_sample,
+    stratum_of,
+)
 from annotation.sets import (
     SetError,
     check_strata_predicted,
     require_set,
     resolve_latest,
+    resolve_strata,
     stratum_candidates,
 )
 from store import Store
@@ -91,8 +97,10 @@ def draw_audit(
     labeler = resolve_labeler(store, labeler)
     label = label or POSITIVE_LABEL[kind]
     fields = list(stratify or [])
-    # the strata's labelers (keyword, pred:X) are read too: they put every item in "none"
-    found = stratum_candidates(store, kind, [labeler, *labelers_for(fields)])
+    # the strata's labelers (keyword, pred:X) are read too, else every item is in "none";
+    # the versions read are recorded, so the report files items in the same strata
+    pinned = resolve_strata(store, labelers_for(fields))
+    found = stratum_candidates(store, kind, [labeler, *pinned], pinned=pinned)
     items = [c for c in found if c.predictions.get(labeler) == label]
     if not items:
         raise SamplingError(f"{labeler} labeled no {kind} item {label!r}; nothing to audit")
@@ -111,6 +119,7 @@ def draw_audit(
             "confidence": confidence,
             "margin": margin,
             "stratify": fields,
+            "strata_labelers": pinned,
             "seed": seed,
             "size": n,
             "size_from": "given" if size is not None else "cochran",
@@ -170,10 +179,10 @@ def audit_report(store: Store, name: str, rule: str = "majority") -> AuditReport
     confidence = float(audit["confidence"])
     fields = audit.get("stratify") or []
     key = stratum_of(fields)
-    members = {
-        c.item_id: key(c)
-        for c in stratum_candidates(store, set_row.kind, labelers_for(fields), set_row.id)
-    }
+    # audits drawn before the versions were recorded read the strata's labelers as now
+    pinned = audit.get("strata_labelers") or {}
+    found = stratum_candidates(store, set_row.kind, labelers_for(fields), set_row.id, pinned=pinned)
+    members = {c.item_id: key(c) for c in found}
     tallies: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for d in decisions:
         if d.settled and d.label is not None:

@@ -7,7 +7,7 @@ from them, so a set can be re-derived (and checked) from its stored description.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -122,10 +122,15 @@ def stratum_candidates(
     labelers: Sequence[str],
     within_set: int | None = None,
     languages: Sequence[str] = (),
+    pinned: Mapping[str, str] | None = None,
 ) -> list[Candidate]:
     """:func:`store.sets.candidates` with each labeler's predictions filed under the name
-    asked for (``keyword@latest``, ``pred:student@current``'s ``student@current``)."""
-    resolved = {name: _resolve_for_strata(store, name) for name in labelers}
+    asked for (``keyword@latest``, ``pred:student@current``'s ``student@current``). A
+    name in ``pinned`` reads the version given there (the one an audit was drawn with),
+    not the one it resolves to now."""
+    resolved = {
+        name: (pinned or {}).get(name) or _resolve_for_strata(store, name) for name in labelers
+    }
     found = candidates(
         store,
         kind,
@@ -151,6 +156,11 @@ def check_strata_predicted(items: Sequence[Candidate], fields: Sequence[str]) ->
                 f"stratum {name!r}: {labeler} predicted none of the {len(items)} items to"
                 " draw from (`curator stats` lists the labelers)"
             )
+
+
+def resolve_strata(store: Store, labelers: Sequence[str]) -> dict[str, str]:
+    """Each stratum labeler asked for -> the name its predictions are stored under now."""
+    return {name: _resolve_for_strata(store, name) for name in labelers}
 
 
 def _resolve_for_strata(store: Store, name: str) -> str:

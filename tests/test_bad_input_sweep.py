@@ -452,3 +452,64 @@ def test_an_svg_chart_written_over_a_folder_names_it_and_leaves_nothing(
     line = error_line(run(db, "chart", "labels", "--set", "gt", "--svg", str(folder)))
     assert line.startswith(f"error: {folder}: ")
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")]
+
+
+def newer_version(db: Path, labeler: str, label: str) -> None:
+    """``labeler`` (e.g. keyword@3) predicts ``label`` for every item: a newer version
+    than the one an earlier draw read."""
+    from store.commits import insert_predictions
+    from store.records import PredictionRow
+
+    with open_store(db) as store:
+        ids = [int(r[0]) for r in raw_sql.query(store, "SELECT id FROM items")]
+        for item_id in ids:
+            insert_predictions(store, item_id, [PredictionRow(labeler, label, 1.0)])
+
+
+@pytest.mark.parametrize(
+    ("stratum", "asked", "newer"),
+    [
+        ("keyword", "keyword@latest", "keyword@3"),
+        ("pred:keyword@latest", "keyword@latest", "keyword@3"),
+    ],
+)
+def test_an_audit_report_keeps_the_strata_it_was_drawn_with(
+    db: Path, stratum: str, asked: str, newer: str
+) -> None:
+    # the report read the strata's labelers as they resolved at report time: a newer
+    # keyword@3 moved every item into its stratum, unlike the draw's allocation
+    assert run(db, "predict", "--labeler", "heuristics@1", "gt").exit_code == 0
+    drawn = run(
+        db, "audit", "draw", "au", "--from-labeler", "heuristics@1", "--positive",
+        "--stratify", stratum, "--json",
+    )  # fmt: skip
+    assert drawn.exit_code == 0, drawn.output
+    allocation = json.loads(drawn.stdout)["allocation"]
+    assert len(allocation) > 1, allocation
+    with open_store(db) as store:
+        params = json.loads(str(raw_sql.scalar(store, "SELECT params FROM sets WHERE name='au'")))
+    drawn_with = params["audit"]["strata_labelers"][asked]
+    assert drawn_with != newer and drawn_with.split("@")[0] == newer.split("@")[0]
+    newer_version(db, newer, "non-perf")
+    reported = run(db, "audit", "report", "au", "--json")
+    assert reported.exit_code == 0, reported.output
+    strata = json.loads(reported.stdout)["strata"]
+    assert set(strata) == set(allocation)
+    assert all(strata[s]["judged"] <= allocation[s] for s in strata)
+
+
+def test_an_audit_drawn_before_the_versions_were_recorded_reads_them_as_now(db: Path) -> None:
+    assert run(db, "predict", "--labeler", "heuristics@1", "gt").exit_code == 0
+    audit = ("audit", "draw", "au", "--from-labeler", "heuristics@1", "--positive")
+    assert run(db, *audit, "--stratify", "keyword").exit_code == 0
+    with open_store(db) as store:
+        params = json.loads(str(raw_sql.scalar(store, "SELECT params FROM sets WHERE name='au'")))
+        params["audit"].pop("strata_labelers", None)
+        with store.transaction():
+            raw_sql.connection(store).execute(
+                "UPDATE sets SET params = ? WHERE name = 'au'", (json.dumps(params),)
+            )
+    newer_version(db, "keyword@3", "non-perf")
+    reported = run(db, "audit", "report", "au", "--json")
+    assert reported.exit_code == 0, reported.output
+    assert set(json.loads(reported.stdout)["strata"]) == {"non-perf"}
