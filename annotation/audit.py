@@ -15,6 +15,7 @@ from annotation.labels import DEFAULT_LABELS, POSITIVE_LABEL
 from annotation.sampling import (
     SamplingError,
     labelers_for,
+    strata_fields,
     stratified_sample,
     stratum_of,
 )
@@ -96,7 +97,7 @@ def draw_audit(
         raise SetError(f"a set named {name!r} already exists")
     labeler = resolve_labeler(store, labeler)
     label = label or POSITIVE_LABEL[kind]
-    fields = list(stratify or [])
+    fields = strata_fields(stratify or [])
     # the strata's labelers (keyword, pred:X) are read too, else every item is in "none";
     # the versions read are recorded, so the report files items in the same strata
     pinned = resolve_strata(store, labelers_for(fields))

@@ -47,6 +47,18 @@ def _field(name: str) -> Callable[[Candidate], str]:
     )
 
 
+_ALIASES = {"source": "repo"}
+
+
+def strata_fields(fields: Sequence[str]) -> list[str]:
+    """The strata asked for, each once (``language,language`` would make strata such as
+    ``python|python``; ``source`` is ``repo``), in the order first given."""
+    kept: dict[str, str] = {}
+    for name in fields:
+        kept.setdefault(_ALIASES.get(name, name), name)
+    return list(kept.values())
+
+
 def labelers_for(fields: Sequence[str]) -> list[str]:
     """The labelers whose predictions the strata need."""
     needed = []

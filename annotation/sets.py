@@ -17,6 +17,7 @@ from annotation.sampling import (
     SamplingError,
     balanced_sample,
     labelers_for,
+    strata_fields,
     stratified_sample,
     uncertain_sample,
     uncertainty,
@@ -261,6 +262,7 @@ def create_sampled_set(
 ) -> tuple[SetRow, dict[str, int]]:
     if get_set(store, name) is not None:
         raise SetError(f"a set named {name!r} already exists")
+    spec = replace(spec, stratify=strata_fields(spec.stratify))
     if spec.prefer and spec.labeler:
         # Record the version actually used, so a redraw reads the same predictions.
         spec = replace(spec, labeler=resolve_latest(store, spec.labeler))

@@ -513,3 +513,24 @@ def test_an_audit_drawn_before_the_versions_were_recorded_reads_them_as_now(db: 
     reported = run(db, "audit", "report", "au", "--json")
     assert reported.exit_code == 0, reported.output
     assert set(json.loads(reported.stdout)["strata"]) == {"non-perf"}
+
+
+@pytest.mark.parametrize("stratify", ["language,language", "repo,source,language,repo"])
+def test_repeated_strata_are_counted_once(db: Path, stratify: str) -> None:
+    # language,language drew strata such as "python|python"
+    made = run(db, "set", "create", "twice", "--sample", "6", "--stratify", stratify, "--json")
+    assert made.exit_code == 0, made.output
+    once = "language" if stratify.startswith("language") else "repo,language"
+    again = run(db, "set", "create", "once", "--sample", "6", "--stratify", once, "--json")
+    assert json.loads(made.stdout)["allocation"] == json.loads(again.stdout)["allocation"]
+    with open_store(db) as store:
+        stored = raw_sql.scalar(store, "SELECT params FROM sets WHERE name = 'twice'")
+    assert json.loads(str(stored))["draw"]["stratify"] == once.split(",")
+    audit = ("audit", "draw", "--from-labeler", "keyword@latest", "--positive", "--json")
+    drawn = run(db, *audit, "au", "--stratify", stratify)
+    assert drawn.exit_code == 0, drawn.output
+    plain = run(db, *audit, "au-once", "--stratify", once)
+    assert json.loads(drawn.stdout)["allocation"] == json.loads(plain.stdout)["allocation"]
+    with open_store(db) as store:
+        stored = raw_sql.scalar(store, "SELECT params FROM sets WHERE name = 'au'")
+    assert json.loads(str(stored))["audit"]["stratify"] == once.split(",")
