@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -211,10 +211,23 @@ def _no_ids(path: Path, first: dict[str, Any]) -> str:
 
 # fields an item's row stores as text (a number is taken as its digits); a list, an
 # object or a boolean there is no text SQLite can store
-_TEXT_FIELDS = (
+ITEM_TEXT_FIELDS = (
     *("id", "repo", "sha", "date", "diff", "file", "path", "language"),
     *("code_before", "code_after", "diff_hash"),
 )
+
+
+def not_text(record: dict[str, Any], names: Sequence[str] = ITEM_TEXT_FIELDS) -> str | None:
+    """The problem with the first of ``names`` whose value is a list, an object or a
+    boolean (the row's items take them as text)."""
+    for name in names:
+        value = record.get(name)
+        if isinstance(value, bool):
+            return f"{name!r} must be a string, not {json.dumps(value)}"
+        if isinstance(value, dict | list):
+            shape = "an object" if isinstance(value, dict) else "a list"
+            return f"{name!r} must be a string, not {shape}"
+    return None
 
 
 def _check_fields(kind: str, record: dict[str, Any]) -> str | None:
@@ -222,13 +235,9 @@ def _check_fields(kind: str, record: dict[str, Any]) -> str | None:
     for name in required:
         if not isinstance(record.get(name), str):
             return f"missing {name!r} (a string) for a {kind} item"
-    for name in _TEXT_FIELDS:
-        value = record.get(name)
-        if isinstance(value, bool):
-            return f"{name!r} must be a string, not {json.dumps(value)}"
-        if isinstance(value, dict | list):
-            shape = "an object" if isinstance(value, dict) else "a list"
-            return f"{name!r} must be a string, not {shape}"
+    problem = not_text(record)
+    if problem is not None:
+        return problem
     stars = record.get("stars")
     if stars is not None and not (isinstance(stars, int) and stars >= 0):
         return "'stars' must be a non-negative integer"

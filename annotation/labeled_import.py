@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from annotation.importing import Prelabel, _text, read_records
+from annotation.importing import ITEM_TEXT_FIELDS, Prelabel, _text, not_text, read_records
 from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
 from store import Store
 from store.commits import insert_predictions
@@ -144,6 +144,9 @@ def _row(
         return _Bad(
             "not valid Unicode", f"field {broken!r} is not valid Unicode (a lone surrogate escape)"
         )
+    shaped = not_text(record, [*ITEM_TEXT_FIELDS, *([spec.id_field] if spec.id_field else [])])
+    if shaped is not None:
+        return _Bad("a field that is no text", shaped)
     names = [spec.text_field] if spec.text_field else list(TEXT_FIELDS)
     text = next((record[n] for n in names if isinstance(record.get(n), str)), None)
     if text is None or not text.strip():

@@ -534,3 +534,33 @@ def test_repeated_strata_are_counted_once(db: Path, stratify: str) -> None:
     with open_store(db) as store:
         stored = raw_sql.scalar(store, "SELECT params FROM sets WHERE name = 'au'")
     assert json.loads(str(stored))["audit"]["stratify"] == once.split(",")
+
+
+def test_labeled_item_fields_that_are_lists_or_objects_are_named_by_line(
+    db: Path, tmp_path: Path
+) -> None:
+    # --label-field stored them as JSON text: an object id became the key '{"a": 1}'
+    path = tmp_path / "labeled.jsonl"
+    path.write_text(
+        '{"id": "n-1", "message": "m", "diff": ["+x"], "target": 1}\n'
+        '{"id": {"a": 1}, "message": "m2", "target": 0}\n'
+        '{"id": "n-3", "message": "m3", "sha": true, "target": 0}\n'
+        '{"id": "n-4", "message": "m4", "sha": 1234567, "target": 1}\n'
+    )
+    before = counts(db)
+    result = run(
+        db, "import", "items", str(path), "--set", "typed",
+        "--label-field", "target", "--map", "1=perf,0=non-perf",
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: {path}:1: 'diff' must be a string, not a list",
+        f"error: {path}:2: 'id' must be a string, not an object",
+        f"error: {path}:3: 'sha' must be a string, not true",
+    ]
+    with open_store(db) as store:
+        keys = [r[0] for r in raw_sql.query(store, "SELECT key FROM items WHERE key LIKE 'n-%'")]
+        keys += [r[0] for r in raw_sql.query(store, "SELECT key FROM items WHERE key LIKE '{%'")]
+    assert keys == ["n-4"]
+    assert counts(db)[:2] == (before[0] + 1, before[1] + 1)
