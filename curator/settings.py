@@ -192,6 +192,8 @@ def _convert(key: Key, value: Any, where: str, base: Path | None = None) -> Any:
     if "\x00" in value:  # TOML's "\u0000": no path, name or key holds one
         raise SettingsError(f"{where}: {key.toml} holds a NUL character: {value!a}")
     if key.kind == "path":
+        if not value:  # Path("") is the folder "."; a config file's "" its own folder
+            raise SettingsError(f"{where}: {key.toml} is empty: give a path, or leave it out")
         try:
             path = Path(value).expanduser()
         except RuntimeError:  # "~someone/..." for a user this machine does not know

@@ -564,3 +564,36 @@ def test_labeled_item_fields_that_are_lists_or_objects_are_named_by_line(
         keys += [r[0] for r in raw_sql.query(store, "SELECT key FROM items WHERE key LIKE '{%'")]
     assert keys == ["n-4"]
     assert counts(db)[:2] == (before[0] + 1, before[1] + 1)
+
+
+@pytest.mark.parametrize("value", ["", " "])
+def test_an_empty_db_option_is_named(db: Path, tmp_path: Path, monkeypatch, value: str) -> None:  # type: ignore[no-untyped-def]
+    # it was the path '.': "error: .: cannot be opened (does its folder exist, ...)"
+    monkeypatch.chdir(tmp_path)
+    for args in (["--db", value, "stats"], ["stats", "--db", value]):
+        result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+        line = error_line(result, 2)
+        assert line.startswith(f"error: --db {value!r} is empty: "), line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.db"]
+
+
+@pytest.mark.parametrize("key", ["db", "cache"])
+def test_an_empty_path_in_a_config_file_is_named(
+    db: Path, tmp_path: Path, monkeypatch, key: str
+) -> None:  # type: ignore[no-untyped-def]
+    # db = "" was the config file's own folder, which "cannot be opened"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "curator.toml").write_text(f'annotator = "zoe"\n{key} = ""\n')
+    result = CliRunner().invoke(app, ["config", "show"], env={"COLUMNS": "200"})
+    line = error_line(result, 2)
+    assert (
+        line
+        == f"error: {tmp_path / 'curator.toml'}:2: {key} is empty: give a path, or leave it out"
+    )
+
+
+def test_an_empty_curator_db_still_counts_as_unset(db: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["stats"], env={"CURATOR_DB": "", "COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "curator.db").exists()

@@ -7,10 +7,26 @@ from typing import Annotated
 
 import typer
 
+
+def _db_path(value: str) -> Path:
+    """``--db``'s path; an empty one is named here (as a path it would be the folder
+    '.', which "cannot be opened")."""
+    if not value.strip():
+        from curator.presentation.cli_output import EXIT_USAGE, fail
+
+        fail(
+            f"--db {value!r} is empty: give the database's path, or leave --db out to use"
+            " $CURATOR_DB, db in curator.toml, else ./curator.db",
+            EXIT_USAGE,
+        )
+    return Path(value)
+
+
 DbOption = Annotated[
     Path | None,
     typer.Option(
         "--db",
+        parser=_db_path,
         help="SQLite database (default: $CURATOR_DB, else db in curator.toml or the user"
         " config, else ./curator.db).",
         show_default=False,
