@@ -90,21 +90,38 @@ def draw_audit(
     seed: int = 0,
     size: int | None = None,
     votes_per_item: int = 1,
+    from_set: str | None = None,
+    unlabeled: bool = False,
 ) -> AuditDraw:
     """Create an audit set: a stratified sample of the items the labeler (latest
-    prediction per item) gave ``label`` (its positive label by default)."""
+    prediction per item) gave ``label`` (its positive label by default), drawn from the
+    set ``from_set`` only, and with ``unlabeled`` from the items no one has voted on (the
+    mined ones, not a labeled set the labeler may have learned from)."""
     if get_set(store, name) is not None:
         raise SetError(f"a set named {name!r} already exists")
+    within = require_set(store, from_set) if from_set else None
+    if within is not None and within.kind != kind:
+        raise SetError(f"set {within.name!r} holds {within.kind} items, not {kind}")
     labeler = resolve_labeler(store, labeler)
     label = label or POSITIVE_LABEL[kind]
     fields = strata_fields(stratify or [])
     # the strata's labelers (keyword, pred:X) are read too, else every item is in "none";
     # the versions read are recorded, so the report files items in the same strata
     pinned = resolve_strata(store, labelers_for(fields))
-    found = stratum_candidates(store, kind, [labeler, *pinned], pinned=pinned)
+    found = stratum_candidates(
+        store,
+        kind,
+        [labeler, *pinned],
+        within_set=within.id if within else None,
+        pinned=pinned,
+        unvoted_only=unlabeled,
+    )
     items = [c for c in found if c.predictions.get(labeler) == label]
     if not items:
-        raise SamplingError(f"{labeler} labeled no {kind} item {label!r}; nothing to audit")
+        scope = (f" in set {from_set!r}" if from_set else "") + (
+            " that no one has voted on" if unlabeled else ""
+        )
+        raise SamplingError(f"{labeler} labeled no {kind} item{scope} {label!r}; nothing to audit")
     check_strata_predicted(items, fields)
     n = size if size is not None else cochran_size(len(items), confidence, margin)
     if n > len(items):
@@ -121,6 +138,8 @@ def draw_audit(
             "margin": margin,
             "stratify": fields,
             "strata_labelers": pinned,
+            "from_set": from_set,
+            "unlabeled": unlabeled,
             "seed": seed,
             "size": n,
             "size_from": "given" if size is not None else "cochran",

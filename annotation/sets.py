@@ -124,6 +124,7 @@ def stratum_candidates(
     within_set: int | None = None,
     languages: Sequence[str] = (),
     pinned: Mapping[str, str] | None = None,
+    unvoted_only: bool = False,
 ) -> list[Candidate]:
     """:func:`store.sets.candidates` with each labeler's predictions filed under the name
     asked for (``keyword@latest``, ``pred:student@current``'s ``student@current``). A
@@ -138,6 +139,7 @@ def stratum_candidates(
         sorted(set(resolved.values())),
         within_set=within_set,
         languages=languages,
+        unvoted_only=unvoted_only,
     )
     renamed = {asked: stored for asked, stored in resolved.items() if asked != stored}
     for candidate in found:

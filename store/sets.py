@@ -252,9 +252,11 @@ def candidates(
     labelers: Sequence[str] = (),
     within_set: int | None = None,
     languages: Sequence[str] = (),
+    unvoted_only: bool = False,
 ) -> list[Candidate]:
-    """Items of a kind (optionally only a set's members or some languages) with each named
-    labeler's latest prediction, ordered by item id so a seeded draw is reproducible."""
+    """Items of a kind (optionally only a set's members, some languages, or the items no
+    one has voted on) with each named labeler's latest prediction, ordered by item id so
+    a seeded draw is reproducible."""
     sql = (
         "SELECT i.id, i.key, i.source, i.language,"
         " CAST(json_extract(i.provenance, '$.stars') AS INTEGER) FROM items AS i"
@@ -268,6 +270,8 @@ def candidates(
     if languages:
         sql += f" AND i.language IN ({','.join('?' * len(languages))})"
         params.extend(languages)
+    if unvoted_only:
+        sql += " AND NOT EXISTS (SELECT 1 FROM live_votes AS lv WHERE lv.item_id = i.id)"
     rows = store._conn.execute(sql + " ORDER BY i.id", params).fetchall()
     predicted = {labeler: latest_predictions(store, labeler) for labeler in labelers}
     return [

@@ -91,6 +91,32 @@ def test_draw_refuses_when_nothing_to_audit(store: Store) -> None:
         draw_audit(store, "audit", "ghost@latest")
 
 
+def test_draw_from_one_set_or_from_the_items_no_one_voted_on(store: Store) -> None:
+    from annotation.sets import DrawSpec, create_sampled_set
+
+    ids = add_items(store, many(40, positive_every=1))  # every item a positive
+    subset = create_sampled_set(store, "subset", DrawSpec(kind="commit", sample=10, seed=2))[0]
+    in_subset = set(set_item_ids(store, subset.id))
+    from_subset = draw_audit(store, "a1", "keyword@1", from_set="subset")
+    assert from_subset.population == 10
+    assert set(set_item_ids(store, from_subset.set_row.id)) <= in_subset
+    assert from_subset.set_row.params["audit"]["from_set"] == "subset"
+
+    voted = sorted(ids.values())[:25]  # labeled training data the labeler learned from
+    for item in voted:
+        vote(store, item, "gold", "perf")
+    fresh = draw_audit(store, "a2", "keyword@1", unlabeled=True)
+    assert fresh.population == 15
+    assert not set(set_item_ids(store, fresh.set_row.id)) & set(voted)
+    assert fresh.set_row.params["audit"]["unlabeled"] is True
+    for item in sorted(ids.values())[25:]:
+        vote(store, item, "gold", "perf")
+    with pytest.raises(SamplingError, match="no one has voted on"):
+        draw_audit(store, "a3", "keyword@1", unlabeled=True)
+    with pytest.raises(SetError, match="no set named"):
+        draw_audit(store, "a4", "keyword@1", from_set="ghost")
+
+
 def test_report_precision_and_strata(store: Store) -> None:
     add_items(store, many(40, positive_every=1))
     draw = draw_audit(store, "audit", "keyword@1", stratify=["language"], size=12, seed=1)
@@ -114,3 +140,19 @@ def test_report_refuses_a_set_that_is_not_an_audit(store: Store) -> None:
     create_sampled_set(store, "gt", DrawSpec(kind="commit"))
     with pytest.raises(SetError, match="not an audit"):
         audit_report(store, "gt")
+
+
+def test_audit_draw_unlabeled_through_the_cli(cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from store import open_store
+
+    with open_store(tmp_path / "cli.db") as s:
+        ids = add_items(s, many(30, positive_every=1))
+        for item in sorted(ids.values())[:20]:
+            vote(s, item, "gold", "perf")
+    drawn = cli("audit", "draw", "fresh", "--from-labeler", "keyword@1", "--unlabeled", "--json")
+    assert drawn.exit_code == 0, drawn.output
+    assert json.loads(drawn.stdout)["population"] == 10
+    missing = cli("audit", "draw", "x", "--from-labeler", "keyword@1", "--from-set", "ghost")
+    assert missing.exit_code == 1 and "no set named 'ghost'" in missing.stderr

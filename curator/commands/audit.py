@@ -63,6 +63,17 @@ def draw(
     votes_per_item: Annotated[
         int, typer.Option("--votes-per-item", min=1, max=MAX_VOTES_PER_ITEM)
     ] = 1,
+    from_set: Annotated[
+        str | None, typer.Option("--from-set", help="Draw only from this set's items.")
+    ] = None,
+    unlabeled: Annotated[
+        bool,
+        typer.Option(
+            "--unlabeled",
+            help="Draw only items no one has voted on: the mined ones, not labeled data"
+            " the labeler may have learned from.",
+        ),
+    ] = False,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -83,6 +94,8 @@ def draw(
                 seed,
                 size,
                 votes_per_item,
+                from_set,
+                unlabeled,
             )
         except (SetError, SamplingError, ValueError) as exc:
             fail(str(exc))
