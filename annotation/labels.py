@@ -1,4 +1,5 @@
-"""Label sets per kind, the always-allowed ``skip``, and the performance-bug taxonomy.
+"""Label sets per kind, the always-allowed ``skip``, the performance-bug taxonomy, and
+what an annotator's name may hold.
 
 The two-level taxonomy follows the categories PerfCurator used to classify performance
 fixes (its Table 6); categories are stored as ``top/sub`` slugs, e.g.
@@ -11,6 +12,26 @@ import re
 from collections.abc import Sequence
 
 SKIP = "skip"
+
+# C0 and C1 controls (newlines and tabs too), DEL, and the invisible characters that
+# reorder or break text: bidi marks, embeddings, overrides and isolates, U+2028/U+2029
+_NOT_IN_NAMES = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def annotator_problem(name: str) -> str | None:
+    """Why ``name`` (already stripped) cannot name an annotator, or None: it is blank, or
+    holds a character that would hide or garble it in every report. Other unusual but
+    printable names are allowed. Stdlib only: the settings check the configured name."""
+    if not name.strip():
+        return "an annotator name is required"
+    found = _NOT_IN_NAMES.search(name)
+    if found is not None:
+        return (
+            f"annotator name {name!a} holds the control character U+{ord(found.group()):04X}:"
+            " give a name of printable characters"
+        )
+    return None
+
 
 DEFAULT_LABELS: dict[str, list[str]] = {
     "commit": ["perf", "non-perf"],

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from annotation.labels import LabelError, check_label
+from annotation.labels import LabelError, annotator_problem, check_label
 from annotation.queue import QueueEntry, next_items
 from annotation.votes import VoteError, cast_vote, prepare_vote
 from store import Store
@@ -130,8 +130,9 @@ def serve_next(
     now: datetime | None = None,
 ) -> Served | None:
     """Claim and return the annotator's next item (their unexpired claim first)."""
-    if not annotator.strip():
-        raise VoteError("an annotator name is required")
+    problem = annotator_problem(annotator.strip())
+    if problem is not None:
+        raise VoteError(problem)
     set_row = _current(store, set_row)
     ensure_tracked(store, set_row)
     moment = now or datetime.now(UTC)

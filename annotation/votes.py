@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from annotation.labels import DEFAULT_LABELS, LabelError, check_label, normalize_category
+from annotation.labels import (
+    DEFAULT_LABELS,
+    LabelError,
+    annotator_problem,
+    check_label,
+    normalize_category,
+)
 from store import Store
 from store.items import ItemRef, find_by_id, find_by_key
 from store.sets import SetRow, is_member, sets_of_item
@@ -81,8 +87,9 @@ def prepare_vote(
     origin: str = "cli",
 ) -> VoteRow:
     """Check a vote against the item's set(s) and build the row to append."""
-    if not annotator.strip():
-        raise VoteError("an annotator name is required")
+    problem = annotator_problem(annotator.strip())
+    if problem is not None:
+        raise VoteError(problem)
     if in_set is not None and in_set.kind != item.kind:
         raise VoteError(f"set {in_set.name!r} holds {in_set.kind} items; item is a {item.kind}")
     if in_set is not None and not is_member(store, in_set.id, item.id):

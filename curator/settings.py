@@ -191,6 +191,12 @@ def _convert(key: Key, value: Any, where: str, base: Path | None = None) -> Any:
     value = value.strip()
     if "\x00" in value:  # TOML's "\u0000": no path, name or key holds one
         raise SettingsError(f"{where}: {key.toml} holds a NUL character: {value!a}")
+    if key.name == "annotator" and value:
+        from annotation.labels import annotator_problem  # stdlib only, like this module
+
+        problem = annotator_problem(value)
+        if problem is not None:
+            raise SettingsError(f"{where}: {problem}")
     if key.kind == "path":
         if not value:  # Path("") is the folder "."; a config file's "" its own folder
             raise SettingsError(f"{where}: {key.toml} is empty: give a path, or leave it out")

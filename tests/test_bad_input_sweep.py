@@ -597,3 +597,55 @@ def test_an_empty_curator_db_still_counts_as_unset(db: Path, tmp_path: Path, mon
     result = CliRunner().invoke(app, ["stats"], env={"CURATOR_DB": "", "COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert (tmp_path / "curator.db").exists()
+
+
+BAD_NAMES = ["zo\ne", "zo\te", "zo\x1b[31me", "zo\u202ee", "zo\u2066e", "zo\x85e", "zo\u2028e"]
+
+
+@pytest.mark.parametrize("name", BAD_NAMES)
+def test_annotator_names_with_control_characters_are_refused_at_entry(
+    db: Path, tmp_path: Path, monkeypatch, name: str
+) -> None:  # type: ignore[no-untyped-def]
+    # they were stored as given: a newline or U+202E garbled every report they appeared in
+    monkeypatch.chdir(tmp_path)
+    before = counts(db)
+    code = f"U+{ord(name[2]):04X}"
+    for args, where in (
+        (("vote", "ex-001", "perf", "-a", name), "--annotator"),
+        (("--annotator", name, "next", "gt"), "--annotator"),
+        (("vote", "ex-001", "perf"), "$CURATOR_ANNOTATOR"),
+    ):
+        env = {"CURATOR_ANNOTATOR": name} if where.startswith("$") else {}
+        line = error_line(run(db, *args, env=env), 2)
+        assert line.startswith(f"error: {where}: annotator name {name!a} holds"), line
+        assert code in line
+    (tmp_path / "curator.toml").write_text(f"theme = 'x'\nannotator = {json.dumps(name)}\n")
+    line = error_line(run(db, "vote", "ex-001", "perf"), 2)
+    assert line.startswith(f"error: {tmp_path / 'curator.toml'}:2: annotator name {name!a}")
+    (tmp_path / "curator.toml").unlink()
+    votes = tmp_path / "votes.jsonl"
+    votes.write_text(
+        json.dumps({"item": "ex-001", "annotator": "zoe", "label": "perf"})
+        + "\n"
+        + json.dumps({"item": "ex-002", "annotator": name, "label": "perf"})
+        + "\n"
+    )
+    imported = run(db, "import", "votes", str(votes))
+    assert imported.exit_code == 1, imported.output
+    (line,) = [line for line in imported.stderr.splitlines() if line.startswith("error:")]
+    assert line.startswith(f"error: {votes}:2: annotator name {name!a} holds the control")
+    labeled = tmp_path / "labeled.jsonl"
+    labeled.write_text('{"id": "l-1", "message": "m", "target": 1}\n')
+    args = ("--set", "lab", "--label-field", "target", "--map", "1=perf")
+    line = error_line(run(db, "import", "items", str(labeled), *args, "--annotator", name), 2)
+    assert line.startswith(f"error: --annotator: annotator name {name!a} holds")
+    assert counts(db) == before
+
+
+@pytest.mark.parametrize("name", ["Zoë ☕ (QA)", "👩\u200d💻 dev", "名前", "o'neil <x@y>"])
+def test_odd_but_printable_annotator_names_stay_allowed(db: Path, name: str) -> None:
+    voted = run(db, "vote", "ex-001", "perf", "-a", name)
+    assert voted.exit_code == 0, voted.output
+    with open_store(db) as store:
+        stored = raw_sql.scalar(store, "SELECT annotator FROM votes ORDER BY id DESC LIMIT 1")
+    assert stored == name

@@ -17,6 +17,7 @@ from annotation.labeled_import import (
     import_labeled_file,
     parse_mapping,
 )
+from annotation.labels import annotator_problem
 from curator.cli_context import open_db
 from curator.console import err, out
 from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, print_json, warn
@@ -78,6 +79,9 @@ def labeled_spec(
         fail("--label-field needs --set NAME: the set the labeled items go to", EXIT_USAGE)
     if not annotator.strip():
         fail("--annotator must name who the labels are recorded as", EXIT_USAGE)
+    problem = annotator_problem(annotator.strip())
+    if problem is not None:
+        fail(f"--annotator: {problem}", EXIT_USAGE)
     try:
         parsed = parse_mapping(mapping)
     except MappingError as exc:
