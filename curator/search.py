@@ -118,7 +118,11 @@ def run_search(store: Store, request: SearchRequest) -> Found:
     try:
         return search(store, request.query, scope, request.limit, max(RANK_WINDOW, request.limit))
     except SearchSyntaxError as exc:
-        raise SearchError(f"query {request.query!r}: {exc}") from exc
+        # code (std::vector, a->b, x.y()) reads as FTS5 syntax; a phrase matches it as written
+        phrase = '"' + request.query.replace('"', '""') + '"'
+        raise SearchError(
+            f"query {request.query!r}: {exc}; to match it as written, quote it: {phrase}"
+        ) from exc
 
 
 def create_set_from_search(

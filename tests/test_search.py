@@ -93,6 +93,16 @@ def test_bad_syntax_is_one_clear_error(store: Store) -> None:
         run_search(store, SearchRequest("nosuch: cache"))
 
 
+def test_code_that_reads_as_syntax_gets_the_phrase_that_matches_it(store: Store) -> None:
+    insert_imported_items(store, [commit("v", "Reserve the buffer", "+std::vector<int> v;\n")])
+    with pytest.raises(SearchError) as info:
+        run_search(store, SearchRequest("std::vector"))
+    assert str(info.value).endswith('quote it: "std::vector"')
+    assert ids(store, '"std::vector"') == [item(store, "v")]
+    with pytest.raises(SearchError, match='quote it: """unbalanced"'):
+        run_search(store, SearchRequest('"unbalanced'))
+
+
 def test_the_index_follows_every_write(store: Store) -> None:
     a = item(store, "a")
     insert_imported_items(store, [commit("f", "Vectorize the zebra kernel", "+simd\n")])
