@@ -131,11 +131,8 @@ def create(
     except LabelError as exc:
         fail(str(exc), EXIT_USAGE)
     if from_search is not None:
-        # a search set holds what the query finds, best first: the draw's options would
-        # be dropped without a word (--exclude-repos-of then leaks the repositories)
-        unused = [
-            flag
-            for flag, given in (
+        _refuse_draw_options(
+            (
                 ("--stratify", stratify),
                 ("--seed", seed != 0),
                 ("--exclude-repos-of", exclude_repos_of),
@@ -144,15 +141,7 @@ def create(
                 ("--prefer", prefer),
                 ("--labeler", labeler),
             )
-            if given
-        ]
-        if unused:
-            fail(
-                f"--from-search does not take {', '.join(unused)}: the set holds what the"
-                " query finds, best first (narrow it with the query, --kind, --from-set"
-                " and --sample)",
-                EXIT_USAGE,
-            )
+        )
         _from_search(
             name,
             from_search,
@@ -189,6 +178,19 @@ def create(
             fail(str(exc))
         size = sum(allocation.values())
     _print_created(row, size, allocation, as_json)
+
+
+def _refuse_draw_options(options: tuple[tuple[str, object], ...]) -> None:
+    """A search set holds what the query finds, best first: the draw's options would be
+    dropped without a word (--exclude-repos-of then leaks the repositories)."""
+    unused = [flag for flag, given in options if given]
+    if unused:
+        fail(
+            f"--from-search does not take {', '.join(unused)}: the set holds what the"
+            " query finds, best first (narrow it with the query, --kind, --from-set"
+            " and --sample)",
+            EXIT_USAGE,
+        )
 
 
 def _print_created(row: SetRow, size: int, allocation: dict[str, int], as_json: bool) -> None:
