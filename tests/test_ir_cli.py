@@ -89,7 +89,27 @@ def test_flags_are_one_string(cli, tmp_path: Path) -> None:  # type: ignore[no-u
     assert result.exit_code == 0, result.output
     with open_store(tmp_path / "cli.db", create=False) as store:
         commands = {r[0] for r in raw_sql.query(store, "SELECT compile_command FROM ir_modules")}
-    assert commands and all(c.startswith("clang -O2 -DNDEBUG -emit-llvm") for c in commands)
+    assert commands and all(c.startswith("clang -O2 -DNDEBUG -I. -emit-llvm") for c in commands)
+
+
+def test_a_tree_that_includes_from_its_root_and_include_folder_builds(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # as real projects do: re2/re2.cc has #include "re2/re2.h", others <proj/api.h>
+    tree = tmp_path / "proj"
+    (tree / "lib").mkdir(parents=True)
+    (tree / "include" / "proj").mkdir(parents=True)
+    (tree / "lib" / "sum.h").write_text("int sum(int a, int b);\n")
+    (tree / "include" / "proj" / "api.h").write_text("#define SCALE 3\n")
+    (tree / "lib" / "sum.c").write_text(
+        '#include "lib/sum.h"\n#include <proj/api.h>\n'
+        "int sum(int a, int b) { return SCALE * (a + b); }\n"
+    )
+    result = cli("mine", "ir", "--build", str(tree), "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["stored"] == 1
+    with open_store(tmp_path / "cli.db", create=False) as store:
+        commands = [r[0] for r in raw_sql.query(store, "SELECT compile_command FROM ir_modules")]
+    assert commands == [("clang -O0 -I. -Iinclude -emit-llvm -c -Xclang -disable-llvm-passes"
+                         " -Xclang -disable-O0-optnone -o - lib/sum.c")]  # fmt: skip
 
 
 def test_usage_errors_exit_2(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

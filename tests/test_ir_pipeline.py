@@ -78,7 +78,7 @@ def test_a_built_module_keeps_its_provenance(built: tuple[Store, IRRunSummary]) 
     assert prov["project"] == "mathlib" and prov["license"] == "MIT"
     assert prov["license_files"] == ["LICENSE"]
     assert prov["root"] == str(SAMPLES / "mathlib") == module["source"]
-    assert prov["compile_command"].startswith("clang -O0 -emit-llvm -c")
+    assert prov["compile_command"].startswith("clang -O0 -I. -emit-llvm -c")
     assert prov["compile_command"].endswith("-o - mathlib/src/stats.c")
     assert prov["directory"] == str(SAMPLES)
     head = subprocess.run(

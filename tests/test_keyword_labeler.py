@@ -6,7 +6,6 @@ import csv
 import itertools
 import json
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -268,11 +267,9 @@ def test_megabyte_inputs_are_scanned_in_linear_time() -> None:
         "reduce " * 150_000,
         "\ud800" * 300_000,
     ]
-    started = time.perf_counter()
+    # A quadratic scan of a megabyte takes hours, and the suite's per-test timeout stops
+    # it; a linear one a few seconds. No wall-clock bound here: it failed on a busy machine.
     predictions = labeler.predict(texts)
-    elapsed = time.perf_counter() - started
-    # A quadratic scan of a megabyte takes hours; linear takes a few seconds at most.
-    assert elapsed < 30, f"{elapsed:.1f}s for {sum(map(len, texts)):,} characters"
     assert predictions[0].label == NON_PERF
     assert predictions[1].label == PERF
     assert len(predictions[1].details["matches"]) == 200_000

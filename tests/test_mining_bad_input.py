@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from engines.commits.options import MineOptions
@@ -21,7 +20,7 @@ def test_bad_sources_are_reported_and_the_next_source_is_mined(
     a_file = tmp_path / "file.txt"
     a_file.write_text("x")
     reporter = SilentReporter()
-    start = time.monotonic()
+    # an unreachable URL fails, never prompts: a prompt would hang to the suite's timeout
     summaries = mine_commits(
         store,
         [
@@ -36,7 +35,6 @@ def test_bad_sources_are_reported_and_the_next_source_is_mined(
         reporter=reporter,
         clone_dir=tmp_path / "clones",
     )
-    assert time.monotonic() - start < 60  # an unreachable URL fails fast, never prompts
     reasons = [s.failed for s in summaries]
     assert reasons[0] == "no such file or directory"
     assert reasons[1] == reasons[2] == "not a git repository"

@@ -70,9 +70,20 @@ def resolve_compiler(cc: str) -> str:
     return found
 
 
-def compile_command(cc: str, flags: Sequence[str], relative_source: str) -> list[str]:
+def tree_includes(src_dir: Path) -> tuple[str, ...]:
+    """Include paths every unit of a tree gets after ``--flags``: the tree's root (real
+    projects write ``#include "re2/re2.h"`` from there) and its ``include/`` folder,
+    named relative to the root, where the commands run."""
+    return ("-I.", "-Iinclude") if (src_dir / "include").is_dir() else ("-I.",)
+
+
+def compile_command(
+    cc: str, flags: Sequence[str], relative_source: str, includes: Sequence[str] = ()
+) -> list[str]:
     """The exact argv that compiles one translation unit to bitcode on stdout."""
-    return [cc, *flags, "-emit-llvm", "-c", *_FRONTEND_ONLY, "-o", "-", relative_source]
+    return [
+        cc, *flags, *includes, "-emit-llvm", "-c", *_FRONTEND_ONLY, "-o", "-", relative_source
+    ]  # fmt: skip
 
 
 def command_text(argv: Sequence[str]) -> str:

@@ -31,6 +31,7 @@ from engines.ir.build import (
     find_translation_units,
     language_of_unit,
     resolve_compiler,
+    tree_includes,
 )
 from engines.ir.ingest import (
     DEFAULT_MAX_BYTES,
@@ -327,14 +328,17 @@ class _Run:
             self.module_row(item, data, input_format_of(file))
 
     def build(self, src_dir: Path, units: Sequence[Path]) -> None:
+        includes = tree_includes(src_dir)
+
         def admitted() -> Iterator[_Input]:
             for unit in units:
                 relative = unit.relative_to(src_dir).as_posix()
+                argv = compile_command(self.options.cc, self.options.flags, relative, includes)
                 item = self._make_input(
                     unit,
                     src_dir,
                     language=language_of_unit(unit),
-                    command=tuple(compile_command(self.options.cc, self.options.flags, relative)),
+                    command=tuple(argv),
                     cwd=src_dir,
                 )
                 if item is not None and self.admit(item):
