@@ -66,11 +66,12 @@ class ItemFilter:
     ``labeler``: join each item's latest prediction from it (``pred_label``,
     ``pred_score``); with ``predicted_only`` items without one are left out, and with
     ``min_score`` also those scored lower (or not scored). ``audited_only``: only items
-    that belong to a set whose purpose is ``audit``.
+    that belong to a set whose purpose is ``audit``; ``set_ids``: only items of these sets.
     """
 
     kind: str
     audited_only: bool = False
+    set_ids: tuple[int, ...] = ()
     labeler: str | None = None
     predicted_only: bool = False
     min_score: float | None = None
@@ -96,6 +97,13 @@ def _select(flt: ItemFilter, columns: str) -> tuple[str, list[Any]]:
             " AND EXISTS (SELECT 1 FROM set_items AS si JOIN sets AS s ON s.id = si.set_id"
             " WHERE si.item_id = i.id AND s.purpose = 'audit')"
         )
+    if flt.set_ids:
+        marks = ",".join("?" * len(flt.set_ids))
+        sql += (
+            " AND EXISTS (SELECT 1 FROM set_items AS si"
+            f" WHERE si.item_id = i.id AND si.set_id IN ({marks}))"
+        )
+        params.extend(flt.set_ids)
     if flt.labeler is not None and flt.predicted_only:
         sql += " AND p.id IS NOT NULL"
         if flt.min_score is not None:

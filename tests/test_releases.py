@@ -19,7 +19,7 @@ from curator.releases.validate import validate_release
 from store import open_store
 from store.bulk import bulk_insert_commits
 from store.releases import get_release
-from store.sets import get_set
+from store.sets import get_set, set_item_ids
 from store.votes import VoteRow, append_votes
 from tests import raw_sql
 from tests.release_data import LABELER, annotated_store, commit_rows
@@ -153,6 +153,34 @@ def test_adjudicated_predicted_and_audited_filters(cli, db, tmp_path) -> None:  
     assert audited.exit_code == 0
     aud = records(tmp_path / "rel" / "aud" / "commit.jsonl")
     assert len(aud) == 6 and sum(r["label"] == "perf" for r in aud) >= 5
+
+
+def test_a_release_of_named_sets(cli, db, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = str(tmp_path / "rel")
+    got = cli("export", "gt1", "--set", "gt", "--labels", "adjudicated", "--out", out)
+    assert got.exit_code == 0, got.output
+    with open_store(db) as store:
+        gt, audit = get_set(store, "gt"), get_set(store, "audit-1")
+        assert gt is not None and audit is not None
+        settled = final_labels(store, gt)
+        members = set(set_item_ids(store, gt.id)) | set(set_item_ids(store, audit.id))
+        keys = {int(r[0]): str(r[1]) for r in raw_sql.query(store, "SELECT id, key FROM items")}
+    rows = records(tmp_path / "rel" / "gt1" / "commit.jsonl")
+    assert {r["key"]: r["label"] for r in rows} == {keys[i]: label for i, label in settled.items()}
+    manifest = json.loads((tmp_path / "rel" / "gt1" / "manifest.json").read_text())
+    assert manifest["filters"]["sets"] == ["gt"]
+    datasheet = (tmp_path / "rel" / "gt1" / "DATASHEET.md").read_text()
+    assert "Only items of the set `gt` are included" in datasheet
+
+    both = cli("export", "two", "--set", "gt", "--set", "audit-1", "--out", out)
+    assert both.exit_code == 0, both.output
+    rows = records(tmp_path / "rel" / "two" / "commit.jsonl")
+    assert sorted(r["key"] for r in rows) == sorted(keys[i] for i in members)
+    assert len(rows) < len(keys)  # the store holds commits in no set
+
+    ghost = cli("export", "g", "--set", "ghost", "--out", out)
+    assert ghost.exit_code == 1 and "no set named 'ghost'" in ghost.stderr
+    assert not (tmp_path / "rel" / "g").exists()
 
 
 def test_option_mistakes_are_usage_errors(cli, db, tmp_path) -> None:  # type: ignore[no-untyped-def]

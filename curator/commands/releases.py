@@ -91,6 +91,13 @@ def export_command(
     audited_only: Annotated[
         bool, typer.Option("--audited-only", help="Only items drawn into an audit set.")
     ] = False,
+    sets: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Only this set's items, labeled as it settles them; repeat for several.",
+        ),
+    ] = None,
     split: Annotated[
         str | None,
         typer.Option("--split", help="repo:80/10/10 (train/dev/test), repositories kept disjoint."),
@@ -132,6 +139,7 @@ def export_command(
         labeler=labeler,
         min_confidence=min_confidence,
         audited_only=audited_only,
+        sets=tuple(sets or ()),
         split=split,
         seed=seed,
         gzip=gzip,

@@ -163,7 +163,10 @@ def _dedup(store: Store, facts: ReleaseFacts) -> list[str]:
 
 
 def _sets_of(store: Store, facts: ReleaseFacts) -> list[SetRow]:
-    return [s for s in all_sets(store) if s.kind in facts.by_kind]
+    named = facts.filters.get("sets")
+    return [
+        s for s in all_sets(store) if s.kind in facts.by_kind and (not named or s.name in named)
+    ]
 
 
 def _labeling(store: Store, facts: ReleaseFacts) -> list[str]:
@@ -188,6 +191,10 @@ def _labeling(store: Store, facts: ReleaseFacts) -> list[str]:
         )
     if f.get("audited_only"):
         how += " Only items drawn into an audit set are included."
+    if f.get("sets"):
+        named = ", ".join(f"`{name}`" for name in f["sets"])
+        which = "the set" if len(f["sets"]) == 1 else "the sets"
+        how += f" Only items of {which} {named} are included, labeled as settled there."
     lines = ["## Labeling", "", how, ""]
     for kind in sorted(facts.by_kind):
         lines += _counts_table(f"{kind} label source", facts.by_label_source[kind])

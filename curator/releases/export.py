@@ -15,7 +15,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -62,6 +62,7 @@ from store.releases import (
     stream_item_sources,
     stream_items,
 )
+from store.sets import SetRow, get_set
 
 LABEL_MODES = ("adjudicated", "predicted")
 _VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
@@ -83,6 +84,7 @@ class ExportOptions:
     labeler: str | None = None
     min_confidence: float | None = None
     audited_only: bool = False
+    sets: tuple[str, ...] = ()  # only these sets' items, labeled as these sets settled them
     split: str | None = None
     seed: int = 0
     gzip: bool = False
@@ -162,16 +164,24 @@ class _KindPlan:
     parts: dict[str, str] | None = None
 
 
-def _plan(store: Store, kind: str, options: ExportOptions, labeler: str | None) -> _KindPlan:
+def _plan(
+    store: Store,
+    kind: str,
+    options: ExportOptions,
+    labeler: str | None,
+    sets: Sequence[SetRow] = (),
+) -> _KindPlan:
     predicted = options.labels == "predicted"
+    set_ids = tuple(s.id for s in sets if s.kind == kind)
     flt = ItemFilter(
         kind,
         audited_only=options.audited_only,
+        set_ids=set_ids,
         labeler=labeler if predicted else None,
         predicted_only=predicted,
         min_score=options.min_confidence if predicted else None,
     )
-    adjudicated = {} if predicted else adjudicated_labels(store, kind)
+    adjudicated = {} if predicted else adjudicated_labels(store, kind, set_ids)
     if options.labels == "adjudicated":
         return _KindPlan(kind, flt, adjudicated, lambda row: row["item_id"] in adjudicated)
     return _KindPlan(kind, flt, adjudicated, lambda row: True)
@@ -192,6 +202,19 @@ def _rows(store: Store, plan: _KindPlan) -> Iterator[dict[str, Any]]:
         raise ExportError(str(exc)) from exc
 
 
+def _released_sets(store: Store, options: ExportOptions) -> list[SetRow]:
+    """The sets ``--set`` names, every one checked before anything is written."""
+    found = []
+    for name in dict.fromkeys(options.sets):
+        row = get_set(store, name)
+        if row is None:
+            raise ExportError(f"no set named {name!r} (`curator set list` shows them)")
+        if row.kind not in RECORD_BUILDERS:
+            raise ExportError(f"set {name!r} holds {row.kind} items, which releases do not hold")
+        found.append(row)
+    return found
+
+
 def export_release(
     store: Store, out_dir: Path, options: ExportOptions, progress: Progress | None = None
 ) -> ExportResult:
@@ -201,12 +224,17 @@ def export_release(
         labeler = stored_labeler(store, options.labeler) if options.labeler else None
     except (SetError, LabelerError) as exc:
         raise ExportError(str(exc)) from None
-    kinds = list(options.kinds) or [k for k in kinds_with_items(store) if k in RECORD_BUILDERS]
+    sets = _released_sets(store, options)
+    kinds = (
+        list(options.kinds)
+        or sorted({s.kind for s in sets})
+        or [k for k in kinds_with_items(store) if k in RECORD_BUILDERS]
+    )
     if not kinds:
         raise ExportError("the store holds no items to export")
     created_at = creation_time(options.created_at)
     signer = _signer(options.sign_key)
-    plans = [_plan(store, kind, options, labeler) for kind in sorted(set(kinds))]
+    plans = [_plan(store, kind, options, labeler, sets) for kind in sorted(set(kinds))]
     if not options.kinds:
         # Kinds nobody asked for by name get no files when the filters leave them empty
         # (unless every kind is empty: that release is written, and the command warns).
@@ -227,6 +255,7 @@ def export_release(
         "labeler_asked": options.labeler,
         "min_confidence": options.min_confidence,
         "audited_only": options.audited_only,
+        **({"sets": sorted(s.name for s in sets)} if sets else {}),
         "split": options.split,
         "seed": options.seed if spec is not None else None,
         "gzip": options.gzip,

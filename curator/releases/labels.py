@@ -9,6 +9,7 @@ corpus itself is never loaded whole.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,14 +55,17 @@ def _category(label: str, votes: list[dict[str, Any]]) -> str | None:
     return sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
 
 
-def adjudicated_labels(store: Store, kind: str) -> dict[int, LabelInfo]:
-    """Item id -> settled label, with the live votes (annotator ids kept) that settled it.
+def adjudicated_labels(
+    store: Store, kind: str, set_ids: Collection[int] = ()
+) -> dict[int, LabelInfo]:
+    """Item id -> settled label, with the live votes (annotator ids kept) that settled it;
+    with ``set_ids``, the labels those sets settled (else every set of the kind's).
 
     ``confidence`` is the share of annotators' non-skip votes that chose the label.
     """
     settled: dict[int, str] = {}
     for set_row in all_sets(store):
-        if set_row.kind != kind:
+        if set_row.kind != kind or (set_ids and set_row.id not in set_ids):
             continue
         for decision in decisions_for_set(store, set_row):
             if decision.settled and decision.label is not None:
