@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from annotation.sets import SetError
+from annotation.sets import SetError, require_set
 from annotation.splits import SplitError
 from curator import __version__
 from curator.prediction import stored_labeler
@@ -62,7 +62,7 @@ from store.releases import (
     stream_item_sources,
     stream_items,
 )
-from store.sets import SetRow, get_set
+from store.sets import SetRow
 
 LABEL_MODES = ("adjudicated", "predicted")
 _VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
@@ -206,9 +206,10 @@ def _released_sets(store: Store, options: ExportOptions) -> list[SetRow]:
     """The sets ``--set`` names, every one checked before anything is written."""
     found = []
     for name in dict.fromkeys(options.sets):
-        row = get_set(store, name)
-        if row is None:
-            raise ExportError(f"no set named {name!r} (`curator set list` shows them)")
+        try:
+            row = require_set(store, name)
+        except SetError as exc:
+            raise ExportError(str(exc)) from None
         if row.kind not in RECORD_BUILDERS:
             raise ExportError(f"set {name!r} holds {row.kind} items, which releases do not hold")
         found.append(row)
