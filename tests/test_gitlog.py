@@ -20,7 +20,7 @@ from engines.commits.languages import known_languages, language_of, parse_langua
 from tests.gitrepo import GitRepo
 
 
-def stats_of(repo: GitRepo, rev: str = "main", **kw: str | None) -> list[CommitStat]:
+def stats_of(repo: GitRepo, rev: str = "main", **kw: str | bool | None) -> list[CommitStat]:
     out = list(iter_commit_stats(repo.path, rev, **kw))
     assert all(isinstance(s, CommitStat) for s in out)
     return out  # type: ignore[return-value]
@@ -253,3 +253,22 @@ def test_a_window_reads_exactly_its_slice_of_the_history_with_merges(repo: GitRe
     window = CommitWindow(tip, 1, 2, len(since))
     got = iter_commit_stats(repo.path, "main", since="2024-03-01T00:08:00+00:00", window=window)
     assert [s.sha for s in got] == [s.sha for s in since[1:3]]
+
+
+def test_the_walk_without_counts_names_the_same_files(repo: GitRepo) -> None:
+    """``counts=False`` (``git log --raw``): the numstat walk's files, paths and renames,
+    with no line counts and no binary verdict (the patch gives those later)."""
+    body = lines(40)
+    repo.commit("init", {"old/name.py": body, "data.bin": bytes(range(256)) * 4})
+    repo.git("mv", "old/name.py", "tab\there.py")
+    repo.commit("move", {"tab\there.py": body.replace("line 5\n", "five\n"), "z.txt": "z\n"})
+    repo.commit("drop", {"data.bin": None, "ünï.py": "u\n"})
+    counted, raw = stats_of(repo), stats_of(repo, counts=False)
+    assert [s.sha for s in raw] == [s.sha for s in counted]
+    for fast, full in zip(raw, counted, strict=True):
+        assert not fast.counted and full.counted
+        assert sorted((f.path, f.old_path) for f in fast.files) == sorted(
+            (f.path, f.old_path) for f in full.files
+        )
+        assert all(f.added is None and not f.binary for f in fast.files)
+    assert any(f.binary for f in counted[0].files)

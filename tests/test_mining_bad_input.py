@@ -130,3 +130,34 @@ def test_odd_file_names_survive_the_numstat(repo: GitRepo, store: Store) -> None
     (summary,) = mine_commits(store, [str(repo.path)], MineOptions())
     assert summary.stored == 1
     assert raw_sql.scalar(store, "SELECT file FROM commits WHERE sha = ?", (sha,)) == name
+
+
+def test_line_counts_from_the_patch_decide_as_the_numstat_walk_does(repo: GitRepo) -> None:
+    """The default path's walk counts no lines: a binary source file and a commit over
+    the line limit are caught in the extraction, with the lizard path's outcomes (its
+    walk counts lines as ``git log --numstat``)."""
+    from engines.commits.miner import Mined, mine_repository
+
+    repo.commit("init", {"m.py": py_module("y += 1", "y += 2")})
+    repo.commit("binary source", {"blob.c": b"\x00\x01binary\x00" * 50})
+    repo.commit("edit and data", {"m.py": py_module("y += 3", "y += 2"), "t.txt": "t\n" * 60})
+    repo.commit("edit and more data", {"m.py": py_module("y += 3", "y += 4"), "t.txt": "u\n" * 120})
+    repo.commit("edit", {"m.py": py_module("y += 5", "y += 4")})
+    options = MineOptions(max_files=2, max_diff_lines=100)
+
+    def outcomes(boundaries: str) -> list[tuple[str, ...]]:
+        found = mine_repository(
+            repo.path, "r", "main", MineOptions(**{**vars(options), "boundaries": boundaries})
+        )
+        return [
+            (o.sha, "mined")
+            if isinstance(o, Mined)
+            else (o.sha, o.reason, vars(o).get("message", ""))
+            for o in found
+        ]
+
+    fast = outcomes("tree-sitter")
+    assert fast == outcomes("lizard")
+    reasons = [row[1] for row in fast]
+    assert reasons == ["too-many-functions", "binary", "mined", "diff-too-large", "mined"]
+    assert "diff has 182 changed lines, over the limit of 100" in fast[3][2]

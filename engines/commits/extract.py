@@ -20,7 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engines.commits.boundaries import Parsed, Span, parse, spans_at
-from engines.commits.gitlog import CommitStat
+from engines.commits.filters import size_verdict
+from engines.commits.gitlog import CommitStat, FileStat
 from engines.commits.gitstream import NULL_OID, FilePatch, GitStreams
 from engines.commits.languages import language_of
 from engines.commits.options import MineOptions
@@ -179,11 +180,12 @@ def extract_fast(
     options: MineOptions,
 ) -> Outcome:
     commit = git.commit(stat.sha)
-    patches = [
-        p
-        for p in git.patch(stat.sha, root=not commit.parents)
-        if language_of(_path_of(p)) in options.languages
-    ]
+    every_file = git.patch(stat.sha, root=not commit.parents)
+    if not stat.counted:  # the walk left the line counts to the patch
+        verdict = size_verdict(stat.sha, [_file_stat(p) for p in every_file], options)
+        if verdict is not None:
+            return verdict
+    patches = [p for p in every_file if language_of(_path_of(p)) in options.languages]
     texts = [p.body.decode("utf-8", "ignore") for p in patches]
     parts = []
     for p, text in zip(patches, texts, strict=True):
@@ -230,6 +232,12 @@ def extract_fast(
 
 def _path_of(p: FilePatch) -> str:
     return p.new_path or p.old_path or ""
+
+
+def _file_stat(p: FilePatch) -> FileStat:
+    if p.binary:
+        return FileStat(_path_of(p), None, None, p.old_path)
+    return FileStat(_path_of(p), *p.line_counts(), p.old_path)
 
 
 def _count(text: str, sign: str) -> int:

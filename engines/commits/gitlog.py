@@ -1,9 +1,12 @@
-"""Cheap facts about a repository straight from ``git``: branches and per-commit numstat.
+"""Cheap facts about a repository straight from ``git``: branches and per-commit files.
 
-One streamed ``git log --numstat`` gives every commit's files and line counts, which
-is enough to drop most commits before anyone pays for a diff. If git stops on a
-damaged object, the remaining commits are read one by one so that a single bad
-commit costs only itself.
+One streamed ``git log`` gives every commit's changed files, which is enough to drop
+most commits before anyone pays for a diff. With ``--numstat`` it also counts each
+file's changed lines, which means diffing every blob of every commit; with ``--raw``
+(``counts=False``) git compares trees only, ten to forty times cheaper on real
+histories, and the few commits that pass the path filters have their lines counted
+from the patch they are extracted from. If git stops on a damaged object, the
+remaining commits are read one by one so that a single bad commit costs only itself.
 """
 
 from __future__ import annotations
@@ -25,14 +28,18 @@ class GitError(Exception):
 
 @dataclass(frozen=True)
 class FileStat:
+    """One changed file. ``added``/``deleted`` are None for a binary file, and for every
+    file of a walk that did not count lines (``counted`` false)."""
+
     path: str
     added: int | None
     deleted: int | None
     old_path: str | None = None
+    counted: bool = True
 
     @property
     def binary(self) -> bool:
-        return self.added is None
+        return self.counted and self.added is None
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,11 @@ class CommitStat:
     @property
     def lines_changed(self) -> int:
         return sum((f.added or 0) + (f.deleted or 0) for f in self.files)
+
+    @property
+    def counted(self) -> bool:
+        """Whether the walk counted this commit's changed lines (and saw binaries)."""
+        return all(f.counted for f in self.files)
 
 
 @dataclass(frozen=True)
@@ -173,24 +185,17 @@ def _number(text: str) -> int | None:
     return None if text == "-" else int(text)
 
 
-class _NumstatParser:
-    """Incremental parser for ``git log -z --numstat`` output split on NUL bytes."""
+class _LogParser:
+    """Incremental parser of ``git log -z`` output (split on NUL bytes): a header token
+    per commit, then one or more tokens per changed file (:meth:`_file`)."""
 
     def __init__(self) -> None:
         self.current: tuple[str, str] | None = None
         self.files: list[FileStat] = []
-        self.pending_rename: tuple[int | None, int | None] | None = None
-        self.rename_old: str | None = None
 
     def feed(self, token: bytes) -> CommitStat | None:
         text = token.decode("utf-8", "replace")
-        if self.pending_rename is not None:
-            if self.rename_old is None:
-                self.rename_old = text
-                return None
-            added, deleted = self.pending_rename
-            self.files.append(FileStat(text, added, deleted, old_path=self.rename_old))
-            self.pending_rename, self.rename_old = None, None
+        if self._file(text):
             return None
         text = text.lstrip("\n")
         if text.startswith(HEADER):
@@ -198,14 +203,16 @@ class _NumstatParser:
             sha, date, _ = text[1:].split(FIELD, 2)
             self.current = (sha, date)
             return done
-        if not text:
-            return None
-        added, deleted, path = text.split("\t", 2)
-        if path:
-            self.files.append(FileStat(path, _number(added), _number(deleted)))
-        else:
-            self.pending_rename = (_number(added), _number(deleted))
+        if text:
+            self._start_file(text)
         return None
+
+    def _file(self, text: str) -> bool:
+        """Take ``text`` as the rest of a file entry begun earlier, if one is open."""
+        raise NotImplementedError
+
+    def _start_file(self, text: str) -> None:
+        raise NotImplementedError
 
     def finish(self) -> CommitStat | None:
         if self.current is None:
@@ -215,6 +222,58 @@ class _NumstatParser:
         return stat
 
 
+class _NumstatParser(_LogParser):
+    """``--numstat``: ``added\tdeleted\tpath``, or for a rename ``added\tdeleted\t``
+    followed by the old and the new path."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pending_rename: tuple[int | None, int | None] | None = None
+        self.rename_old: str | None = None
+
+    def _file(self, text: str) -> bool:
+        if self.pending_rename is None:
+            return False
+        if self.rename_old is None:
+            self.rename_old = text
+            return True
+        added, deleted = self.pending_rename
+        self.files.append(FileStat(text, added, deleted, old_path=self.rename_old))
+        self.pending_rename, self.rename_old = None, None
+        return True
+
+    def _start_file(self, text: str) -> None:
+        added, deleted, path = text.split("\t", 2)
+        if path:
+            self.files.append(FileStat(path, _number(added), _number(deleted)))
+        else:
+            self.pending_rename = (_number(added), _number(deleted))
+
+
+class _RawParser(_LogParser):
+    """``--raw``: ``:modes oids status`` followed by the path, or for a rename or copy
+    by the old and the new path. No line counts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paths_wanted = 0
+        self.paths: list[str] = []
+
+    def _file(self, text: str) -> bool:
+        if not self.paths_wanted:
+            return False
+        self.paths.append(text)
+        if len(self.paths) == self.paths_wanted:
+            old = self.paths[0] if len(self.paths) == 2 else None
+            self.files.append(FileStat(self.paths[-1], None, None, old, counted=False))
+            self.paths_wanted, self.paths = 0, []
+        return True
+
+    def _start_file(self, text: str) -> None:
+        status = text.split()[-1][:1]
+        self.paths_wanted = 2 if status in ("R", "C") else 1
+
+
 def iter_commit_stats(
     repo: Path,
     rev: str,
@@ -222,8 +281,10 @@ def iter_commit_stats(
     until: str | None = None,
     after: str | None = None,
     window: CommitWindow | None = None,
+    counts: bool = True,
 ) -> Iterator[CommitStat | StatProblem]:
-    """Every non-merge commit of ``rev`` oldest first, with its numstat.
+    """Every non-merge commit of ``rev`` oldest first, with its changed files and (with
+    ``counts``) their numstat.
 
     ``after`` skips commits up to and including that sha (a resume point); a
     ``window`` instead reads just that slice of the history of ``window.tip``.
@@ -239,7 +300,7 @@ def iter_commit_stats(
             "log",
             "--reverse",
             "-z",
-            "--numstat",
+            "--numstat" if counts else "--raw",
             "-M",
             "--no-color",
             "--no-ext-diff",
@@ -252,7 +313,7 @@ def iter_commit_stats(
         env=git_env(),
     )
     assert proc.stdout is not None and proc.stderr is not None
-    parser = _NumstatParser()
+    parser: _LogParser = _NumstatParser() if counts else _RawParser()
     skipping = after is not None
     last_seen: str | None = after
     buffer = b""
@@ -291,17 +352,20 @@ def iter_commit_stats(
         shas = shas[window.start : window.start + window.count]
     start = shas.index(last_seen) + 1 if last_seen in shas else 0
     for sha in shas[start:]:
-        yield _single_commit_stat(repo, sha, reason)
+        yield _single_commit_stat(repo, sha, reason, counts)
 
 
-def _single_commit_stat(repo: Path, sha: str, log_reason: str) -> CommitStat | StatProblem:
+def _single_commit_stat(
+    repo: Path, sha: str, log_reason: str, counts: bool
+) -> CommitStat | StatProblem:
+    mode = "--numstat" if counts else "--raw"
     try:
         out = run_git(
-            repo, "show", "-z", "--numstat", "-M", "--no-color", "--no-ext-diff", _LOG_FORMAT, sha
+            repo, "show", "-z", mode, "-M", "--no-color", "--no-ext-diff", _LOG_FORMAT, sha
         )
     except GitError as exc:
         return StatProblem(sha, str(exc) or log_reason)
-    parser = _NumstatParser()
+    parser: _LogParser = _NumstatParser() if counts else _RawParser()
     for token in out.split(b"\0"):
         parser.feed(token)
     stat = parser.finish()

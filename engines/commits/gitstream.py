@@ -30,7 +30,8 @@ class CommitObject:
 @dataclass
 class FilePatch:
     """One file pair of a commit's patch: blob ids (``NULL_OID`` when absent), paths as
-    git stores them, and the patch text from the first ``@@`` line on."""
+    git stores them, and the patch text from the first ``@@`` line on (none for a
+    binary file, which git marks ``binary``)."""
 
     old_oid: str
     new_oid: str
@@ -38,6 +39,17 @@ class FilePatch:
     old_path: str | None
     new_path: str | None
     body: bytes = b""
+    binary: bool = False
+
+    def line_counts(self) -> tuple[int, int]:
+        """Added and deleted lines, as ``git log --numstat`` counts them."""
+        added = deleted = 0
+        for line in self.body.split(b"\n"):
+            if line.startswith(b"+"):
+                added += 1
+            elif line.startswith(b"-"):
+                deleted += 1
+        return added, deleted
 
 
 class GitStreams:
@@ -163,7 +175,9 @@ def parse_patch(out: bytes) -> list[FilePatch]:
             sections[-1].append(line)
     for file, section in zip(files, sections, strict=False):
         start = next((k for k, ln in enumerate(section) if ln.startswith(b"@@")), None)
-        if start is not None:
+        if start is None:
+            file.binary = any(ln.startswith(b"Binary files ") for ln in section)
+        else:
             body = section[start:]
             while body and body[-1] == b"":
                 body.pop()

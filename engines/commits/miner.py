@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from engines.commits.extract import decode_message
 from engines.commits.extract_pool import PROCESS_AFTER, ExtractPool, Pending, failed_outcome
+from engines.commits.filters import cheap_filter
 from engines.commits.gitlog import CommitStat, CommitWindow, StatProblem, iter_commit_stats
 from engines.commits.languages import language_of
 from engines.commits.options import MineOptions
@@ -42,7 +43,15 @@ if TYPE_CHECKING:
     from pydriller import Git
     from pydriller.domain.commit import Method, ModifiedFile
 
-__all__ = ["Filtered", "Mined", "Outcome", "Rejected", "file_outcome", "mine_repository"]
+__all__ = [
+    "Filtered",
+    "Mined",
+    "Outcome",
+    "Rejected",
+    "cheap_filter",
+    "file_outcome",
+    "mine_repository",
+]
 
 EXTRACT_WORKERS = 2  # lizard threads
 IN_FLIGHT = 128  # outcomes held back at most, to keep memory flat on long histories
@@ -85,28 +94,6 @@ class _FunctionChange:
     after: list[str] = field(default_factory=list)
 
 
-def cheap_filter(stat: CommitStat, options: MineOptions) -> Filtered | Rejected | None:
-    """Decide from the numstat alone; None means the commit deserves a full look."""
-    if not stat.files:
-        return Filtered(stat.sha, "no-files")
-    if len(stat.files) > options.max_files:
-        return Filtered(stat.sha, "too-many-files")
-    sources = [f for f in stat.files if language_of(f.path) in options.languages]
-    if not sources:
-        return Filtered(stat.sha, "language")
-    for f in sources:
-        if f.binary:
-            return Rejected(stat.sha, "binary", f"{f.path} is a binary file")
-    if stat.lines_changed > options.max_diff_lines:
-        return Rejected(
-            stat.sha,
-            "diff-too-large",
-            f"diff has {stat.lines_changed:,} changed lines, over the limit of "
-            f"{options.max_diff_lines:,}",
-        )
-    return None
-
-
 def mine_repository(
     path: Path,
     source: str,
@@ -137,7 +124,10 @@ def mine_repository(
     )
     queue: deque[Pending | Outcome] = deque()
     try:
-        for stat in iter_commit_stats(path, rev, options.since, options.until, after, window):
+        # the lizard path is the reference: its walk counts lines as it always did
+        counts = boundaries == "lizard"
+        stats = iter_commit_stats(path, rev, options.since, options.until, after, window, counts)
+        for stat in stats:
             if isinstance(stat, StatProblem):
                 queue.append(
                     Rejected(stat.sha, "error", f"cannot read commit: {flat(stat.message)}")
