@@ -32,7 +32,7 @@ from itertools import accumulate, pairwise
 from typing import Any
 
 from engines.commits.languages import language_of
-from engines.commits.macros import rewrite_paragraphs
+from engines.commits.macros import rewrite_each
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,7 @@ class Parsed:
     tree: Any
     text: bytes  # the file as it is
     paragraphs: list[bytes] = field(default_factory=list)  # ``text`` cut at blank lines
+    rewritten: list[bytes] = field(default_factory=list)  # ``source`` cut at blank lines
 
 
 def parse(path: str, source: bytes, previous: Parsed | None = None) -> Parsed | None:
@@ -105,22 +106,36 @@ def parse(path: str, source: bytes, previous: Parsed | None = None) -> Parsed | 
     parser, _ = _tools(grammar)
     text = source
     paragraphs = text.split(b"\n\n")
-    source = rewrite_paragraphs(grammar, text, paragraphs)
     if previous is None or previous.grammar != grammar or not previous.paragraphs:
-        return Parsed(grammar, source, parser.parse(source), text, paragraphs)
+        rewritten = rewrite_each(grammar, paragraphs)
+        source = b"\n\n".join(rewritten)
+        return Parsed(grammar, source, parser.parse(source), text, paragraphs, rewritten)
+    runs = _changed_runs(previous.paragraphs, paragraphs)
+    # only the changed paragraphs are rewritten; the others are the earlier version's
+    rewritten = list(previous.rewritten)
+    for oi, oj, ni, nj in reversed(runs):
+        rewritten[oi:oj] = rewrite_each(grammar, paragraphs[ni:nj])
+    source = b"\n\n".join(rewritten)
     old_tree = previous.tree.copy()
-    _edit(old_tree, previous, text, paragraphs)
-    return Parsed(grammar, source, parser.parse(source, old_tree), text, paragraphs)
+    _edit(old_tree, previous, text, paragraphs, runs)
+    return Parsed(grammar, source, parser.parse(source, old_tree), text, paragraphs, rewritten)
 
 
-def _edit(tree: Any, previous: Parsed, text: bytes, paragraphs: list[bytes]) -> None:
+def _edit(
+    tree: Any,
+    previous: Parsed,
+    text: bytes,
+    paragraphs: list[bytes],
+    runs: list[tuple[int, int, int, int]],
+) -> None:
     """Tell ``tree`` (parsed from ``previous``) that the text is now ``text``: one edit
-    per run of changed paragraphs, so that tree-sitter re-parses only those runs (one
-    edit from the first difference to the last would re-parse everything between)."""
+    per run of changed paragraphs (``runs``, from :func:`_changed_runs`), so that
+    tree-sitter re-parses only those runs (one edit from the first difference to the
+    last would re-parse everything between)."""
     old = previous.paragraphs
     old_at, new_at = _Positions(old, previous.text), _Positions(paragraphs, text)
     edits = []
-    for oi, oj, ni, nj in _changed_runs(old, paragraphs):  # in order: rows counted once
+    for oi, oj, ni, nj in runs:  # in order: rows counted once
         if oi == len(old) or ni == len(paragraphs):  # at the end: the paragraph before
             oi, ni = oi - 1, ni - 1  # too, so that both runs start on a paragraph
         start, row, _ = old_at[oi]

@@ -170,14 +170,16 @@ def unmacro(grammar: str, source: bytes) -> bytes:
     version of the file, most of them) is taken from a cache instead of being matched
     again.
     """
-    return rewrite_paragraphs(grammar, source, source.split(b"\n\n"))
+    if grammar not in _MACROS:
+        return source
+    return b"\n\n".join(rewrite_each(grammar, source.split(b"\n\n")))
 
 
-def rewrite_paragraphs(grammar: str, source: bytes, paragraphs: list[bytes]) -> bytes:
-    """``unmacro(grammar, source)``, given ``source`` cut at its blank lines."""
+def rewrite_each(grammar: str, paragraphs: list[bytes]) -> list[bytes]:
+    """Each paragraph rewritten on its own (unchanged for a grammar without macros)."""
     pattern = _MACROS.get(grammar)
     if pattern is None:
-        return source
+        return paragraphs
     cache: dict[bytes, bytes] | None = getattr(_local, grammar, None)
     if cache is None or len(cache) > _PARAGRAPHS:
         cache = {}
@@ -188,7 +190,7 @@ def rewrite_paragraphs(grammar: str, source: bytes, paragraphs: list[bytes]) -> 
         if done is None:
             done = cache[part] = pattern.sub(_rewrite, part)
         out.append(done)
-    return b"\n\n".join(out)
+    return out
 
 
 _PARAGRAPHS = 50_000  # rewritten paragraphs kept per thread and grammar
