@@ -75,6 +75,40 @@ def test_a_killed_worker_process_loses_no_commit(tmp_path: Path) -> None:
     assert _as_plain(done) == _as_plain([o for o in reference if isinstance(o, Mined)])
 
 
+def test_survivors_held_before_the_processes_start_go_to_the_workers(tmp_path: Path) -> None:
+    repo = _history(tmp_path, commits=12)
+    options = MineOptions()
+    survivors = _survivors(repo.path, options)
+    pool = ExtractPool(repo.path, "repo", "main", options, processes=2, process_after=4)
+    try:
+        pending = [pool.submit(stat) for stat in survivors]
+        assert all(p.worker is not None for p in pending)  # the first four included
+        outcomes = [pool.outcome(p) for p in pending]
+    finally:
+        pool.close()
+    reference = list(mine_repository(repo.path, "repo", "main", options, processes=0))
+    assert _as_plain(outcomes) == _as_plain([o for o in reference if isinstance(o, Mined)])
+
+
+def test_an_outcome_wanted_early_is_extracted_here(tmp_path: Path) -> None:
+    repo = _history(tmp_path, commits=6)
+    options = MineOptions()
+    survivors = _survivors(repo.path, options)
+    pool = ExtractPool(repo.path, "repo", "main", options, processes=2, process_after=4)
+    try:
+        early = [pool.submit(stat) for stat in survivors[:3]]
+        assert not any(p.future.done() for p in early)  # held: no process started yet
+        first = pool.outcome(early[0])  # needed now: the held three go to threads here
+        assert multiprocessing.active_children() == []
+        later = [pool.submit(stat) for stat in survivors[3:]]
+        outcomes = [first] + [pool.outcome(p) for p in early[1:] + later]
+    finally:
+        pool.close()
+    assert all(p.worker is None for p in early)
+    reference = list(mine_repository(repo.path, "repo", "main", options, processes=0))
+    assert _as_plain(outcomes) == _as_plain([o for o in reference if isinstance(o, Mined)])
+
+
 def _mine_as_daemon(path: str, answers: multiprocessing.Queue) -> None:
     options = MineOptions()
     outcomes = list(

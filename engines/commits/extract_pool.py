@@ -5,10 +5,14 @@ Extraction is mostly Python (naming functions, rewriting macros, slicing code) a
 tree-sitter parses, and it holds the interpreter's lock: on real histories two threads
 run no faster than one (fmt, numpy and commons-lang measured in docs/benchmarks.md),
 while two processes cut the wall time by a fifth to a third on two cores and keep
-scaling with more. A process pool costs a fraction of a second to start, so a run
-extracts its first ``process_after`` survivors in threads and starts the processes only
-when there is more to do; small repositories (and the tests' generated ones) never
-start them. A daemonic process (a Dask worker) may not have children: it uses threads.
+scaling with more. A process pool costs a fraction of a second to start, so a run holds
+its first ``process_after`` survivors back and starts the processes only when there is
+more to do; then the held survivors go to the workers too, whose parses of those files
+the later versions start from (extracting them here first cost fmt's window a second
+of CPU: a dozen large headers parsed in full twice). A short run, or one whose caller
+needs an outcome before more survivors come, extracts the held ones in threads here;
+small repositories (and the tests' generated ones) never start processes. A daemonic
+process (a Dask worker) may not have children: it uses threads.
 
 Each worker process owns its git streams and its cache of parsed blobs. A survivor goes
 to the worker its first file's earlier versions went to, so it is parsed incrementally
@@ -161,15 +165,24 @@ class ExtractPool:
         self.workers: list[ProcessPoolExecutor | None] = []
         self.restarted = 0  # survivors extracted here again after their worker died
         self._seen = 0
+        self._held: list[Pending] = []  # survivors waiting for the processes' decision
         self._home: dict[str, int] = {}  # the worker each path's versions go to
         self._queued: list[int] = []  # survivors waiting on or in each worker
         self._lock = threading.Lock()
 
     def submit(self, stat: CommitStat) -> Pending:
         self._seen += 1
-        if self.processes and not self.workers and self._seen > self.process_after:
+        if self.processes and not self.workers:
+            if self._seen <= self.process_after:
+                held = Pending(stat, Future())
+                self._held.append(held)
+                return held
             self.workers = [self._start_worker() for _ in range(self.processes)]
             self._queued = [0] * len(self.workers)
+            self._release(to_workers=True)
+        return self._dispatch(stat)
+
+    def _dispatch(self, stat: CommitStat) -> Pending:
         k = self._choose(stat)
         worker = self.workers[k] if k is not None else None
         if k is not None and worker is not None:
@@ -187,6 +200,8 @@ class ExtractPool:
 
     def outcome(self, pending: Pending) -> Outcome:
         """The survivor's outcome, extracted again here if its worker died."""
+        if self._held:  # wanted before the pool knows whether processes pay off
+            self._release(to_workers=False)
         try:
             return pending.future.result()
         except BrokenProcessPool:
@@ -195,8 +210,22 @@ class ExtractPool:
                 self._drop(pending.worker)
             return self.local.extract(self.source, self.rev, pending.stat, self.options)
 
+    def _release(self, to_workers: bool) -> None:
+        """Hand the held survivors on, in their order: to the workers just started, or
+        to this process's threads."""
+        held, self._held = self._held, []
+        for pending in held:
+            if to_workers:
+                handed = self._dispatch(pending.stat)
+                pending.future, pending.worker = handed.future, handed.worker
+            else:
+                pending.future = self._here(pending.stat)
+
     def close(self) -> None:
         """Stop every worker (what is queued is dropped) and close the git streams."""
+        for pending in self._held:
+            pending.future.cancel()
+        self._held = []
         for worker in self.workers:
             if worker is not None:
                 worker.shutdown(wait=True, cancel_futures=True)
