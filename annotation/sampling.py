@@ -47,12 +47,13 @@ def _field(name: str) -> Callable[[Candidate], str]:
     )
 
 
-_ALIASES = {"source": "repo"}
+_ALIASES = {"source": "repo", f"pred:{KEYWORD_LABELER}": "keyword"}
 
 
 def strata_fields(fields: Sequence[str]) -> list[str]:
     """The strata asked for, each once (``language,language`` would make strata such as
-    ``python|python``; ``source`` is ``repo``), in the order first given."""
+    ``python|python``; ``source`` is ``repo``, ``pred:keyword@latest`` is ``keyword``),
+    in the order first given."""
     kept: dict[str, str] = {}
     for name in fields:
         kept.setdefault(_ALIASES.get(name, name), name)

@@ -59,9 +59,15 @@ class DrawSpec:
     languages: list[str] = field(default_factory=list)
     prefer: str | None = None
     labeler: str | None = None
+    # each stratum (or --balanced) labeler asked for -> the version the draw read
+    pinned: dict[str, str] = field(default_factory=dict)
 
     def params(self) -> dict[str, Any]:
-        extra = {"prefer": self.prefer, "labeler": self.labeler} if self.prefer else {}
+        extra: dict[str, Any] = (
+            {"prefer": self.prefer, "labeler": self.labeler} if self.prefer else {}
+        )
+        if self.pinned:
+            extra["strata_labelers"] = dict(self.pinned)
         return {
             **extra,
             "kind": self.kind,
@@ -87,6 +93,7 @@ class DrawSpec:
             languages=list(params.get("languages") or []),
             prefer=params.get("prefer"),
             labeler=params.get("labeler"),
+            pinned=dict(params.get("strata_labelers") or {}),
         )
 
 
@@ -110,7 +117,12 @@ def pool(store: Store, spec: DrawSpec) -> list[Candidate]:
             raise SetError(f"set {other.name!r} holds {other.kind} items, not {spec.kind}")
     banned = sources_in_sets(store, [s.id for s in excluded_sets])
     found = stratum_candidates(
-        store, spec.kind, requested, within_set=within, languages=spec.languages
+        store,
+        spec.kind,
+        requested,
+        within_set=within,
+        languages=spec.languages,
+        pinned=spec.pinned,
     )
     kept = [c for c in found if c.source not in banned]
     check_strata_predicted(kept, spec.stratify)
@@ -265,9 +277,12 @@ def create_sampled_set(
     if get_set(store, name) is not None:
         raise SetError(f"a set named {name!r} already exists")
     spec = replace(spec, stratify=strata_fields(spec.stratify))
+    # Record the versions actually read, so a redraw reads the same predictions after a
+    # newer version of a labeler (keyword@latest, student@current) has predicted.
     if spec.prefer and spec.labeler:
-        # Record the version actually used, so a redraw reads the same predictions.
         spec = replace(spec, labeler=resolve_latest(store, spec.labeler))
+    asked = labelers_for(spec.stratify) + ([spec.balanced] if spec.balanced else [])
+    spec = replace(spec, pinned=resolve_strata(store, asked))
     item_ids, allocation = draw(store, spec)
     row = create_set(
         store,

@@ -10,9 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from annotation.sampling import SamplingError, allocate, stratified_sample
-from annotation.sets import DrawSpec, SetError, create_sampled_set, create_split, redraw
+from annotation.sets import DrawSpec, SetError, create_sampled_set, create_split, draw, redraw
 from annotation.splits import SplitError, parse_parts, split_by_source
 from store import Store
+from store.commits import insert_predictions
+from store.records import PredictionRow
 from store.sets import Candidate, candidates, set_item_ids, sources_in_sets
 from tests.annotation_data import Spec, add_items, many
 
@@ -29,6 +31,30 @@ def test_same_seed_same_set_and_redraw_matches(store: Store) -> None:
     assert row.params["draw"]["seed"] == 7
     assert row.params["draw"]["stratify"] == ["language", "keyword"]
     assert sum(allocation.values()) == 40
+
+
+@pytest.mark.parametrize("stratum", ["keyword", "pred:keyword@latest"])
+def test_a_redraw_reads_the_labeler_versions_the_draw_read(store: Store, stratum: str) -> None:
+    ids = add_items(store, many(120, positive_every=4))
+    spec = DrawSpec(kind="commit", sample=30, stratify=[stratum], seed=3)
+    row, allocation = create_sampled_set(store, "a", spec)
+    assert row.params["draw"]["strata_labelers"] == {"keyword@latest": "keyword@1"}
+    for item_id in ids.values():  # a newer keyword version calls every item perf
+        insert_predictions(store, item_id, [PredictionRow("keyword@2", "perf", 1.0)])
+    assert redraw(store, "a") == set_item_ids(store, row.id)
+    unpinned = DrawSpec.from_params({**row.params["draw"], "strata_labelers": {}})
+    assert draw(store, unpinned)[1] == {"perf": 30}  # what a draw made now reads
+    assert set(allocation) == {"perf", "non-perf"}
+
+
+def test_keyword_and_its_pred_form_are_one_stratum(store: Store) -> None:
+    add_items(store, many(60, positive_every=3))
+    both = DrawSpec(kind="commit", sample=12, stratify=["keyword", "pred:keyword@latest"])
+    one = DrawSpec(kind="commit", sample=12, stratify=["keyword"])
+    a, alloc_a = create_sampled_set(store, "a", both)
+    b, alloc_b = create_sampled_set(store, "b", one)
+    assert alloc_a == alloc_b and "|" not in "".join(alloc_a)
+    assert set_item_ids(store, a.id) == set_item_ids(store, b.id)
 
 
 def test_stratified_draw_is_proportional(store: Store) -> None:
