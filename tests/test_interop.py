@@ -179,3 +179,27 @@ def test_bad_lines_are_named_and_nothing_is_stored(cli, tmp_path: Path) -> None:
     ls = cli("import", "label-studio", str(broken), "--set", "ls")
     assert ls.exit_code == 1 and f"{broken}: task 1 annotation 1: an annotation needs" in ls.output
     assert os.path.exists(tmp_path / "cli.db")
+
+
+@pytest.mark.parametrize("name", ["zo\x1b[31me", "zo\u202ee", "zo\ne"])
+def test_annotator_names_with_control_characters_are_refused_in_either_format(
+    cli, tmp_path: Path, name: str
+) -> None:  # type: ignore[no-untyped-def]
+    lines = (INTEROP / "prodigy.jsonl").read_text().splitlines()
+    record = json.loads(lines[1])
+    record["_annotator_id"] = record["_session_id"] = f"perf-review-{name}"
+    prodigy = tmp_path / "prodigy.jsonl"
+    prodigy.write_text("\n".join([lines[0], json.dumps(record), *lines[2:]]) + "\n")
+    done = cli("import", "prodigy", str(prodigy), "--set", "perf-review")
+    assert done.exit_code == 1
+    assert f"{prodigy}:2: annotator name {name!a} holds the control" in done.output
+    tasks = json.loads((INTEROP / "label-studio.json").read_text())
+    tasks[0]["annotations"][1]["completed_by"] = {"id": 2, "email": f"{name}@example.org"}
+    studio = tmp_path / "label-studio.json"
+    studio.write_text(json.dumps(tasks))
+    ls = cli("import", "label-studio", str(studio), "--set", "ls")
+    assert ls.exit_code == 1
+    where = f"{studio}: task 1 annotation 2: "
+    assert f"{where}annotator name {name + '@example.org'!a} holds the control" in ls.output
+    with open_store(tmp_path / "cli.db") as store:  # neither import stored anything
+        assert get_set(store, "perf-review") is None and get_set(store, "ls") is None
