@@ -31,18 +31,22 @@ class MappingError(ValueError):
     """A ``--map`` that cannot be read."""
 
 
-def parse_mapping(text: str | None) -> dict[str, str]:
-    """``1=perf,0=non-perf`` -> {"1": "perf", "0": "non-perf"}."""
-    if not text:
+def parse_mapping(texts: str | Sequence[str] | None) -> dict[str, str]:
+    """``1=perf,0=non-perf`` -> {"1": "perf", "0": "non-perf"}. ``--map`` may be given
+    several times (``--map 1=perf --map 0=non-perf``): every pair counts."""
+    if not texts:
         return {}
     found: dict[str, str] = {}
-    for part in text.split(","):
-        raw, sep, label = part.partition("=")
-        if not sep or not raw.strip() or not label.strip():
-            raise MappingError(f"--map {text!r}: write VALUE=LABEL pairs, e.g. 1=perf,0=non-perf")
-        if raw.strip() in found:
-            raise MappingError(f"--map {text!r}: {raw.strip()!r} is mapped twice")
-        found[raw.strip()] = label.strip()
+    for text in [texts] if isinstance(texts, str) else texts:
+        for part in text.split(","):
+            raw, sep, label = part.partition("=")
+            if not sep or not raw.strip() or not label.strip():
+                raise MappingError(
+                    f"--map {text!r}: write VALUE=LABEL pairs, e.g. 1=perf,0=non-perf"
+                )
+            if raw.strip() in found:
+                raise MappingError(f"--map {text!r}: {raw.strip()!r} is mapped twice")
+            found[raw.strip()] = label.strip()
     return found
 
 

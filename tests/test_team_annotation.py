@@ -59,6 +59,24 @@ def test_a_labeled_jsonl_becomes_settled_items_and_bad_rows_stay_out(cli, tmp_pa
     assert report[0]["votes"] == 0 and report[0]["unchanged"] == 6 and report[0]["known"] == 6
 
 
+def test_map_given_several_times_counts_every_pair(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # the last --map replaced the earlier ones: every perf row was "not in --map (0)"
+    path = write_jsonl(tmp_path / "train.jsonl", ROWS)
+    result = cli(
+        "import", "items", str(path), "--set", "gt-train", "--label-field", "target",
+        "--map", "1=perf", "--map", "0=non-perf",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    shown = json.loads(cli("set", "show", "gt-train", "--json").output)
+    assert shown["decisions"]["unanimous"] == len(ROWS)
+    twice = cli(
+        "import", "items", str(path), "--set", "gt-2", "--label-field", "target",
+        "--map", "1=perf", "--map", "1=non-perf",
+    )  # fmt: skip
+    assert twice.exit_code == 2
+    assert "error: --map '1=non-perf': '1' is mapped twice" in twice.output
+
+
 def test_a_csv_export_with_named_fields_imports_the_same_way(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     csv = tmp_path / "gold.csv"
     csv.write_text(

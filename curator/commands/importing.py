@@ -90,8 +90,11 @@ def items(
         ),
     ] = None,
     mapping: Annotated[
-        str | None,
-        typer.Option("--map", help="Label values to the set's labels, e.g. 1=perf,0=non-perf."),
+        list[str] | None,
+        typer.Option(
+            "--map",
+            help="Label values to the set's labels, e.g. 1=perf,0=non-perf (repeatable).",
+        ),
     ] = None,
     annotator: Annotated[
         str, typer.Option("--annotator", help="Who the imported labels are recorded as.")

@@ -5,6 +5,7 @@ pre-labeling every item import shares."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import typer
@@ -66,7 +67,7 @@ def labeled_spec(
     kind: str,
     set_name: str | None,
     label_field: str,
-    mapping: str | None,
+    mapping: Sequence[str] | None,
     annotator: str,
     text_field: str | None,
     id_field: str | None,

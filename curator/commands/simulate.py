@@ -5,6 +5,7 @@ kept in the store, where the app's Train screen draws it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -43,7 +44,11 @@ SourceArg = Annotated[
 
 
 def _labeled(
-    store: Store, source: str, label_field: str, mapping: str | None, text_field: str | None
+    store: Store,
+    source: str,
+    label_field: str,
+    mapping: Sequence[str] | None,
+    text_field: str | None,
 ) -> list[tuple[str, str]]:
     """A set's settled items, or a file's rows when ``source`` is a file."""
     path = Path(source)
@@ -96,7 +101,10 @@ def active_learning(
         str, typer.Option("--label-field", help="Files: the label's field.")
     ] = "label",
     mapping: Annotated[
-        str | None, typer.Option("--map", help="Files: VALUE=LABEL pairs, e.g. 1=perf,0=non-perf.")
+        list[str] | None,
+        typer.Option(
+            "--map", help="Files: VALUE=LABEL pairs, e.g. 1=perf,0=non-perf (repeatable)."
+        ),
     ] = None,
     text_field: Annotated[
         str | None, typer.Option("--text-field", help="Files: the text's field.")
