@@ -48,6 +48,12 @@ def test_worker_processes_give_the_threads_outcomes_in_commit_order(tmp_path: Pa
     assert _as_plain(processes) == _as_plain(threads)
 
 
+def _threads_mined(path: Path, options: MineOptions) -> list:
+    """The commits a run on threads (the reference) stores, as plain data."""
+    outcomes = mine_repository(path, "repo", "main", options, processes=0)
+    return _as_plain([o for o in outcomes if isinstance(o, Mined)])
+
+
 def _survivors(path: Path, options: MineOptions) -> list[CommitStat]:
     stats = iter_commit_stats(path, "main", None, None, None, None)
     return [s for s in stats if isinstance(s, CommitStat) and cheap_filter(s, options) is None]
@@ -71,8 +77,7 @@ def test_a_killed_worker_process_loses_no_commit(tmp_path: Path) -> None:
         assert pool.restarted >= 1  # what the dead workers owed was extracted here
     finally:
         pool.close()
-    reference = list(mine_repository(repo.path, "repo", "main", options, processes=0))
-    assert _as_plain(done) == _as_plain([o for o in reference if isinstance(o, Mined)])
+    assert _as_plain(done) == _threads_mined(repo.path, options)
 
 
 def test_survivors_held_before_the_processes_start_go_to_the_workers(tmp_path: Path) -> None:
@@ -86,8 +91,7 @@ def test_survivors_held_before_the_processes_start_go_to_the_workers(tmp_path: P
         outcomes = [pool.outcome(p) for p in pending]
     finally:
         pool.close()
-    reference = list(mine_repository(repo.path, "repo", "main", options, processes=0))
-    assert _as_plain(outcomes) == _as_plain([o for o in reference if isinstance(o, Mined)])
+    assert _as_plain(outcomes) == _threads_mined(repo.path, options)
 
 
 def test_an_outcome_wanted_early_is_extracted_here(tmp_path: Path) -> None:
@@ -105,8 +109,7 @@ def test_an_outcome_wanted_early_is_extracted_here(tmp_path: Path) -> None:
     finally:
         pool.close()
     assert all(p.worker is None for p in early)
-    reference = list(mine_repository(repo.path, "repo", "main", options, processes=0))
-    assert _as_plain(outcomes) == _as_plain([o for o in reference if isinstance(o, Mined)])
+    assert _as_plain(outcomes) == _threads_mined(repo.path, options)
 
 
 def _mine_as_daemon(path: str, answers: multiprocessing.Queue) -> None:
