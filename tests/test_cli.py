@@ -211,6 +211,7 @@ def test_a_failing_source_gives_exit_code_1_and_the_others_are_mined(
         (("--since", "notadate"), "--since", "notadate"),
         (("--until", "2024-13-45"), "--until", "2024-13-45"),
         (("--max-files", "0"), "--max-files", "greater than or equal to 1"),
+        (("--since", "2021-01-01", "--until", "2020-01-01"), "--until", "before --since"),
     ],
 )
 def test_bad_options_are_usage_errors(

@@ -4,7 +4,7 @@ is in ``curator.mining``)."""
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -48,6 +48,16 @@ def _date(value: str | None) -> str | None:
     except ValueError:
         raise typer.BadParameter(f"{value!r} is not a date; use YYYY-MM-DD") from None
     return value
+
+
+def _before(until: str | None, since: str | None) -> bool:
+    """Whether the window ends before it starts (dates with and without a time zone are
+    compared as UTC)."""
+    if until is None or since is None:
+        return False
+    end, start = (datetime.fromisoformat(v) for v in (until, since))
+    end, start = (d if d.tzinfo else d.replace(tzinfo=UTC) for d in (end, start))
+    return end < start
 
 
 SUMMARY_ROWS = 30  # beyond this many sources the table lists failures only
@@ -181,6 +191,10 @@ def mine_commits_command(
         )
     if not sources and repos_file is None:
         raise typer.BadParameter("name repositories, or give --repos-file", param_hint="SOURCES")
+    if _before(until, since):
+        raise typer.BadParameter(
+            f"{until} is before --since {since}: no commit could match", param_hint="--until"
+        )
     listed = _from_repos_file(repos_file, min_stars, languages) if repos_file else []
     options = MineOptions(
         languages=languages,
