@@ -50,14 +50,32 @@ def _date(value: str | None) -> str | None:
     return value
 
 
-def _before(until: str | None, since: str | None) -> bool:
-    """Whether the window ends before it starts (dates with and without a time zone are
-    compared as UTC)."""
-    if until is None or since is None:
-        return False
-    end, start = (datetime.fromisoformat(v) for v in (until, since))
-    end, start = (d if d.tzinfo else d.replace(tzinfo=UTC) for d in (end, start))
-    return end < start
+def _refuse_conflicts(
+    sources: bool,
+    repos_file: bool,
+    min_stars: int | None,
+    workers: int | None,
+    scheduler: str | None,
+    window: tuple[str | None, str | None],
+) -> None:
+    """Usage errors between options, before the database is touched."""
+    if workers is not None and scheduler:
+        raise typer.BadParameter("give --workers or --scheduler, not both", param_hint="--workers")
+    if min_stars is not None and not repos_file:
+        raise typer.BadParameter(
+            "it filters the --repos-file list; give one", param_hint="--min-stars"
+        )
+    if not sources and not repos_file:
+        raise typer.BadParameter("name repositories, or give --repos-file", param_hint="SOURCES")
+    since, until = window
+    if since and until:
+        # dates with and without a time zone are compared as UTC
+        start, end = (datetime.fromisoformat(v) for v in window)
+        start, end = (d if d.tzinfo else d.replace(tzinfo=UTC) for d in (start, end))
+        if end < start:
+            raise typer.BadParameter(
+                f"{until} is before --since {since}: no commit could match", param_hint="--until"
+            )
 
 
 SUMMARY_ROWS = 30  # beyond this many sources the table lists failures only
@@ -183,18 +201,9 @@ def mine_commits_command(
         languages = parse_languages(lang)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--lang") from None
-    if workers is not None and scheduler:
-        raise typer.BadParameter("give --workers or --scheduler, not both", param_hint="--workers")
-    if min_stars is not None and repos_file is None:
-        raise typer.BadParameter(
-            "it filters the --repos-file list; give one", param_hint="--min-stars"
-        )
-    if not sources and repos_file is None:
-        raise typer.BadParameter("name repositories, or give --repos-file", param_hint="SOURCES")
-    if _before(until, since):
-        raise typer.BadParameter(
-            f"{until} is before --since {since}: no commit could match", param_hint="--until"
-        )
+    _refuse_conflicts(
+        bool(sources), repos_file is not None, min_stars, workers, scheduler, (since, until)
+    )
     listed = _from_repos_file(repos_file, min_stars, languages) if repos_file else []
     options = MineOptions(
         languages=languages,
