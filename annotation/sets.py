@@ -62,6 +62,10 @@ class DrawSpec:
     # each stratum (or --balanced) labeler asked for -> the version the draw read
     pinned: dict[str, str] = field(default_factory=dict)
 
+    def labelers(self) -> list[str]:
+        """The labelers whose predictions the draw reads: its strata's and --balanced's."""
+        return labelers_for(self.stratify) + ([self.balanced] if self.balanced else [])
+
     def params(self) -> dict[str, Any]:
         extra: dict[str, Any] = (
             {"prefer": self.prefer, "labeler": self.labeler} if self.prefer else {}
@@ -107,9 +111,6 @@ def require_set(store: Store, name: str) -> SetRow:
 def pool(store: Store, spec: DrawSpec) -> list[Candidate]:
     """The candidates a draw picks from: the kind's items (or a set's members) minus every
     item from a repository used by the excluded sets."""
-    requested = labelers_for(spec.stratify)
-    if spec.balanced:
-        requested.append(spec.balanced)
     within = require_set(store, spec.within).id if spec.within else None
     excluded_sets = [require_set(store, name) for name in spec.exclude_repos_of]
     for other in excluded_sets:
@@ -119,7 +120,7 @@ def pool(store: Store, spec: DrawSpec) -> list[Candidate]:
     found = stratum_candidates(
         store,
         spec.kind,
-        requested,
+        spec.labelers(),
         within_set=within,
         languages=spec.languages,
         pinned=spec.pinned,
@@ -281,8 +282,7 @@ def create_sampled_set(
     # newer version of a labeler (keyword@latest, student@current) has predicted.
     if spec.prefer and spec.labeler:
         spec = replace(spec, labeler=resolve_latest(store, spec.labeler))
-    asked = labelers_for(spec.stratify) + ([spec.balanced] if spec.balanced else [])
-    spec = replace(spec, pinned=resolve_strata(store, asked))
+    spec = replace(spec, pinned=resolve_strata(store, spec.labelers()))
     item_ids, allocation = draw(store, spec)
     row = create_set(
         store,
