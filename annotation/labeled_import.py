@@ -31,13 +31,13 @@ class MappingError(ValueError):
     """A ``--map`` that cannot be read."""
 
 
-def parse_mapping(texts: str | Sequence[str] | None) -> dict[str, str]:
-    """``1=perf,0=non-perf`` -> {"1": "perf", "0": "non-perf"}. ``--map`` may be given
+def parse_mapping(texts: Sequence[str] | None) -> dict[str, str]:
+    """``["1=perf,0=non-perf"]`` -> {"1": "perf", "0": "non-perf"}. ``--map`` may be given
     several times (``--map 1=perf --map 0=non-perf``): every pair counts."""
     if not texts:
         return {}
     found: dict[str, str] = {}
-    for text in [texts] if isinstance(texts, str) else texts:
+    for text in texts:
         for part in text.split(","):
             raw, sep, label = part.partition("=")
             if not sep or not raw.strip() or not label.strip():
