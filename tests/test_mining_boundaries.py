@@ -10,12 +10,21 @@ are), none copied from those projects.
 from __future__ import annotations
 
 import dataclasses
+import random
 from pathlib import Path
 
 import lizard
 import pytest
 
-from engines.commits.boundaries import _changed_runs, function_spans, parse, spans_at
+from engines.commits.boundaries import (
+    Parsed,
+    Starts,
+    _changed_runs,
+    function_spans,
+    parse,
+    spans_at,
+    split_like,
+)
 from engines.commits.extract import TreeCache, changed_lines, extract_fast, hunk_ranges
 from engines.commits.gitlog import iter_commit_stats
 from engines.commits.gitstream import GitStreams
@@ -418,6 +427,65 @@ def test_an_incremental_parse_over_paragraph_edits_matches_a_fresh_one(change) -
     edited = parse("widget.h", after.encode(), previous)
     assert edited is not None
     assert spans_at(edited) == function_spans("widget.h", after.encode())
+
+
+def test_a_new_version_is_cut_into_paragraphs_as_a_fresh_split_cuts_it() -> None:
+    # runs of newlines are where a split that starts mid-text could cut differently
+    rng = random.Random(7)
+    pieces = [b"a", b"b", b"\n", b"\n", b"\n", b"x;"]
+    for _ in range(20_000):
+        old = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        new = bytearray(old)
+        for _ in range(rng.randint(0, 3)):
+            at = rng.randint(0, len(new))
+            if rng.random() < 0.5:
+                new[at:at] = b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 3)))
+            else:
+                del new[at : at + rng.randint(1, 3)]
+        text = bytes(new)
+        previous = Parsed("c", old, None, old, old.split(b"\n\n"))
+        paragraphs, head, tail, starts = split_like(previous, text)
+        assert paragraphs == text.split(b"\n\n"), (old, text)
+        assert paragraphs[:head] == previous.paragraphs[:head]
+        assert (
+            paragraphs[len(paragraphs) - tail :]
+            == previous.paragraphs[len(old.split(b"\n\n")) - tail :]
+        )
+        fresh = Starts(paragraphs)
+        assert (starts.bytes, starts.rows) == (fresh.bytes, fresh.rows), (old, text)
+
+
+def test_more_macro_forms_and_grammar_gaps_read_without_errors() -> None:
+    text = b"""\
+#if FMT_HAS_INCLUDE(<version>)
+#  include <version>
+#endif
+
+template <typename Allocator> class sized : public Allocator {
+ public:
+  using typename Allocator::value_type;
+  value_type* get() { return nullptr; }
+};
+
+auto message = WIDGET_FLAG
+                   ? "one"
+                   : "other";
+
+void check(int x) {
+  for (int i = 0; i < x; ++i) {
+    EXPECT_EQ(f(i), g(i))
+        << "at " << i;
+  }
+}
+"""
+    parsed = parse("t.cc", text)
+    assert parsed is not None and not parsed.tree.root_node.has_error
+    assert b"using          Allocator::value_type;" in parsed.source
+    assert b"FMT_HAS_INCLUDE( version )" in parsed.source
+    assert [(s.name, s.start, s.end) for s in spans_at(parsed)] == [
+        ("sized::get", 8, 8),
+        ("check", 15, 20),
+    ]
 
 
 def test_statement_macros_without_semicolons_do_not_stretch_a_function() -> None:

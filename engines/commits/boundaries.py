@@ -17,7 +17,9 @@ Names follow lizard's conventions so that stored names do not change with the pa
 
 C and C++ text is rewritten before parsing (:mod:`engines.commits.macros`: macros and a
 few gaps of the grammar, same length, same lines). A version of a file is parsed
-incrementally from an earlier one with one tree edit per run of changed paragraphs.
+incrementally from an earlier one with one tree edit per run of changed paragraphs; of
+its text, only what lies between the head and the tail it shares with the earlier one
+is cut into paragraphs and counted again.
 tree-sitter and its grammars are imported when a file is first parsed. Where the two
 parsers disagree, and why, is listed in docs/mining.md.
 """
@@ -28,7 +30,8 @@ import re
 import threading
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from itertools import accumulate, pairwise
+from functools import cached_property
+from itertools import accumulate, pairwise, repeat
 from typing import Any
 
 from engines.commits.languages import language_of
@@ -93,6 +96,43 @@ class Parsed:
     paragraphs: list[bytes] = field(default_factory=list)  # ``text`` cut at blank lines
     rewritten: list[bytes] = field(default_factory=list)  # ``source`` cut at blank lines
 
+    @cached_property
+    def starts(self) -> Starts:
+        """Where each paragraph starts; counted once, when the next version of the file
+        is parsed from this one."""
+        return Starts(self.paragraphs)
+
+
+class Starts:
+    """Where each of ``paragraphs`` starts, as (byte, row), joined by blank lines (two
+    bytes, two rows); at index ``len(paragraphs)``, where one more would start (two
+    past the end of the text)."""
+
+    def __init__(self, paragraphs: list[bytes]) -> None:
+        self.bytes = list(accumulate(map(len, paragraphs), initial=0))
+        self.rows = list(accumulate(map(bytes.count, paragraphs, repeat(b"\n")), initial=0))
+
+    def spliced(self, head: int, middle: list[bytes], tail: int) -> Starts:
+        """The starts of ``paragraphs[:head] + middle + paragraphs[-tail:]`` (no tail
+        when ``tail`` is 0): only the middle is counted."""
+        new = Starts([])
+        k = len(self.bytes) - 1 - tail  # where the tail starts here
+        for own, mine, counts in (
+            (new.bytes, self.bytes, map(len, middle)),
+            (new.rows, self.rows, map(bytes.count, middle, repeat(b"\n"))),
+        ):
+            own[:] = accumulate(counts, initial=mine[head])
+            own[:0] = mine[:head]
+            shift = own[-1] - mine[k]
+            own += [at + shift for at in mine[k + 1 :]]
+        return new
+
+    def __getitem__(self, k: int) -> tuple[int, int]:
+        return self.bytes[k] + 2 * k, self.rows[k] + 2 * k
+
+    def byte(self, k: int) -> int:
+        return self.bytes[k] + 2 * k
+
 
 def parse(path: str, source: bytes, previous: Parsed | None = None) -> Parsed | None:
     """Parse ``source`` (the text of ``path``); None when no grammar fits the path.
@@ -105,43 +145,102 @@ def parse(path: str, source: bytes, previous: Parsed | None = None) -> Parsed | 
         return None
     parser, _ = _tools(grammar)
     text = source
-    paragraphs = text.split(b"\n\n")
     if previous is None or previous.grammar != grammar or not previous.paragraphs:
+        paragraphs = text.split(b"\n\n")
         rewritten = rewrite_each(grammar, paragraphs)
         source = b"\n\n".join(rewritten)
         return Parsed(grammar, source, parser.parse(source), text, paragraphs, rewritten)
-    runs = _changed_runs(previous.paragraphs, paragraphs)
+    paragraphs, same_head, same_tail, starts = split_like(previous, text)
+    runs = _changed_runs(previous.paragraphs, paragraphs, same_head, same_tail)
     # only the changed paragraphs are rewritten; the others are the earlier version's
     rewritten = list(previous.rewritten)
     for oi, oj, ni, nj in reversed(runs):
         rewritten[oi:oj] = rewrite_each(grammar, paragraphs[ni:nj])
     source = b"\n\n".join(rewritten)
     old_tree = previous.tree.copy()
-    _edit(old_tree, previous, text, paragraphs, runs)
-    return Parsed(grammar, source, parser.parse(source, old_tree), text, paragraphs, rewritten)
+    _edit(old_tree, previous, text, starts, runs)
+    parsed = Parsed(grammar, source, parser.parse(source, old_tree), text, paragraphs, rewritten)
+    parsed.__dict__["starts"] = starts  # what the cached property would count again
+    return parsed
+
+
+def split_like(previous: Parsed, text: bytes) -> tuple[list[bytes], int, int, Starts]:
+    """``text.split(b"\\n\\n")``, taking the paragraphs ``text`` shares with ``previous``
+    at its head and at its tail from ``previous`` instead of cutting them again; with how
+    many it shares at the head and at the tail, and where each starts. Only the part
+    between is split and counted: a large file usually changes in a few paragraphs."""
+    old, starts, was = previous.paragraphs, previous.starts, previous.text
+    n, shift = len(old), len(text) - len(was)
+    indices = range(n)
+    # the paragraphs whose blank line after them lies in the common head: cut alike
+    head = bisect_right(indices, _common_head(was, text), key=starts.byte) - 1
+    middle_start = starts.byte(head)
+    limit = min(len(was), len(text)) - middle_start
+    first_of_tail = len(was) - _common_tail(was, text, limit)
+    # the paragraphs whose blank line before them lies in the common tail, where a
+    # fresh split cuts too (see _clean_cut)
+    k = max(head + 1, bisect_left(range(n + 1), first_of_tail + 2, key=starts.byte))
+    while k < n and not _clean_cut(text, starts.byte(k) - 2 + shift):
+        k += 1
+    end = starts.byte(k) - 2 + shift if k < n else len(text)
+    middle = text[middle_start:end].split(b"\n\n") if end >= middle_start else []
+    return [*old[:head], *middle, *old[k:]], head, n - k, starts.spliced(head, middle, n - k)
+
+
+def _common_head(a: bytes, b: bytes) -> int:
+    """How many bytes ``a`` and ``b`` share at their start (a binary search of slice
+    compares: about one pass over the shorter)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if b.startswith(a[lo:mid], lo):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_tail(a: bytes, b: bytes, limit: int) -> int:
+    """How many bytes ``a`` and ``b`` share at their end, at most ``limit``."""
+    la, lb = len(a), len(b)
+    lo, hi = 0, min(la, lb, limit)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if b.endswith(a[la - mid : la - lo], 0, lb - lo):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _clean_cut(text: bytes, separator: int) -> bool:
+    """Whether the blank line at ``separator`` (two newline bytes) splits ``text`` there
+    whatever came before it."""
+    after = text[separator + 2 : separator + 3]
+    return (separator == 0 or text[separator - 1] != 0x0A) and after != b"\n"
 
 
 def _edit(
     tree: Any,
     previous: Parsed,
     text: bytes,
-    paragraphs: list[bytes],
+    new_at: Starts,
     runs: list[tuple[int, int, int, int]],
 ) -> None:
     """Tell ``tree`` (parsed from ``previous``) that the text is now ``text``: one edit
     per run of changed paragraphs (``runs``, from :func:`_changed_runs`), so that
     tree-sitter re-parses only those runs (one edit from the first difference to the
     last would re-parse everything between)."""
-    old = previous.paragraphs
-    old_at, new_at = _Positions(old, previous.text), _Positions(paragraphs, text)
+    old, old_at = previous.paragraphs, previous.starts
+    count = len(new_at.bytes) - 1  # paragraphs of the new text
     edits = []
-    for oi, oj, ni, nj in runs:  # in order: rows counted once
-        if oi == len(old) or ni == len(paragraphs):  # at the end: the paragraph before
+    for oi, oj, ni, nj in runs:  # in order
+        if oi == len(old) or ni == count:  # at the end: the paragraph before
             oi, ni = oi - 1, ni - 1  # too, so that both runs start on a paragraph
-        start, row, _ = old_at[oi]
-        new_start, new_row, _ = new_at[ni]
-        old_end, old_end_row, old_end_column = old_at[oj]
-        new_end, new_end_row, new_end_column = new_at[nj]
+        start, row = old_at[oi]
+        new_start, new_row = new_at[ni]
+        old_end, old_end_row, old_end_column = _end(old_at, oj, previous.text)
+        new_end, new_end_row, new_end_column = _end(new_at, nj, text)
         edits.append(
             (
                 start,
@@ -156,42 +255,28 @@ def _edit(
         tree.edit(*edit)
 
 
-class _Positions:
-    """Where each paragraph of ``text`` starts (byte, row, column 0; paragraphs are joined
-    by blank lines, two bytes and two rows), and at index ``len(paragraphs)`` where the
-    text ends. Rows are counted only for the paragraphs asked about: an edit needs a
-    handful of the thousands of paragraphs a large file has."""
-
-    def __init__(self, paragraphs: list[bytes], text: bytes) -> None:
-        self.paragraphs, self.text = paragraphs, text
-        self.bytes = list(accumulate(map(len, paragraphs), initial=0))
-        self._offsets = [0]  # offsets whose row is known, ascending, and those rows
-        self._rows = [0]
-
-    def __getitem__(self, k: int) -> tuple[int, int, int]:
-        if k < len(self.paragraphs):
-            offset = self.bytes[k] + 2 * k
-            return offset, self._row(offset), 0
-        text = self.text
-        return len(text), self._row(len(text)), len(text) - text.rfind(b"\n") - 1
-
-    def _row(self, offset: int) -> int:
-        at = bisect_right(self._offsets, offset) - 1
-        row = self._rows[at] + self.text.count(b"\n", self._offsets[at], offset)
-        self._offsets.insert(at + 1, offset)
-        self._rows.insert(at + 1, row)
-        return row
+def _end(starts: Starts, k: int, text: bytes) -> tuple[int, int, int]:
+    """Where paragraph ``k`` starts (byte, row, column 0), or past the last paragraph
+    where the text ends."""
+    if k < len(starts.bytes) - 1:
+        return (*starts[k], 0)
+    offset, row = starts[k]
+    offset -= 2
+    return offset, row - 2, offset - text.rfind(b"\n", 0, offset) - 1
 
 
-def _changed_runs(old: list[bytes], new: list[bytes]) -> list[tuple[int, int, int, int]]:
+def _changed_runs(
+    old: list[bytes], new: list[bytes], same_head: int = 0, same_tail: int = 0
+) -> list[tuple[int, int, int, int]]:
     """The runs of paragraphs that differ, as ``(old_start, old_end, new_start,
     new_end)`` index ranges, in order: a patience diff (paragraphs that occur once on
-    each side, in the same order, anchor the rest)."""
+    each side, in the same order, anchor the rest). The first ``same_head`` and last
+    ``same_tail`` paragraphs are known to be the same on both sides."""
     n, m = len(old), len(new)
-    lo = 0
+    lo = same_head
     while lo < n and lo < m and old[lo] == new[lo]:
         lo += 1
-    hi = 0
+    hi = min(same_tail, n - lo, m - lo)
     while hi < n - lo and hi < m - lo and old[n - 1 - hi] == new[m - 1 - hi]:
         hi += 1
     once_old = _once(old, lo, n - hi)

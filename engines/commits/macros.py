@@ -19,9 +19,11 @@ _local = threading.local()  # each thread's cache of rewritten paragraphs
 # lizard, which reads tokens, skips the same macros.
 _MACRO = rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*"
 _ARGS = rb"\((?:[^()]|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*\)"  # balanced, 4 deep
-_NOT_AFTER = rb"(?<![\w#.>:])(?<!define )"
+_INCLUDE_FORM = rb"\((?:<[\w./+-]+>|\"[\w./+-]+\")\)"  # ``(<bit>)``, ``("bit.h")``
+_NOT_AFTER = rb"(?<![\w#.>:])(?<!define )(?<!= )"  # ``x = FMT_FLAG\n ? a : b`` is a value
 _NEXT_NAME = rb"(?=[ \t]+[A-Za-z_~]|[ \t]*\n[ \t]*[A-Za-z_~])"
-_OWN_LINE = rb"(?=[ \t]*(?://[^\n]*)?(?:\n(?![ \t]*[{:(])|\Z))"  # not ``TEST(a, b)\n{``
+# a line of its own: not ``TEST(a, b)\n{``, nor ``EXPECT_EQ(a, b)\n    << why`` (a stream)
+_OWN_LINE = rb"(?=[ \t]*(?://[^\n]*)?(?:\n(?![ \t]*(?:[{:(]|<<))|\Z))"
 _QUALIFIER = rb"(?![ \t]+(?:const|noexcept|override|final|throw|requires|volatile|try)\b)"
 _COMMON = (
     # ``#if X`` / ``__attribute__((...))`` / ``#endif`` between a template's head and its
@@ -75,8 +77,10 @@ _MACROS = {
         # default argument (``locale_ref loc = {}``, read as ``= 0``), and
         # ``FMT_HAS_INCLUDE(<bit>)`` or ``("bit.h")`` in a directive (read as ``( bit_h )``)
         rb"|(?P<extern>\bextern)(?=[ \t]+template\b)"
+        # ``using typename Base::value_type;`` (read as ``using Base::value_type;``)
+        rb"|(?P<using>\busing[ \t]+typename)(?=[ \t]+\w)"
         rb"|(?P<empty>=[ \t]*\{\})(?=[ \t]*[,)])"
-        rb"|(?P<include>\((?:<[\w./+-]+>|\"[\w./+-]+\")\))"
+        rb"|(?P<include>" + _INCLUDE_FORM + rb")"
         # ``decltype(typename C::template f<T>().g(), true)`` (SFINAE): the grammar takes
         # neither a comma operator nor ``typename``/``template`` there; read as
         # ``decltype(C::f<T>().g()| true)``
@@ -94,6 +98,7 @@ _SAME_LENGTH = {
     "cast": b"Unsigned",
     "enum": b"enum _:",
     "extern": b"",
+    "using": b"using",
 }
 
 
@@ -122,9 +127,10 @@ def _rewrite(match: re.Match[bytes]) -> bytes:
     if kind == "include":
         if not _in_directive(match.string, match.start()):
             return text  # ``f("name")`` in code
-        return b"( " + re.sub(rb"[.+-]", b"_", text[2:-2]) + b" )"
+        return _plain_include(match)
     if _in_directive(match.string, match.start()):
-        return text
+        # ``#if FMT_HAS_INCLUDE(<version>)``: the macro stays, its argument is read
+        return _INCLUDE.sub(_plain_include, text) if kind in ("attr", "call") else text
     if kind == "decltype":
         return _plain_decltype(text)
     if kind == "stmt":
@@ -140,6 +146,14 @@ def _rewrite(match: re.Match[bytes]) -> bytes:
     if kind in _SAME_LENGTH:
         return _SAME_LENGTH[kind].ljust(len(text))
     return _BLANKS.sub(b" ", text)
+
+
+_INCLUDE = re.compile(_INCLUDE_FORM)
+
+
+def _plain_include(match: re.Match[bytes]) -> bytes:
+    """``(<bit>)`` or ``("bit.h")`` as ``( bit_h )``: a name the grammar reads."""
+    return b"( " + re.sub(rb"[.+-]", b"_", match[0][2:-2]) + b" )"
 
 
 _DEPENDENT = re.compile(rb"\btypename\b|(?<=::)template\b")
