@@ -58,9 +58,6 @@ class GitStreams:
     def __init__(self, repo: Path) -> None:
         self.repo = repo
         self._cat = self._start("cat-file", "--batch")
-        roots = run_git(repo, "rev-list", "--max-parents=0", "--all").decode().split()
-        # a parentless commit prints only its own header line here: our end-of-answer mark
-        self._sentinel = roots[0] if roots else None
         self._diff = self._start("diff-tree", "--stdin", *_DIFF_ARGS)
         self._buffer = bytearray()  # what was read of diff-tree's output past the last answer
 
@@ -103,24 +100,26 @@ class GitStreams:
 
     def patch(self, sha: str, root: bool = False) -> list[FilePatch]:
         """Every file pair of ``sha`` against its first parent (the empty tree for a root)."""
-        if root or self._sentinel is None or sha == self._sentinel:
+        if root:
             out = run_git(self.repo, "diff-tree", "--root", *_DIFF_ARGS, sha)
             return parse_patch(out.partition(b"\n")[2])
         diff = self._diff
         assert diff.stdin is not None and diff.stdout is not None
-        diff.stdin.write(f"{sha}\n{self._sentinel}\n\n".encode())
+        # then the commit against itself: no change, so only its header line (``--always``),
+        # the end mark of this answer; a blank line makes git flush its output
+        diff.stdin.write(f"{sha}\n{sha} {sha}\n\n".encode())
         diff.stdin.flush()
         answer = self._answer(diff.stdout, sha)
         return parse_patch(answer)
 
     def _answer(self, out: IO[bytes], sha: str) -> bytes:
         """One answer of ``diff-tree --stdin``: the line naming ``sha``, the patch, and the
-        sentinel's line as the end mark (then a blank line, skipped before the next
-        answer). Read in blocks, not line by line: a patch can run to thousands of lines."""
-        assert self._sentinel is not None
+        same line again as the end mark (then a blank line, skipped before the next
+        answer; no line of a patch is a bare object name). Read in blocks, not line by
+        line: a patch can run to thousands of lines."""
         buffer = self._buffer
         head = sha.encode() + b"\n"
-        mark = b"\n" + self._sentinel.encode() + b"\n"
+        mark = b"\n" + head
         while True:
             del buffer[: len(buffer) - len(buffer.lstrip(b"\n"))]
             if len(buffer) >= len(head):
