@@ -57,7 +57,7 @@ _MACROS = {
     # where one stands (most bytes of a file are lower-case letters and spaces)
     "c": re.compile(rb"(?=[A-Z#])(?:" + _COMMON + rb")", re.MULTILINE),
     "cpp": re.compile(
-        rb"(?=[A-Z#deu=(<,])(?:"
+        rb"(?=[A-Z#]|\b[deu]|[<,][ \t\n]*[A-Z]|=[ \t]*\{|\([<\"])(?:"
         # ``template <typename T, FMT_ENABLE_IF(cond)>``: a parameter of its own, read
         # as ``int`` (an unnamed non-type parameter), the arguments blanked
         rb"(?P<param>[<,][ \t\n]*" + _MACRO + rb"[ \t]*" + _ARGS + rb")(?=[ \t\n]*[>,])"
@@ -90,6 +90,11 @@ _MACROS = {
     ),
 }
 _GRAMMAR_OF = {pattern: grammar for grammar, pattern in _MACROS.items()}
+# every form above holds one of these: a paragraph without any (most of a file) is left
+# as it is without trying the forms at each of its bytes
+_MAYBE = re.compile(
+    rb"[A-Z][A-Z0-9]*[_(]|#|\b(?:decltype|enum|extern|unsigned|using)\b|=[ \t]*\{\}|\([<\"]"
+)
 _BLANKS = re.compile(rb"[^\n]")
 _TEMPLATE_HEAD = re.compile(rb"\btemplate\s*<[^;{}]*$")
 _SAME_LENGTH = {
@@ -202,7 +207,7 @@ def rewrite_each(grammar: str, paragraphs: list[bytes]) -> list[bytes]:
     for part in paragraphs:
         done = cache.get(part)
         if done is None:
-            done = cache[part] = pattern.sub(_rewrite, part)
+            done = cache[part] = pattern.sub(_rewrite, part) if _MAYBE.search(part) else part
         out.append(done)
     return out
 
