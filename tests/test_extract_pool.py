@@ -7,7 +7,10 @@ import dataclasses
 import multiprocessing
 import os
 import signal
+import threading
 from pathlib import Path
+
+import pytest
 
 from engines.commits.extract_pool import ExtractPool, processes_allowed
 from engines.commits.gitlog import CommitStat, iter_commit_stats
@@ -33,15 +36,37 @@ def _as_plain(outcomes: list) -> list:
     return [("mined", dataclasses.asdict(o.row)) if isinstance(o, Mined) else o for o in outcomes]
 
 
-def test_worker_processes_give_the_threads_outcomes_in_commit_order(tmp_path: Path) -> None:
+@pytest.mark.parametrize("beside_a_thread", [False, True])
+def test_worker_processes_give_the_threads_outcomes_in_commit_order(
+    tmp_path: Path, beside_a_thread: bool
+) -> None:
+    import psutil
+
     repo = _history(tmp_path)
     options = MineOptions()
     threads = list(mine_repository(repo.path, "repo", "main", options, processes=0))
     assert multiprocessing.active_children() == []
+    done = threading.Event()
+    if beside_a_thread:  # as in the app, where the workers cannot be forked from here
+        threading.Thread(target=done.wait, daemon=True).start()
+    # a test process may run threads left by other tests (a Dask client's, say); the
+    # command's own run is checked in test_the_mine_command_forks_its_workers
+    forked = threading.active_count() == 1
     walk = mine_repository(repo.path, "repo", "main", options, processes=2, process_after=3)
-    processes = [next(walk) for _ in range(10)]
-    assert len(multiprocessing.active_children()) == 2  # the two workers are up
-    processes += list(walk)
+    try:
+        processes = [next(walk) for _ in range(10)]
+        workers = multiprocessing.active_children()
+        assert len(workers) == 2  # the two workers are up
+        commands = [" ".join(psutil.Process(w.pid).cmdline()) for w in workers]
+        own = " ".join(psutil.Process().cmdline())
+        assert all(("forkserver" in c) != forked for c in commands)
+        assert all((c == own) == forked for c in commands)
+        processes += list(walk)
+    finally:
+        walk.close()
+        done.set()
+    if beside_a_thread:
+        assert not forked
     mined = [o for o in threads if isinstance(o, Mined)]
     assert len(mined) == 40
     assert [r.row.functions for r in mined[:5]] == [["f0"], ["f0"], ["f0"], ["f0"], ["f1"]]
@@ -156,7 +181,7 @@ def test_a_file_most_commits_touch_spills_over_to_an_idle_worker(tmp_path: Path)
 
 
 _HOLD_WORKERS = """
-import sys, time
+import sys, threading, time
 from pathlib import Path
 from engines.commits.extract_pool import ExtractPool
 from engines.commits.gitlog import CommitStat, iter_commit_stats
@@ -165,6 +190,8 @@ from engines.commits.options import MineOptions
 
 if __name__ == "__main__":
     repo, options = Path(sys.argv[1]), MineOptions()
+    if sys.argv[2] == "beside-a-thread":  # as in the app: no fork beside a thread
+        threading.Thread(target=time.sleep, args=(300,), daemon=True).start()
     stats = [s for s in iter_commit_stats(repo, "main", None, None, None, None)
              if isinstance(s, CommitStat) and cheap_filter(s, options) is None]
     pool = ExtractPool(repo, "repo", "main", options, processes=2, process_after=0)
@@ -175,7 +202,10 @@ if __name__ == "__main__":
 """
 
 
-def test_workers_and_their_git_processes_end_when_the_run_is_killed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("run_as", ["alone", "beside-a-thread"])
+def test_workers_and_their_git_processes_end_when_the_run_is_killed(
+    tmp_path: Path, run_as: str
+) -> None:
     import subprocess
     import sys
 
@@ -183,7 +213,7 @@ def test_workers_and_their_git_processes_end_when_the_run_is_killed(tmp_path: Pa
 
     repo = _history(tmp_path, commits=12)
     run = subprocess.Popen(
-        [sys.executable, "-c", _HOLD_WORKERS, str(repo.path)],
+        [sys.executable, "-c", _HOLD_WORKERS, str(repo.path), run_as],
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).resolve().parents[1],
@@ -192,7 +222,12 @@ def test_workers_and_their_git_processes_end_when_the_run_is_killed(tmp_path: Pa
         assert run.stdout is not None and run.stdout.readline().strip() == "ready"
         below = psutil.Process(run.pid).children(recursive=True)
         commands = [" ".join(p.cmdline()) for p in below]
-        assert sum("forkserver" in c for c in commands) >= 2  # the server and a worker
+        if run_as == "alone":  # forked: the workers run the run's own command line
+            own = " ".join(psutil.Process(run.pid).cmdline())
+            assert commands.count(own) == 2
+            assert not any("forkserver" in c for c in commands if c != own)
+        else:
+            assert sum("forkserver" in c for c in commands) >= 2  # the server and a worker
         assert any("cat-file" in c for c in commands)  # a worker's git process
         os.kill(run.pid, signal.SIGKILL)
         run.wait()
@@ -201,3 +236,37 @@ def test_workers_and_their_git_processes_end_when_the_run_is_killed(tmp_path: Pa
     finally:
         if run.poll() is None:
             run.kill()
+
+
+_CLI_THEN_CHILDREN = """
+import runpy, sys
+import psutil
+
+if __name__ == "__main__":
+    sys.argv = ["curator", "mine", "commits", sys.argv[1], "--db", sys.argv[2]]
+    try:
+        runpy.run_module("curator", run_name="__main__")
+    except SystemExit as done:
+        print("exit", done.code)
+    # a forkserver, once started, stays until this process ends; forked workers do not
+    print("children", [" ".join(p.cmdline())[:60] for p in psutil.Process().children()])
+"""
+
+
+def test_the_mine_command_forks_its_workers(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    repo = _history(tmp_path, commits=40)  # more survivors than are held before processes
+    db = tmp_path / "curator.db"
+    run = subprocess.run(
+        [sys.executable, "-c", _CLI_THEN_CHILDREN, str(repo.path), str(db)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+        timeout=300,
+    )
+    lines = run.stdout.splitlines()
+    assert "exit 0" in lines or "exit None" in lines, run.stderr
+    assert lines[-1] == "children []"  # no forkserver: the workers were forked
+    assert "stored" in run.stdout and "40" in run.stdout

@@ -1,7 +1,14 @@
-"""Progress display shared by the miners: one bar per source, problems printed above."""
+"""Progress display shared by the miners: one bar per source, problems printed above.
+
+A display made with ``drawn_by_reporter=True`` starts no thread of its own: its
+reporter redraws it (at most every ``REDRAW_S``) as the run reports. A commit mining
+run needs that: its extraction workers are forked only from a process that runs a
+single thread (see :mod:`engines.commits.worker_process`).
+"""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 
 from rich.progress import (
@@ -40,7 +47,10 @@ class RateColumn(ProgressColumn):
         return Text(f"{shown} {unit}/s", "progress.data.speed")
 
 
-def cluster_progress() -> Progress:
+REDRAW_S = 0.1
+
+
+def cluster_progress(drawn_by_reporter: bool = False) -> Progress:
     """Two rows for a cluster run: repositories (count, ETA, failures) and commits
     (count, rate)."""
     return Progress(
@@ -53,10 +63,11 @@ def cluster_progress() -> Progress:
         TextColumn("{task.fields[note]}", markup=False, style="red"),
         console=err,
         transient=False,
+        auto_refresh=not drawn_by_reporter,
     )
 
 
-def source_progress(rate_unit: str | None = None) -> Progress:
+def source_progress(rate_unit: str | None = None, drawn_by_reporter: bool = False) -> Progress:
     """Bars on stderr: description (shown literally), bar, count, rate, elapsed, ETA."""
     columns: list[ProgressColumn] = [
         TextColumn("{task.description}", markup=False),
@@ -66,7 +77,22 @@ def source_progress(rate_unit: str | None = None) -> Progress:
     if rate_unit:
         columns.append(RateColumn(rate_unit))
     columns += [TimeElapsedColumn(), TimeRemainingColumn()]
-    return Progress(*columns, console=err, transient=False)
+    return Progress(*columns, console=err, transient=False, auto_refresh=not drawn_by_reporter)
+
+
+class _Redrawn:
+    """A reporter that redraws its display when the display has no thread doing it."""
+
+    progress: Progress
+    _drawn: float = 0.0
+
+    def _redraw(self, now: bool = False) -> None:
+        if self.progress.live.auto_refresh:
+            return
+        moment = time.monotonic()
+        if now or moment - self._drawn >= REDRAW_S:
+            self._drawn = moment
+            self.progress.refresh()
 
 
 def training_bar() -> Progress:
@@ -83,7 +109,7 @@ def training_bar() -> Progress:
     )
 
 
-class SourceReporter:
+class SourceReporter(_Redrawn):
     """The reporter the commit and kernel pipelines call: a bar per source, a warning
     line per problem, an error line for a source that could not be mined."""
 
@@ -96,9 +122,11 @@ class SourceReporter:
         self.tasks[source] = self.progress.add_task(
             one_line(source, 50).plain, total=max(total, done, 1), completed=done
         )
+        self._redraw(now=True)
 
     def advance(self, source: str, count: int) -> None:
         self.progress.advance(self.tasks[source], count)
+        self._redraw()
 
     def problem(self, text: str) -> None:
         self.problems += 1
@@ -114,9 +142,10 @@ class SourceReporter:
         task = self.tasks.get(summary.source)
         if task is not None:
             self.progress.update(task, completed=self.progress.tasks[task].total or 0)
+        self._redraw(now=True)
 
 
-class ClusterProgress:
+class ClusterProgress(_Redrawn):
     """The reporter of a cluster run (and of an in-process run over a long list): one
     bar of repositories done out of the total (with its ETA), one count of commits
     examined (with commits/s), failures by reason in the repositories' line, a line per
@@ -144,6 +173,7 @@ class ClusterProgress:
     def advance(self, source: str, count: int) -> None:
         if self.commits is not None:
             self.progress.advance(self.commits, count)
+        self._redraw()
 
     def problem(self, text: str) -> None:
         warn(text, self.progress.console, 300)
@@ -185,6 +215,7 @@ class ClusterProgress:
             self._describe()
         if self.repos is not None:
             self.progress.advance(self.repos, 1)
+        self._redraw(now=True)
 
     def _describe(self) -> None:
         if self.repos is None:

@@ -14,13 +14,13 @@ needs an outcome before more survivors come, extracts the held ones in threads h
 small repositories (and the tests' generated ones) never start processes. A daemonic
 process (a Dask worker) may not have children: it uses threads.
 
-Each worker process owns its git streams and its cache of parsed blobs. A survivor goes
-to the worker its first file's earlier versions went to, so it is parsed incrementally
-from the previous version, as in one process, unless that worker is ``SPILL`` survivors
-busier than the least busy one (see :meth:`ExtractPool._choose`). A worker that dies
-(killed, out of memory) costs nothing but time: its commits are extracted again in this
-process, and its share goes to the workers left. A worker also ends when the run's
-process is gone.
+Each worker process (:mod:`engines.commits.worker_process`) owns its git streams and
+its cache of parsed blobs. A survivor goes to the worker its first file's earlier
+versions went to, so it is parsed incrementally from the previous version, as in one
+process, unless that worker is ``SPILL`` survivors busier than the least busy one (see
+:meth:`ExtractPool._choose`). A worker that dies (killed, out of memory) costs nothing
+but time: its commits are extracted again in this process, and its share goes to the
+workers left. A worker also ends when the run's process is gone.
 """
 
 from __future__ import annotations
@@ -28,9 +28,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
-import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +38,7 @@ from engines.commits.gitlog import CommitStat
 from engines.commits.gitstream import GitStreams
 from engines.commits.options import MineOptions
 from engines.commits.outcomes import Outcome, Rejected, flat
+from engines.commits.worker_process import Answers, WorkerProcess, start_context
 
 THREADS = 2
 PROCESS_AFTER = 32  # survivors extracted in threads before worker processes start
@@ -91,43 +91,18 @@ class _Local:
             git.close()
 
 
-_WORKER: dict[str, _Local] = {}  # in a worker process: its own streams and cache
-ORPHAN_CHECK_S = 1.0
+class _Extractor:
+    """In a worker process: its own streams and cache, and what it does with a survivor."""
 
+    def __init__(self, path: str, source: str, rev: str, options: MineOptions) -> None:
+        self.local = _Local(Path(path))
+        self.source, self.rev, self.options = source, rev, options
 
-def _start_worker(path: str, run_pid: int) -> None:
-    _WORKER["local"] = _Local(Path(path))
-    threading.Thread(target=_exit_with, args=(run_pid,), daemon=True).start()
+    def __call__(self, stat: CommitStat) -> Outcome:
+        return self.local.extract(self.source, self.rev, stat, self.options)
 
-
-def _exit_with(run_pid: int) -> None:
-    """End this worker once the run that started it is gone (killed, say): a worker holds
-    its own task queue open, so it would wait on it, and keep its git processes, forever."""
-    while True:
-        time.sleep(ORPHAN_CHECK_S)
-        try:
-            os.kill(run_pid, 0)
-        except (ProcessLookupError, PermissionError):  # gone, or its pid reused by another
-            os._exit(0)
-
-
-def _extract_in_worker(source: str, rev: str, stat: CommitStat, options: MineOptions) -> Outcome:
-    return _WORKER["local"].extract(source, rev, stat, options)
-
-
-def _context() -> multiprocessing.context.BaseContext:
-    """forkserver where there is one: safe when this process runs threads (the app,
-    progress bars), and its server imports the extraction code once for every worker.
-
-    As with any spawned or forkserver process, each worker imports the caller's main
-    script as ``__mp_main__``: a script that mines through this module must keep its
-    work under ``if __name__ == "__main__":`` (the ``curator`` command does)."""
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("spawn")
-    from multiprocessing import forkserver
-
-    forkserver.set_forkserver_preload([__name__])
-    return multiprocessing.get_context("forkserver")
+    def close(self) -> None:
+        self.local.close()
 
 
 @dataclass
@@ -162,7 +137,8 @@ class ExtractPool:
         self.process_after = process_after
         self.local = _Local(path)
         self.threads = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="extract")
-        self.workers: list[ProcessPoolExecutor | None] = []
+        self.workers: list[WorkerProcess | None] = []
+        self._answers: Answers | None = None
         self.restarted = 0  # survivors extracted here again after their worker died
         self._seen = 0
         self._held: list[Pending] = []  # survivors waiting for the processes' decision
@@ -177,8 +153,7 @@ class ExtractPool:
                 held = Pending(stat, Future())
                 self._held.append(held)
                 return held
-            self.workers = [self._start_worker() for _ in range(self.processes)]
-            self._queued = [0] * len(self.workers)
+            self._start_workers()
             self._release(to_workers=True)
         return self._dispatch(stat)
 
@@ -187,9 +162,8 @@ class ExtractPool:
         worker = self.workers[k] if k is not None else None
         if k is not None and worker is not None:
             try:
-                args = (self.source, self.rev, stat, self.options)
-                future = worker.submit(_extract_in_worker, *args)
-            except (BrokenProcessPool, RuntimeError):
+                future = worker.submit(stat)
+            except BrokenProcessPool:
                 self._drop(k)
             else:
                 with self._lock:
@@ -226,27 +200,34 @@ class ExtractPool:
         for pending in self._held:
             pending.future.cancel()
         self._held = []
-        for worker in self.workers:
-            if worker is not None:
-                worker.shutdown(wait=True, cancel_futures=True)
-        self.workers, self._queued = [], []
+        live = [w for w in self.workers if w is not None]
+        for worker in live:  # all at once: a large worker takes a while to exit
+            worker.ask_to_stop()
+        for worker in live:
+            worker.stop()
+        if self._answers is not None:
+            self._answers.join()
+        self.workers, self._queued, self._answers = [], [], None
         self.threads.shutdown(wait=True, cancel_futures=True)
         self.local.close()
 
     def _here(self, stat: CommitStat) -> Future[Outcome]:
         return self.threads.submit(self.local.extract, self.source, self.rev, stat, self.options)
 
-    def _start_worker(self) -> ProcessPoolExecutor | None:
-        context = _context()
-        try:
-            return ProcessPoolExecutor(
-                max_workers=1,
-                mp_context=context,
-                initializer=_start_worker,
-                initargs=(str(self.path), os.getpid()),
-            )
-        except (OSError, ValueError):
-            return None
+    def _start_workers(self) -> None:
+        """Every worker process first, then the thread reading their answers: a fork
+        (see :func:`engines.commits.worker_process.start_context`) is taken only while
+        this process runs one thread."""
+        context = start_context()
+        args = (str(self.path), self.source, self.rev, self.options)
+        for _ in range(self.processes):
+            try:
+                self.workers.append(WorkerProcess(context, _Extractor, args))
+            except OSError:  # no more processes: go on with those that started
+                break
+        self._queued = [0] * len(self.workers)
+        if self.workers:
+            self._answers = Answers(w for w in self.workers if w is not None)
 
     def _choose(self, stat: CommitStat) -> int | None:
         """The worker for a survivor: where its path's earlier versions went (their parse
@@ -274,4 +255,4 @@ class ExtractPool:
         worker = self.workers[k]
         self.workers[k] = None
         if worker is not None:
-            worker.shutdown(wait=False, cancel_futures=True)
+            worker.kill()

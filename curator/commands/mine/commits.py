@@ -261,13 +261,15 @@ def _run(store: Store, run: CommitRun) -> tuple[list[SourceSummary], float]:
         progress = cluster_progress()
         with progress:
             return run_on_cluster(store, run, ClusterProgress(progress))
+    # drawn by the reporter, not a thread of its own: the run's extraction workers
+    # are forked only from a process that runs one thread
     reporter: SourceReporter | ClusterProgress
     if len(run.specs) > SUMMARY_ROWS:
-        progress = cluster_progress()
+        progress = cluster_progress(drawn_by_reporter=True)
         reporter = ClusterProgress(progress)
         reporter.run_started(len(run.specs), 0, None)
     else:
-        progress = source_progress("commits")
+        progress = source_progress("commits", drawn_by_reporter=True)
         reporter = SourceReporter(progress)
     with progress:
         return run_in_process(store, run, reporter)

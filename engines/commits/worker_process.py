@@ -1,0 +1,180 @@
+"""One extraction worker process and the pipe it is fed through.
+
+:class:`WorkerProcess` starts a process that extracts survivors of the cheap filter one
+after another, in the order they were sent, and answers each on the same pipe.
+:class:`Answers` is the one thread of the run's process that reads every worker's
+answers and settles their futures. A worker that dies (killed, out of memory) fails
+what it owed with :class:`BrokenProcessPool`, as a process pool would.
+
+The processes are forked from the run's process when it runs no other thread at that
+moment (the ``curator`` command): a fork is immediate and the worker starts with
+every module already imported. Otherwise (the app, a test harness with threads) they
+come from multiprocessing's forkserver, which is safe beside threads and costs a
+fraction of a second once per process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+ORPHAN_CHECK_S = 1.0
+STOP_WAIT_S = 5.0
+
+# a request in, an answer out (never raises); a ``close()`` it has is called at the end
+Handler = Callable[[Any], Any]
+
+
+def start_context() -> multiprocessing.context.BaseContext:
+    """fork when this process runs one thread (safe, and immediate); else forkserver
+    where there is one, else spawn.
+
+    As with any spawned or forkserver process, each worker then imports the caller's
+    main script as ``__mp_main__``: a script that mines must keep its work under
+    ``if __name__ == "__main__":`` (the ``curator`` command does)."""
+    methods = multiprocessing.get_all_start_methods()
+    if threading.active_count() == 1 and "fork" in methods:
+        return multiprocessing.get_context("fork")
+    if "forkserver" not in methods:
+        return multiprocessing.get_context("spawn")
+    from multiprocessing import forkserver
+
+    forkserver.set_forkserver_preload([__name__, "engines.commits.extract_pool"])
+    return multiprocessing.get_context("forkserver")
+
+
+class WorkerProcess:
+    """A process running ``make_handler(*args)`` once, then the handler on every
+    request it is sent, answering in order."""
+
+    def __init__(
+        self,
+        context: multiprocessing.context.BaseContext,
+        make_handler: Callable[..., Handler],
+        args: tuple[Any, ...],
+    ) -> None:
+        here, there = context.Pipe()
+        self.process = context.Process(  # type: ignore[attr-defined]
+            target=_serve, args=(there, make_handler, args, os.getpid()), daemon=True
+        )
+        self.process.start()
+        there.close()
+        self.pipe: Connection = here
+        self.broken = False
+        self._owed: deque[Future[Any]] = deque()  # sent, not answered yet, in order
+        self._lock = threading.Lock()
+
+    def submit(self, request: Any) -> Future[Any]:
+        """Send ``request``; its answer settles the returned future."""
+        future: Future[Any] = Future()
+        with self._lock:
+            if self.broken:
+                raise BrokenProcessPool("the worker process has ended")
+            self._owed.append(future)
+        try:
+            self.pipe.send(request)
+        except (OSError, ValueError) as exc:  # the process is gone
+            self.fail(exc)
+        return future
+
+    def answered(self, answer: Any) -> None:
+        with self._lock:
+            future = self._owed.popleft()
+        future.set_result(answer)
+
+    def fail(self, cause: BaseException | None = None) -> None:
+        """The process is gone: what it owed fails, and so will what is sent to it."""
+        with self._lock:
+            self.broken = True
+            owed, self._owed = list(self._owed), deque()
+        for future in owed:
+            if not future.done():
+                error = BrokenProcessPool("the worker process ended before answering")
+                error.__cause__ = cause
+                future.set_exception(error)
+
+    def ask_to_stop(self) -> None:
+        """Ask the process to end after what it was sent (:meth:`stop` waits for it)."""
+        with contextlib.suppress(OSError, ValueError):
+            self.pipe.send(None)
+
+    def stop(self) -> None:
+        """Ask the process to end after what it was sent, then make sure it has."""
+        self.ask_to_stop()
+        self.process.join(STOP_WAIT_S)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join(STOP_WAIT_S)
+        self.fail()
+        self.pipe.close()
+
+    def kill(self) -> None:
+        """End the process now; what it owed fails."""
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(STOP_WAIT_S)
+        self.fail()
+        self.pipe.close()
+
+
+class Answers:
+    """The thread that reads the answers of ``workers`` until each has ended."""
+
+    def __init__(self, workers: Iterable[WorkerProcess]) -> None:
+        self.workers = {w.pipe: w for w in workers}
+        self.thread = threading.Thread(target=self._read, name="extract-answers", daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        open_ = dict(self.workers)
+        while open_:
+            for pipe in wait(list(open_)):
+                worker = open_[pipe]  # type: ignore[index]
+                try:
+                    answer = pipe.recv()  # type: ignore[union-attr]
+                except (EOFError, OSError) as exc:  # stopped, killed or crashed
+                    del open_[pipe]  # type: ignore[arg-type]
+                    worker.fail(exc)
+                    continue
+                worker.answered(answer)
+
+    def join(self) -> None:
+        self.thread.join(STOP_WAIT_S)
+
+
+def _serve(pipe: Connection, make_handler: Callable[..., Handler], args: tuple, run: int) -> None:
+    threading.Thread(target=_exit_with, args=(run,), daemon=True).start()
+    handler = make_handler(*args)
+    try:
+        while True:
+            try:
+                request = pipe.recv()
+            except (EOFError, OSError):
+                return
+            if request is None:
+                return
+            pipe.send(handler(request))
+    finally:
+        close = getattr(handler, "close", None)
+        if close is not None:  # its own child processes, waited for
+            close()
+
+
+def _exit_with(run_pid: int) -> None:
+    """End this worker once the run that started it is gone (killed, say): it would
+    otherwise wait on its pipe, and keep its git processes, forever."""
+    while True:
+        time.sleep(ORPHAN_CHECK_S)
+        try:
+            os.kill(run_pid, 0)
+        except (ProcessLookupError, PermissionError):  # gone, or its pid reused by another
+            os._exit(0)
