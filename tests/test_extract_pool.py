@@ -7,6 +7,7 @@ import dataclasses
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 from pathlib import Path
 
@@ -49,9 +50,10 @@ def test_worker_processes_give_the_threads_outcomes_in_commit_order(
     done = threading.Event()
     if beside_a_thread:  # as in the app, where the workers cannot be forked from here
         threading.Thread(target=done.wait, daemon=True).start()
-    # a test process may run threads left by other tests (a Dask client's, say); the
-    # command's own run is checked in test_the_mine_command_forks_its_workers
-    forked = threading.active_count() == 1
+    # a test process may run threads left by other tests (a Dask client's, say) or have
+    # imported torch; the command's own run is checked in
+    # test_the_mine_command_forks_its_workers
+    forked = threading.active_count() == 1 and "torch" not in sys.modules
     walk = mine_repository(repo.path, "repo", "main", options, processes=2, process_after=3)
     try:
         processes = [next(walk) for _ in range(10)]
@@ -207,7 +209,6 @@ def test_workers_and_their_git_processes_end_when_the_run_is_killed(
     tmp_path: Path, run_as: str
 ) -> None:
     import subprocess
-    import sys
 
     import psutil
 
@@ -255,7 +256,6 @@ if __name__ == "__main__":
 
 def test_the_mine_command_forks_its_workers(tmp_path: Path) -> None:
     import subprocess
-    import sys
 
     repo = _history(tmp_path, commits=40)  # more survivors than are held before processes
     db = tmp_path / "curator.db"

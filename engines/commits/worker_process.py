@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import sys
 import threading
 import time
 from collections import deque
@@ -35,14 +36,16 @@ Handler = Callable[[Any], Any]
 
 
 def start_context() -> multiprocessing.context.BaseContext:
-    """fork when this process runs one thread (safe, and immediate); else forkserver
-    where there is one, else spawn.
+    """fork when this process runs one thread and no torch (safe, and immediate); else
+    forkserver where there is one, else spawn.
 
     As with any spawned or forkserver process, each worker then imports the caller's
     main script as ``__mp_main__``: a script that mines must keep its work under
     ``if __name__ == "__main__":`` (the ``curator`` command does)."""
     methods = multiprocessing.get_all_start_methods()
-    if threading.active_count() == 1 and "fork" in methods:
+    # torch (a student labeling as the run goes) runs threads of its own, unseen by
+    # ``threading``, and makes the process large: no fork then
+    if threading.active_count() == 1 and "torch" not in sys.modules and "fork" in methods:
         return multiprocessing.get_context("fork")
     if "forkserver" not in methods:
         return multiprocessing.get_context("spawn")
