@@ -4,6 +4,7 @@ data the command prints (or dumps as JSON)."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 from curator.training import perf_f1, train_total
@@ -11,28 +12,45 @@ from engines.labelers.inputs import describe, recorded_input
 from engines.labelers.rule_floor import describe_floor, recorded_floor
 from store.models import ModelRow
 
-SCORE_PARTS = ("dev", "eval", "out_of_fold")
+SCORE_PARTS = ("dev", "eval", "holdout", "out_of_fold")
+_PART_SETS = {"holdout": "held-out slice of the votes", "out_of_fold": "training set (5-fold)"}
 
 
-def _scores(metrics: dict[str, Any]) -> list[dict[str, Any]]:
+def score_rows(name: str, metrics: dict[str, Any]) -> list[dict[str, Any]]:
+    """The model's scores part by part (dev set, eval set, its held-out slice, out of
+    fold), each followed by the keyword rules' on the same items when recorded."""
+    rules = metrics.get("rules") if isinstance(metrics.get("rules"), dict) else {}
     rows = []
     for part in SCORE_PARTS:
-        scores = metrics.get(part)
-        if not isinstance(scores, dict):
-            continue
-        perf = (scores.get("per_class") or {}).get("perf") or {}
-        rows.append(
-            {
-                "role": part,
-                "set": scores.get("set", "training set (5-fold)"),
-                "items": scores.get("items_predicted"),
-                "precision": perf.get("precision"),
-                "recall": perf.get("recall"),
-                "f1": perf_f1(scores),
-                "accuracy": scores.get("accuracy"),
-            }
-        )
+        for scores, labeler in ((metrics.get(part), name), (rules.get(part), None)):
+            if not isinstance(scores, dict):
+                continue
+            perf = (scores.get("per_class") or {}).get("perf") or {}
+            rows.append(
+                {
+                    "role": part,
+                    "labeler": labeler or str(scores.get("labeler")),
+                    "rules": labeler is None,
+                    "set": scores.get("set", _PART_SETS.get(part, "training set")),
+                    "items": scores.get("items_predicted"),
+                    "precision": perf.get("precision"),
+                    "recall": perf.get("recall"),
+                    "f1": perf_f1(scores),
+                    "accuracy": scores.get("accuracy"),
+                }
+            )
     return rows
+
+
+def below_the_rules(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(model row, rules row) pairs where the rules score a higher F1 on the same items."""
+    pairs = []
+    for model, rules in pairwise(rows):
+        if model["rules"] or not rules["rules"] or model["role"] != rules["role"]:
+            continue
+        if model["f1"] is not None and rules["f1"] is not None and rules["f1"] > model["f1"]:
+            pairs.append((model, rules))
+    return pairs
 
 
 def _training(metrics: dict[str, Any]) -> dict[str, Any]:
@@ -72,6 +90,6 @@ def model_report(row: ModelRow, current: bool) -> dict[str, Any]:
         "rule_floor_text": describe_floor(recorded_floor(params)),
         "threshold": decision["threshold"] if decision else 0.5,
         "decision": decision,
-        "scores": _scores(row.metrics),
+        "scores": score_rows(row.name, row.metrics),
         "training": _training(row.metrics),
     }

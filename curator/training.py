@@ -43,7 +43,7 @@ from engines.labelers import tfidf
 from engines.labelers.base import Labeler
 from engines.labelers.calibration import decide, parse_objective
 from engines.labelers.inputs import input_block, recorded_input, resolve_field
-from engines.labelers.rule_floor import floor_block, floor_flags, floored
+from engines.labelers.rule_floor import floor_block, floor_flags, floor_terms, floored, rule_fires
 from engines.labelers.storing import predict_stored
 from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import (
@@ -332,11 +332,20 @@ def run_training(
         labeler, training, oof, decision = trained
         _record_decision(request.kind, staging, labeler, data.record, decision)
         metrics: dict[str, Any] = {"training": training}
+        floor = floor_block(config.rule_floor)
+        rules: dict[str, Any] = {}  # the keyword rules on the same items, part by part
         for label, held in (("dev", dev), ("eval", test)):
             if held is not None:
                 metrics[label] = {"set": held.name, **_score(store, labeler, held).as_json()}
+                rules[label] = {"set": held.name, **_rules_on(held.truth, held.texts, floor)}
         if oof is not None:
             metrics["out_of_fold"] = _oof_scores(examples, oof, decision["threshold"])
+            rules["out_of_fold"] = _rules_on(*_truth_and_texts(examples), floor)
+        if "holdout" in training:
+            metrics["holdout"] = training.pop("holdout")
+            rules["holdout"] = _rules_on(*_truth_and_texts(holdout), floor)
+        if rules:
+            metrics["rules"] = rules
         params = {
             "kind": request.kind,
             "teacher": request.teacher,
@@ -410,13 +419,12 @@ def _train_student(
     texts = [e.text for e in tuning]
     probs = labeler.probabilities(texts) if tuning else []
     floor = floor_block(config.rule_floor)
-    decision = decide(
-        probs,
-        [e.label for e in tuning],
-        config.threshold_objective,
-        chosen_on,
-        floor_flags(texts, floor),
-    )
+    flags = floor_flags(texts, floor)
+    truth = [e.label for e in tuning]
+    decision = decide(probs, truth, config.threshold_objective, chosen_on, flags)
+    if not dev and tuning:  # how the model does on its held-out slice, at that threshold
+        decided = floored(probs, flags) if flags is not None else probs
+        training["holdout"] = _scores_at(tuning, decided, decision["threshold"])
     return labeler, training, None, decision
 
 
@@ -490,13 +498,36 @@ def _record_decision(
 def _oof_scores(
     examples: Sequence[Example], oof: Sequence[float], threshold: float
 ) -> dict[str, object]:
+    return _scores_at(examples, oof, threshold, "oof")
+
+
+def _scores_at(
+    examples: Sequence[Example], probs: Sequence[float], threshold: float, name: str = "model"
+) -> dict[str, Any]:
+    """Scores of ``probs`` (one per example) decided at ``threshold``, item by item."""
     truth = {e.item_id: LABELS[e.label] for e in examples if e.item_id is not None}
     guessed = {
         e.item_id: tfidf.to_prediction(p, threshold).label
-        for e, p in zip(examples, oof, strict=True)
+        for e, p in zip(examples, probs, strict=True)
         if e.item_id is not None
     }
-    return evaluate("oof", truth, guessed, BINARY).as_json()
+    return evaluate(name, truth, guessed, BINARY).as_json()
+
+
+def _truth_and_texts(examples: Sequence[Example]) -> tuple[dict[int, str], dict[int, str]]:
+    truth = {e.item_id: LABELS[e.label] for e in examples if e.item_id is not None}
+    texts = {e.item_id: e.text for e in examples if e.item_id is not None}
+    return truth, texts
+
+
+def _rules_on(
+    truth: dict[int, str], texts: dict[int, str], floor: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The keyword rules (the floor's list, else the current one) on the same items: the
+    labeler every trained model must not fall below."""
+    terms = floor_terms(floor)
+    guessed = {i: LABELS[int(rule_fires(texts[i], terms))] for i in texts}
+    return evaluate(f"keyword@{terms.version}", truth, guessed, BINARY).as_json()
 
 
 def _warm_start(

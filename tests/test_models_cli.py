@@ -242,7 +242,12 @@ def test_show_prints_the_input_threshold_ece_and_reliability(trained) -> None:  
     assert len(decision["reliability"]) == 10
     assert sum(b["n"] for b in decision["reliability"]) == decision["n"]
     assert shown["input"]["field"] == "model_input" and shown["input"]["requested"] == "auto"
-    assert [s["role"] for s in shown["scores"]] == ["dev", "eval", "out_of_fold"]
+    model_rows = [s for s in shown["scores"] if not s["rules"]]
+    assert [s["role"] for s in model_rows] == ["dev", "eval", "out_of_fold"]
+    rules_rows = [s for s in shown["scores"] if s["rules"]]  # each beside the model's row
+    assert [(s["role"], s["labeler"]) for s in rules_rows] == [
+        (role, "keyword@2") for role in ("dev", "eval", "out_of_fold")
+    ]
     assert shown["train_total"] == first["counts"]["train_total"]
 
     text = ANSI.sub("", cli("models", "show", "tfidf-lr@1").stdout)

@@ -15,6 +15,7 @@ from curator.commands.options import AnnotatorOption, DbOption, JsonOption
 from curator.console import out
 from curator.models_report import model_report
 from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table
+from curator.presentation.model_scores import below_the_rules_lines, scores_table
 from curator.presentation.text import one_line
 from curator.training import perf_f1, train_total
 from engines.labelers.registry import (
@@ -268,6 +269,8 @@ def show_command(
     out.print(Text(_decision_line(data)))
     if data["scores"]:
         out.print(_scores_table(data))
+        for line in below_the_rules_lines(data["scores"]):
+            out.print(line)
     decision = data["decision"]
     if decision and decision.get("reliability"):
         out.print(_reliability_table(decision))
@@ -312,22 +315,7 @@ def _decision_line(data: dict[str, Any]) -> str:
 
 
 def _scores_table(data: dict[str, Any]) -> Any:
-    return table(
-        f"{data['name']} scores (at its threshold)",
-        ("role", "set", "items", "P(perf)", "R(perf)", "F1(perf)", "accuracy"),
-        [
-            (
-                s["role"],
-                s["set"],
-                "-" if s["items"] is None else s["items"],
-                number(s["precision"]),
-                number(s["recall"]),
-                number(s["f1"]),
-                number(s["accuracy"]),
-            )
-            for s in data["scores"]
-        ],
-    )
+    return scores_table(f"{data['name']} scores (at its threshold)", data["scores"])
 
 
 def _reliability_table(decision: dict[str, Any]) -> Any:

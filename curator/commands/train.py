@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.progress import (
@@ -19,7 +19,9 @@ from curator.commands.options import DbOption
 from curator.commands.train_curve import parse_orders, parse_sizes, run_curve
 from curator.console import err, out
 from curator.ensemble_training import EnsembleRequest, train_ensemble
+from curator.models_report import score_rows
 from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table, warn
+from curator.presentation.model_scores import below_the_rules_lines, scores_table
 from curator.presentation.progress import training_bar
 from curator.training import KINDS, TrainingRefused, TrainOutcome, TrainRequest, run_training
 from engines.labelers.calibration import DEFAULT_OBJECTIVE, parse_objective
@@ -57,26 +59,11 @@ def _summary(outcome: TrainOutcome) -> None:
     assert outcome.model is not None
     model = outcome.model
     out.print(Text(f"registered {model.name} in {model.path}"))
-    rows = []
-    for part in ("dev", "eval", "out_of_fold"):
-        scores: dict[str, Any] | None = outcome.metrics.get(part)
-        if not scores:
-            continue
-        perf = scores["per_class"]["perf"]
-        rows.append(
-            (
-                scores.get("set", "training set") if part != "out_of_fold" else "train (5-fold)",
-                part,
-                scores["items_predicted"],
-                number(perf["precision"]),
-                number(perf["recall"]),
-                number(perf["f1"]),
-                number(scores["accuracy"]),
-            )
-        )
+    rows = score_rows(model.name, outcome.metrics)
     if rows:
-        header = ("set", "role", "items", "P(perf)", "R(perf)", "F1(perf)", "accuracy")
-        out.print(table(f"{model.name} scores", header, rows))
+        out.print(scores_table(f"{model.name} scores", rows))
+        for line in below_the_rules_lines(rows):
+            out.print(line)
     counts = outcome.counts
     if "train_total" in counts:
         out.print(Text(f"training examples: {counts.get('train_total')} {counts.get('train')}"))
