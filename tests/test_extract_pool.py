@@ -164,7 +164,7 @@ def test_a_file_most_commits_touch_spills_over_to_an_idle_worker(tmp_path: Path)
     repo = GitRepo(tmp_path / "repo")
     bodies = [f"y = y + {k}" for k in range(4)]
     repo.commit("start", {"core.py": py_module(*bodies)})
-    for i in range(30):
+    for i in range(60):  # more than SPILL survivors ahead of the first one's worker
         bodies[i % 4] = f"y = y * {i + 2}"
         repo.commit(f"change {i}", {"core.py": py_module(*bodies)})
     options = MineOptions()
@@ -179,7 +179,7 @@ def test_a_file_most_commits_touch_spills_over_to_an_idle_worker(tmp_path: Path)
     assert spread == {0, 1}  # one path, yet both workers got a share
     reference = list(mine_repository(repo.path, "repo", "main", options, processes=0))
     assert _as_plain(outcomes) == _as_plain(reference)  # every commit survives the filter
-    assert sum(isinstance(o, Mined) for o in outcomes) == 30
+    assert sum(isinstance(o, Mined) for o in outcomes) == 60
 
 
 _HOLD_WORKERS = """

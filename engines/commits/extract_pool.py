@@ -42,7 +42,7 @@ from engines.commits.worker_process import Answers, WorkerProcess, start_context
 
 THREADS = 2
 PROCESS_AFTER = 32  # survivors extracted in threads before worker processes start
-SPILL = 8  # how much busier a path's worker may be before another takes the path over
+SPILL = 24  # how much busier a path's worker may be before another takes the path over
 MAX_PROCESSES = 8
 
 
