@@ -48,7 +48,8 @@ from curator.training import (
 from curator.warm_start import held_out_sources, resolve_start, warm_config, with_replay
 from engines.labelers.base import Labeler
 from engines.labelers.calibration import decide
-from engines.labelers.rule_floor import floor_block
+from engines.labelers.keyword import KeywordLabeler
+from engines.labelers.rule_floor import floor_block, floor_terms
 from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import (
     Example,
@@ -128,12 +129,13 @@ CurveProgressFn = Callable[[CurveProgress], None]
 
 
 def curve_points(curve: object) -> list[CurvePoint]:
-    """The points of a stored curve (a model's ``params["learning_curve"]``), n=0 first;
-    [] when there is none or it cannot be read."""
+    """The points of a stored curve (a model's ``params["learning_curve"]``): the keyword
+    rules on the same eval items (curves stored since they were recorded), then n=0
+    (the starting model) and the rest; [] when there is none or it cannot be read."""
     if not isinstance(curve, dict) or not isinstance(curve.get("points"), list):
         return []
     points = []
-    for row in [curve.get("start"), *curve["points"]]:
+    for row in [curve.get("rules"), curve.get("start"), *curve["points"]]:
         if not isinstance(row, dict):
             continue
         try:
@@ -278,6 +280,8 @@ def run_learning_curve(
             progress(CurveProgress(label, run, runs, inner))
 
     report(f"scoring {start.name}", 0)
+    rules = KeywordLabeler(floor_terms(floor_block(config.rule_floor)))
+    rules_point = _point(store, 0, f"{rules.name} (rules)", rules, held)
     assert start.path is not None
     labeler = StudentLabeler(start.path, start.name, batch_size=64)
     start_point = _point(store, 0, "start", labeler, held)
@@ -332,11 +336,12 @@ def run_learning_curve(
         "replay": train.replay,
         "seed": config.seed,
         "available": len(examples),
+        "rules": rules_point.as_json(),  # the keyword rules on the same eval items
         "start": start_point.as_json(),
         "points": [p.as_json() for p in points],
     }
     if request.curve_only:
-        return CurveOutcome(curve, [start_point, *points], notes=notes)
+        return CurveOutcome(curve, [rules_point, start_point, *points], notes=notes)
     final_label = f"full run: {len(examples)} votes ({runs}/{runs})"
     final = run_training(
         store,
@@ -346,5 +351,5 @@ def run_learning_curve(
     )
     notes.extend(n for n in final.notes if n not in notes)
     return CurveOutcome(
-        curve, [start_point, *points], final, cancelled=final.cancelled, notes=notes
+        curve, [rules_point, start_point, *points], final, cancelled=final.cancelled, notes=notes
     )
