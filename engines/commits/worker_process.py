@@ -73,6 +73,7 @@ class WorkerProcess:
         there.close()
         self.pipe: Connection = here
         self.broken = False
+        self._asked = False  # to stop
         self._owed: deque[Future[Any]] = deque()  # sent, not answered yet, in order
         self._lock = threading.Lock()
 
@@ -107,6 +108,9 @@ class WorkerProcess:
 
     def ask_to_stop(self) -> None:
         """Ask the process to end after what it was sent (:meth:`stop` waits for it)."""
+        if self._asked:
+            return
+        self._asked = True
         with contextlib.suppress(OSError, ValueError):
             self.pipe.send(None)
 
