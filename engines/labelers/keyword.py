@@ -126,19 +126,29 @@ def _parse_entries(raw: object, kind: str, source: str) -> tuple[Term, ...]:
 
 
 def _check_pattern(pattern: str, source: str, label: str) -> None:
+    problem = _pattern_problem(pattern)
+    if problem is not None:
+        raise _fail(source, label, problem)
+
+
+@functools.lru_cache(maxsize=1024)
+def _pattern_problem(pattern: str) -> str | None:
+    """What is wrong with a term's pattern, if anything (checked once per pattern: a
+    list is checked as it is read and again as it is compiled)."""
     if _UNBOUNDED_WILDCARD.search(pattern):
-        raise _fail(source, label, "unbounded '.*' or '.+'; bound it, e.g. '.{0,40}'")
+        return "unbounded '.*' or '.+'; bound it, e.g. '.{0,40}'"
     if _BACKREFERENCE.search(pattern):
-        raise _fail(source, label, "back-references are not supported")
+        return "back-references are not supported"
     if _NAMED_GROUP.search(pattern):
-        raise _fail(source, label, "named groups are not supported; use (...) or (?:...)")
+        return "named groups are not supported; use (...) or (?:...)"
     try:
         compiled = re.compile(f"(?:{pattern})", re.IGNORECASE)
         lowered = re.compile(f"(?:{_lower_pattern(pattern)})")
     except re.error as exc:
-        raise _fail(source, label, f"pattern does not compile: {exc}") from exc
+        return f"pattern does not compile: {exc}"
     if compiled.fullmatch("") is not None or lowered.fullmatch("") is not None:
-        raise _fail(source, label, "pattern matches the empty string")
+        return "pattern matches the empty string"
+    return None
 
 
 def _parse_document(document: dict[str, Any], source: str) -> TermList:
@@ -204,7 +214,8 @@ def _combine(patterns: Sequence[str], flags: int) -> tuple[re.Pattern[str], list
     markers: list[int] = []
     group = 0
     for pattern in patterns:
-        group += re.compile(pattern, flags).groups + 1
+        # the same text and flags the check compiled: re's own cache answers
+        group += re.compile(f"(?:{pattern})", flags).groups + 1
         markers.append(group)
         branches.append(f"(?:{pattern})()")
     combined = r"(?<!\w)(?:" + "|".join(branches) + r")(?!\w)"
