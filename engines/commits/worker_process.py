@@ -6,11 +6,11 @@ after another, in the order they were sent, and answers each on the same pipe.
 answers and settles their futures. A worker that dies (killed, out of memory) fails
 what it owed with :class:`BrokenProcessPool`, as a process pool would.
 
-The processes are forked from the run's process when it runs no other thread at that
-moment (the ``curator`` command): a fork is immediate and the worker starts with
-every module already imported. Otherwise (the app, a test harness with threads) they
-come from multiprocessing's forkserver, which is safe beside threads and costs a
-fraction of a second once per process.
+On Linux the processes are forked from the run's process when it runs no other thread
+at that moment (the ``curator`` command): a fork is immediate and the worker starts
+with every module already imported. Otherwise (the app, a test harness with threads,
+macOS) they come from multiprocessing's forkserver where there is one, which is safe
+beside threads and costs a fraction of a second once per process.
 """
 
 from __future__ import annotations
@@ -36,16 +36,18 @@ Handler = Callable[[Any], Any]
 
 
 def start_context() -> multiprocessing.context.BaseContext:
-    """fork when this process runs one thread and no torch (safe, and immediate); else
-    forkserver where there is one, else spawn.
+    """fork on Linux when this process runs one thread and no torch (safe, and
+    immediate); else forkserver where there is one, else spawn.
 
     As with any spawned or forkserver process, each worker then imports the caller's
     main script as ``__mp_main__``: a script that mines must keep its work under
     ``if __name__ == "__main__":`` (the ``curator`` command does)."""
     methods = multiprocessing.get_all_start_methods()
     # torch (a student labeling as the run goes) runs threads of its own, unseen by
-    # ``threading``, and makes the process large: no fork then
-    if threading.active_count() == 1 and "torch" not in sys.modules and "fork" in methods:
+    # ``threading``, and makes the process large: no fork then. Nor on macOS, where
+    # system libraries may not survive a fork (Python itself spawns there by default).
+    alone = threading.active_count() == 1 and "torch" not in sys.modules
+    if alone and sys.platform.startswith("linux") and "fork" in methods:
         return multiprocessing.get_context("fork")
     if "forkserver" not in methods:
         return multiprocessing.get_context("spawn")
