@@ -42,14 +42,14 @@ from curator.training import (
     _examples,
     _Held,
     _held_out,
+    _rules_on,
     _score,
     run_training,
 )
 from curator.warm_start import held_out_sources, resolve_start, warm_config, with_replay
 from engines.labelers.base import Labeler
 from engines.labelers.calibration import decide
-from engines.labelers.keyword import KeywordLabeler
-from engines.labelers.rule_floor import floor_block, floor_terms
+from engines.labelers.rule_floor import floor_block
 from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import (
     Example,
@@ -161,7 +161,11 @@ def _num(value: object) -> float | None:
 def _point(
     store: Store, n: int, order: str, labeler: Labeler, held: _Held, replayed: int = 0
 ) -> CurvePoint:
-    perf = _score(store, labeler, held).as_json()["per_class"].get(POSITIVE, {})  # type: ignore[union-attr]
+    return _scored_point(n, order, _score(store, labeler, held).as_json(), replayed)
+
+
+def _scored_point(n: int, order: str, scores: dict[str, Any], replayed: int = 0) -> CurvePoint:
+    perf = scores["per_class"].get(POSITIVE, {})
     return CurvePoint(n, order, perf.get("f1"), perf.get("precision"), perf.get("recall"), replayed)
 
 
@@ -280,8 +284,8 @@ def run_learning_curve(
             progress(CurveProgress(label, run, runs, inner))
 
     report(f"scoring {start.name}", 0)
-    rules = KeywordLabeler(floor_terms(floor_block(config.rule_floor)))
-    rules_point = _point(store, 0, f"{rules.name} (rules)", rules, held)
+    rules = _rules_on(held.truth, held.texts, floor_block(config.rule_floor))
+    rules_point = _scored_point(0, f"{rules['labeler']} (rules)", rules)
     assert start.path is not None
     labeler = StudentLabeler(start.path, start.name, batch_size=64)
     start_point = _point(store, 0, "start", labeler, held)

@@ -339,7 +339,7 @@ def run_training(
                 metrics[label] = {"set": held.name, **_score(store, labeler, held).as_json()}
                 rules[label] = {"set": held.name, **_rules_on(held.truth, held.texts, floor)}
         if oof is not None:
-            metrics["out_of_fold"] = _oof_scores(examples, oof, decision["threshold"])
+            metrics["out_of_fold"] = _scores_at(examples, oof, decision["threshold"], "oof")
             rules["out_of_fold"] = _rules_on(*_truth_and_texts(examples), floor)
         if "holdout" in training:
             metrics["holdout"] = training.pop("holdout")
@@ -495,17 +495,11 @@ def _record_decision(
     labeler.threshold = decision["threshold"]  # type: ignore[attr-defined]
 
 
-def _oof_scores(
-    examples: Sequence[Example], oof: Sequence[float], threshold: float
-) -> dict[str, object]:
-    return _scores_at(examples, oof, threshold, "oof")
-
-
 def _scores_at(
     examples: Sequence[Example], probs: Sequence[float], threshold: float, name: str = "model"
 ) -> dict[str, Any]:
     """Scores of ``probs`` (one per example) decided at ``threshold``, item by item."""
-    truth = {e.item_id: LABELS[e.label] for e in examples if e.item_id is not None}
+    truth, _ = _truth_and_texts(examples)
     guessed = {
         e.item_id: tfidf.to_prediction(p, threshold).label
         for e, p in zip(examples, probs, strict=True)

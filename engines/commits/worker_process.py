@@ -122,17 +122,20 @@ class WorkerProcess:
         self.process.join(STOP_WAIT_S)
         if self.process.is_alive():
             self.process.terminate()
-            self.process.join(STOP_WAIT_S)
-        self.fail()
-        self.pipe.close()
+        self._ended()
 
     def kill(self) -> None:
         """End the process now; what it owed fails."""
         if self.process.is_alive():
             self.process.kill()
+        self._ended()
+
+    def _ended(self) -> None:
+        """Wait for the process; what it owed fails. The pipe is closed by the thread
+        reading the answers, once it sees the end: closed here, that thread could be
+        about to wait on it."""
         self.process.join(STOP_WAIT_S)
         self.fail()
-        self.pipe.close()
 
 
 class Answers:
@@ -153,6 +156,7 @@ class Answers:
                 except (EOFError, OSError) as exc:  # stopped, killed or crashed
                     del open_[pipe]  # type: ignore[arg-type]
                     worker.fail(exc)
+                    pipe.close()  # type: ignore[union-attr]
                     continue
                 worker.answered(answer)
 
