@@ -210,7 +210,7 @@ def test_a_failing_source_gives_exit_code_1_and_the_others_are_mined(
         (("--lang", "python,cobol"), "--lang", "cobol"),
         (("--since", "notadate"), "--since", "notadate"),
         (("--until", "2024-13-45"), "--until", "2024-13-45"),
-        (("--max-files", "0"), "--max-files", "greater than or equal to 1"),
+        (("--max-files", "0"), "--max-files", "0 is not in the range x>=1"),
         (("--since", "2021-01-01", "--until", "2020-01-01"), "--until", "before --since"),
     ],
 )

@@ -310,6 +310,9 @@ def _once(parts: list[bytes], start: int, end: int) -> dict[bytes, int]:
 def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The longest run of ``pairs`` (ordered by their second item) whose first items
     increase too."""
+    firsts = [first for first, _ in pairs]
+    if firsts == sorted(firsts):  # the usual case: nothing moved
+        return pairs
     tails: list[int] = []  # the smallest last first-item of an increasing run of each length
     ends: list[int] = []  # which pair ends that run
     before = [-1] * len(pairs)
