@@ -455,6 +455,47 @@ def test_a_new_version_is_cut_into_paragraphs_as_a_fresh_split_cuts_it() -> None
         assert (starts.bytes, starts.rows) == (fresh.bytes, fresh.rows), (old, text)
 
 
+@pytest.mark.parametrize(("path", "source"), [("widget.h", MACRO_CPP), ("cache.cc", CPP)])
+def test_chains_of_incremental_parses_give_the_trees_of_fresh_parses(
+    path: str, source: str
+) -> None:
+    # edits narrowed to the bytes that differ: a wrong row, column or length would show
+    # as a tree unlike the fresh one somewhere along the chain
+    rng = random.Random(11)
+    inserts = ["", "  int z = 0;", "x += 1;", "// note", "}", "{", "FMT_CONSTEXPR", "é ü"]
+    for _ in range(6):
+        lines = source.split("\n")
+        previous = parse(path, source.encode())
+        assert previous is not None and not previous.tree.root_node.has_error
+        for _ in range(25):
+            at = rng.randrange(len(lines))
+            roll = rng.random()
+            if roll < 0.3:
+                del lines[at]
+            elif roll < 0.6:
+                lines.insert(at, rng.choice(inserts))
+            elif lines[at]:
+                cut = rng.randrange(len(lines[at]))
+                lines[at] = lines[at][:cut] + rng.choice(["1", "ab", " ", ""]) + lines[at][cut:]
+            text = "\n".join(lines).encode()
+            edited = parse(path, text, previous)
+            fresh = parse(path, text)
+            assert edited is not None and fresh is not None
+            assert _nodes(edited) == _nodes(fresh)
+            previous = edited
+
+
+def _nodes(parsed: Parsed) -> list[tuple[str, int, int, tuple[int, int], tuple[int, int]]]:
+    """Every node of the tree, with where it lies in bytes and in rows and columns."""
+    found = []
+    stack = [parsed.tree.root_node]
+    while stack:
+        node = stack.pop()
+        found.append((node.type, node.start_byte, node.end_byte, node.start_point, node.end_point))
+        stack.extend(reversed(node.children))
+    return found
+
+
 def test_more_macro_forms_and_grammar_gaps_read_without_errors() -> None:
     text = b"""\
 #if FMT_HAS_INCLUDE(<version>)
