@@ -485,6 +485,38 @@ def test_chains_of_incremental_parses_give_the_trees_of_fresh_parses(
             previous = edited
 
 
+def test_edits_that_break_the_syntax_find_what_whole_paragraphs_find() -> None:
+    # where a text does not parse, error recovery depends on what tree-sitter re-reads:
+    # an edit narrowed to a few bytes there could name other functions than re-reading
+    # the changed paragraphs (as parses did before edits were narrowed); such runs are
+    # re-read whole. Where the result parses, it is the tree of a fresh parse.
+    rng = random.Random(2)
+    pieces = [b"\n", b"\n\n", b"{", b"}", b";", b" x", b"FMT_API ", b"/*", b"*/", b"#if 1\n"]
+    pieces += [b"#endif\n", b"int f() { return 0; }\n", b"\xc3\xa9", b"\r\n"]
+    broken = 0
+    for path, source in (("a.cc", CPP), ("w.h", MACRO_CPP), ("A.java", JAVA), ("m.py", PYTHON)):
+        for _ in range(15):
+            text = bytearray(source.encode())
+            previous = parse(path, bytes(text))
+            for _ in range(20):
+                for _ in range(rng.randint(1, 3)):
+                    at = rng.randint(0, len(text))
+                    if rng.random() < 0.55:
+                        text[at:at] = rng.choice(pieces)
+                    else:
+                        del text[at : at + rng.randint(1, 12)]
+                edited, fresh = parse(path, bytes(text), previous), parse(path, bytes(text))
+                whole = parse(path, bytes(text), previous, narrow=False)
+                assert edited is not None and fresh is not None and whole is not None
+                assert spans_at(edited) == spans_at(whole)
+                if fresh.tree.root_node.has_error:
+                    broken += 1
+                else:
+                    assert _nodes(edited) == _nodes(fresh)
+                previous = edited
+    assert broken > 300  # the edits did break the syntax, often
+
+
 def _nodes(parsed: Parsed) -> list[tuple[str, int, int, tuple[int, int], tuple[int, int]]]:
     """Every node of the tree, with where it lies in bytes and in rows and columns."""
     found = []

@@ -134,11 +134,15 @@ class Starts:
         return self.bytes[k] + 2 * k
 
 
-def parse(path: str, source: bytes, previous: Parsed | None = None) -> Parsed | None:
+def parse(
+    path: str, source: bytes, previous: Parsed | None = None, narrow: bool = True
+) -> Parsed | None:
     """Parse ``source`` (the text of ``path``); None when no grammar fits the path.
 
     ``previous`` (an earlier version of the same file) makes the parse incremental:
-    its tree is edited where the two texts differ and tree-sitter re-parses only there.
+    its tree is edited where the two texts differ and tree-sitter re-parses only there,
+    within each changed run of paragraphs only the bytes that differ unless the text
+    around them does not parse (``narrow=False``: always the whole paragraphs).
     """
     grammar = grammar_for(path)
     if grammar is None:
@@ -157,11 +161,49 @@ def parse(path: str, source: bytes, previous: Parsed | None = None) -> Parsed | 
     for oi, oj, ni, nj in reversed(runs):
         rewritten[oi:oj] = rewrite_each(grammar, paragraphs[ni:nj])
     source = b"\n\n".join(rewritten)
-    old_tree = previous.tree.copy()
-    _edit(old_tree, previous, source, starts, runs)
-    parsed = Parsed(grammar, source, parser.parse(source, old_tree), text, paragraphs, rewritten)
+    # where the text does not parse, what tree-sitter makes of it depends on how much it
+    # re-reads: there the whole changed paragraphs are re-read, as before edits were
+    # narrowed, so that narrowing never changes which functions are found
+    old_spans = [(previous.starts.byte(oi), previous.starts.byte(oj)) for oi, oj, _, _ in runs]
+    narrow = narrow and not _error_in(previous.tree, old_spans)
+    tree = _reparse(parser, previous, source, starts, runs, narrow)
+    if narrow and _error_in(tree, [(starts.byte(ni), starts.byte(nj)) for _, _, ni, nj in runs]):
+        tree = _reparse(parser, previous, source, starts, runs, narrow=False)
+    parsed = Parsed(grammar, source, tree, text, paragraphs, rewritten)
     parsed.__dict__["starts"] = starts  # what the cached property would count again
     return parsed
+
+
+def _reparse(
+    parser: Any,
+    previous: Parsed,
+    source: bytes,
+    starts: Starts,
+    runs: list[tuple[int, int, int, int]],
+    narrow: bool,
+) -> Any:
+    old_tree = previous.tree.copy()
+    _edit(old_tree, previous, source, starts, runs, narrow)
+    return parser.parse(source, old_tree)
+
+
+def _error_in(tree: Any, spans: list[tuple[int, int]]) -> bool:
+    """Whether ``tree`` has a syntax error in one of ``spans`` (byte ranges)."""
+    return any(_error_within(tree.root_node, start, end) for start, end in spans)
+
+
+def _error_within(node: Any, start: int, end: int) -> bool:
+    """Whether an error or missing node of ``node`` lies in ``[start, end]``."""
+    if not node.has_error:
+        return False
+    if node.is_error or node.is_missing:
+        return True
+    child = node.first_child_for_byte(start)  # the first one that ends past ``start``
+    while child is not None and child.start_byte <= end:
+        if _error_within(child, start, end):
+            return True
+        child = child.next_sibling
+    return False
 
 
 def split_like(previous: Parsed, text: bytes) -> tuple[list[bytes], int, int, Starts]:
@@ -226,12 +268,13 @@ def _edit(
     source: bytes,
     new_at: Starts,
     runs: list[tuple[int, int, int, int]],
+    narrow: bool = True,
 ) -> None:
     """Tell ``tree`` (parsed from ``previous``) that what it reads is now ``source``: one
     edit per run of changed paragraphs (``runs``, from :func:`_changed_runs`), so that
     tree-sitter re-parses only those runs (one edit from the first difference to the
-    last would re-parse everything between). Each edit is narrowed to the bytes that
-    differ inside its run: a line changed in a long paragraph then re-parses that
+    last would re-parse everything between). ``narrow`` narrows each edit to the bytes
+    that differ inside its run: a line changed in a long paragraph then re-parses that
     line's statement, not the whole paragraph (10-20% less parsing on fmt's headers).
 
     The rewritten texts have the lengths and line breaks of the files (see
@@ -247,10 +290,11 @@ def _edit(
         old_end = old_at.byte(oj) if oj < len(old) else len(was)
         new_end = new_at.byte(nj) if nj < count else len(source)
         old_part, new_part = was[old_start:old_end], source[new_start:new_end]
-        head = _common_head(old_part, new_part)
+        head = _common_head(old_part, new_part) if narrow else 0
         if head == len(old_part) == len(new_part):
             continue  # the rewriting made the two alike
-        tail = _common_tail(old_part, new_part, min(len(old_part), len(new_part)) - head)
+        shorter = min(len(old_part), len(new_part))
+        tail = _common_tail(old_part, new_part, shorter - head) if narrow else 0
         start, inserted = old_start + head, new_part[head : len(new_part) - tail]
         row += old_part.count(b"\n", 0, head)
         column = start - was.rfind(b"\n", 0, start) - 1
