@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 
@@ -16,7 +16,7 @@ from engines.commits.gitlog import (
     list_commits,
     resolve_branch,
 )
-from engines.commits.languages import known_languages, language_of, parse_languages
+from engines.commits.languages import known_languages, language_of, parse_languages, suffix
 from tests.gitrepo import GitRepo
 
 
@@ -201,6 +201,13 @@ def test_list_and_count_agree_and_exclude_merges(repo: GitRepo) -> None:
 )
 def test_language_of(path: str, language: str | None) -> None:
     assert language_of(path) == language
+
+
+def test_a_suffix_is_the_one_pathlib_gives() -> None:
+    names = ["a.py", ".py", "a.", "a..py", "a.b.c", ".hidden", "x/.bashrc", "dir.py/file"]
+    names += ["dir.py/", "a/b/c.cc", "é/ü.java", "no_ext", "x.tar.gz", "..", "a/..b"]
+    for path in names:
+        assert suffix(path) == PurePosixPath(path).suffix, path
 
 
 def test_parse_languages_accepts_names_and_aliases() -> None:

@@ -6,8 +6,6 @@ registered name or alias.
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
-
 _EXTENSIONS: dict[str, str] = {}
 _ALIASES: dict[str, str] = {}
 
@@ -36,7 +34,16 @@ def known_languages() -> list[str]:
 
 def language_of(path: str) -> str | None:
     """The language of a repository path, or None if its extension is not registered."""
-    return _EXTENSIONS.get(PurePosixPath(path).suffix.lower())
+    return _EXTENSIONS.get(suffix(path).lower())
+
+
+def suffix(path: str) -> str:
+    """``PurePosixPath(path).suffix`` for a path as git writes it (``a/b.c`` ->
+    ``.c``; none for ``.hidden`` or ``name.``), without building a path object: the
+    miner asks it of every file of every commit."""
+    name = path.rstrip("/").rpartition("/")[2]
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
 def parse_languages(spec: str | None) -> frozenset[str]:
