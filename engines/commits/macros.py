@@ -57,7 +57,16 @@ _MACROS = {
     # where one stands (most bytes of a file are lower-case letters and spaces)
     "c": re.compile(rb"(?=[A-Z#])(?:" + _COMMON + rb")", re.MULTILINE),
     "cpp": re.compile(
-        rb"(?=[A-Z#]|\b[deu]|[<,][ \t\n]*[A-Z]|=[ \t]*\{|\([<\"])(?:"
+        rb"(?=[A-Z#]|\b[deu]|[<,][ \t\n]*[A-Z]|=[ \t]*\{|\([<\"]|\)[ \t])(?:"
+        # ``size_t size() const FMT_NOEXCEPT {``, ``~error() FMT_OVERRIDE;``: a macro after
+        # a parameter list, where the grammar takes only its own words; the macro blanked
+        rb"(?P<after>\)[ \t]+(?:(?:const|volatile|&&?)[ \t]+)*"
+        + _MACRO
+        + rb"(?:[ \t]+"
+        + _MACRO
+        + rb")*)"
+        rb"(?=[ \t]*(?:[{;:=]|->|$|(?:override|final|noexcept|const)\b))"
+        rb"|"
         # ``template <typename T, FMT_ENABLE_IF(cond)>``: a parameter of its own, read
         # as ``int`` (an unnamed non-type parameter), the arguments blanked
         rb"(?P<param>[<,][ \t\n]*" + _MACRO + rb"[ \t]*" + _ARGS + rb")(?=[ \t\n]*[>,])"
@@ -136,6 +145,8 @@ def _rewrite(match: re.Match[bytes]) -> bytes:
     if _in_directive(match.string, match.start()):
         # ``#if FMT_HAS_INCLUDE(<version>)``: the macro stays, its argument is read
         return _INCLUDE.sub(_plain_include, text) if kind in ("attr", "call") else text
+    if kind == "after":
+        return _MACRO_WORD.sub(lambda m: b" " * len(m[0]), text)
     if kind == "decltype":
         return _plain_decltype(text)
     if kind == "stmt":
@@ -154,6 +165,7 @@ def _rewrite(match: re.Match[bytes]) -> bytes:
 
 
 _INCLUDE = re.compile(_INCLUDE_FORM)
+_MACRO_WORD = re.compile(rb"\b" + _MACRO + rb"\b")
 
 
 def _plain_include(match: re.Match[bytes]) -> bytes:
