@@ -24,7 +24,11 @@ _NOT_AFTER = rb"(?<![\w#.>:])(?<!define )(?<!= )"  # ``x = FMT_FLAG\n ? a : b`` 
 _NEXT_NAME = rb"(?=[ \t]+[A-Za-z_~]|[ \t]*\n[ \t]*[A-Za-z_~])"
 # a line of its own: not ``TEST(a, b)\n{``, nor ``EXPECT_EQ(a, b)\n    << why`` (a stream)
 _OWN_LINE = rb"(?=[ \t]*(?://[^\n]*)?(?:\n(?![ \t]*(?:[{:(]|<<))|\Z))"
-_QUALIFIER = rb"(?![ \t]+(?:const|noexcept|override|final|throw|requires|volatile|try)\b)"
+# what follows a function's parameter list: a macro before it is not a specifier (but
+# ``const`` followed by a type, ``FMT_CONSTEXPR const Char* f(``, is one)
+_QUALIFIER = (
+    rb"(?![ \t]+(?:const(?![ \t]+[A-Za-z_])|noexcept|override|final|throw|requires|volatile|try)\b)"
+)
 _COMMON = (
     # ``#if X`` / ``__attribute__((...))`` / ``#endif`` between a template's head and its
     # function, or around a base class: tree-sitter takes no directive inside a
