@@ -606,6 +606,29 @@ WIDGET_CONSTEXPR const char* skip(const char* p) { return p + 1; }
     ]
 
 
+def test_aliases_upper_case_names_and_commented_definitions_read_without_errors() -> None:
+    text = b"""\
+#define WIDGET_ASSERT(cond, msg)                        \\
+  ((cond) /* void() fails on some compilers */         \\
+       ? (void)0                                        \\
+       : widget::fail(__FILE__, __LINE__, (msg)))
+
+template <typename T>
+using old_view WIDGET_DEPRECATED_ALIAS = view<T>;
+
+template <bool IS_CONSTEXPR, typename T> bool find(T value) { return IS_CONSTEXPR; }
+
+class sink : public base {
+  void grow(size_t n) final WIDGET_OVERRIDE;
+};
+"""
+    parsed = parse("sink.h", text)
+    assert parsed is not None and not parsed.tree.root_node.has_error
+    assert b"((cond)                                     " in parsed.source
+    assert b"template <bool IS_CONSTEXPR, typename T>" in parsed.source  # a name, kept
+    assert [(s.name, s.start, s.end) for s in spans_at(parsed)] == [("find", 9, 9)]
+
+
 def test_statement_macros_without_semicolons_do_not_stretch_a_function() -> None:
     text = """\
 static int

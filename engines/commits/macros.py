@@ -36,6 +36,9 @@ _COMMON = (
     # directive (so without ``#else``) is read as if its condition held
     rb"(?P<group>#[ \t]*if[^\n]*(?<!\\)\n"
     rb"(?:[^\n#;{}]*\n){1,3}[ \t]*#[ \t]*endif\b[^\n]*)"
+    # a macro defined over several lines: tree-sitter takes a ``/* comment */`` before a
+    # line's closing backslash for the end of the definition; the comments are blanked
+    rb"|(?P<define>#[ \t]*define\b[^\n]*\\\n(?:[^\n]*\\\n)*[^\n]*)"
     # ``if FMT_CONSTEXPR20 (cond)``
     rb"|(?<=\bif )(?P<cond>" + _MACRO + rb")(?=[ \t]*\()"
     # a macro call as a statement of its own (``FMT_TYPE_CONSTANT(int, int_type);``,
@@ -54,7 +57,7 @@ _COMMON = (
     # ``value(const T& x FMT_BUILTIN)``
     + rb"|(?<=\w[ \t])(?P<trailing>"
     + _MACRO
-    + rb")(?=[ \t]*[),])"
+    + rb")(?=[ \t]*(?:[),]|=(?!=)))"
 )
 _MACROS = {
     # every form starts with one of these characters: the engine tries the forms only
@@ -64,7 +67,7 @@ _MACROS = {
         rb"(?=[A-Z#]|\b[deu]|[<,][ \t\n]*[A-Z]|=[ \t]*\{|\([<\"]|\)[ \t])(?:"
         # ``size_t size() const FMT_NOEXCEPT {``, ``~error() FMT_OVERRIDE;``: a macro after
         # a parameter list, where the grammar takes only its own words; the macro blanked
-        rb"(?P<after>\)[ \t]+(?:(?:const|volatile|&&?)[ \t]+)*"
+        rb"(?P<after>\)[ \t]+(?:(?:const|volatile|&&?|final|override|noexcept)[ \t]+)*"
         + _MACRO
         + rb"(?:[ \t]+"
         + _MACRO
@@ -142,6 +145,12 @@ def _rewrite(match: re.Match[bytes]) -> bytes:
         first, *body, last = text.split(b"\n")
         inner = _MACROS[_GRAMMAR_OF[match.re]].sub(_rewrite, b"\n".join(body))
         return b"\n".join((_BLANKS.sub(b" ", first), inner, _BLANKS.sub(b" ", last)))
+    if kind == "define":
+        return _BLOCK_COMMENT.sub(_blank, text) if b"/*" in text else text
+    if kind == "trailing" and _TYPE_BEFORE.search(
+        match.string, max(0, match.start() - 24), match.start()
+    ):
+        return text  # ``template <bool IS_CONSTEXPR, ...>``: a parameter's name
     if kind == "include":
         if not _in_directive(match.string, match.start()):
             return text  # ``f("name")`` in code
@@ -169,6 +178,18 @@ def _rewrite(match: re.Match[bytes]) -> bytes:
 
 
 _INCLUDE = re.compile(_INCLUDE_FORM)
+_BLOCK_COMMENT = re.compile(rb"/\*.*?\*/", re.DOTALL)
+# a type keyword right before a macro-like word: the word is a name
+_TYPE_BEFORE = re.compile(
+    rb"\b(?:bool|char|short|int|long|unsigned|signed|float|double|auto|size_t|typename|class)"
+    rb"[ \t]+\Z"
+)
+
+
+def _blank(match: re.Match[bytes]) -> bytes:
+    return _BLANKS.sub(b" ", match[0])
+
+
 _MACRO_WORD = re.compile(rb"\b" + _MACRO + rb"\b")
 
 
