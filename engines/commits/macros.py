@@ -159,7 +159,7 @@ def _rewrite(match: re.Match[bytes]) -> bytes:
         # ``#if FMT_HAS_INCLUDE(<version>)``: the macro stays, its argument is read
         return _INCLUDE.sub(_plain_include, text) if kind in ("attr", "call") else text
     if kind == "after":
-        return _MACRO_WORD.sub(lambda m: b" " * len(m[0]), text)
+        return _MACRO_WORD.sub(_blank, text)
     if kind == "decltype":
         return _plain_decltype(text)
     if kind == "stmt":
