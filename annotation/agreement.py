@@ -128,7 +128,7 @@ def fleiss_kappa(counts: Sequence[Mapping[str, int]]) -> FleissResult:
 
 def krippendorff_alpha(ratings: Ratings, labels: Sequence[str] | None = None) -> float | None:
     """Nominal Krippendorff's alpha through the ``krippendorff`` package; None when there is
-    nothing to compare (no item with two ratings, or a single label used throughout)."""
+    nothing to compare (no item with two ratings, or a single label among those items)."""
     raters = sorted({r for votes in ratings.values() for r in votes})
     domain = (
         list(labels)
@@ -139,9 +139,9 @@ def krippendorff_alpha(ratings: Ratings, labels: Sequence[str] | None = None) ->
         for v in votes.values():
             if v not in domain:
                 domain.append(v)
-    if len(raters) < 2 or len({v for votes in ratings.values() for v in votes.values()}) < 2:
-        return None
-    if not any(len(votes) >= 2 for votes in ratings.values()):
+    # alpha reads only the items rated at least twice: one label among them is 0/0
+    pairable = [votes for votes in ratings.values() if len(votes) >= 2]
+    if len(raters) < 2 or len({v for votes in pairable for v in votes.values()}) < 2:
         return None
     # Imported here: numpy and krippendorff stay out of the CLI's start-up (the app and
     # `curator --help` import this module for Landis-Koch readings).
