@@ -120,7 +120,7 @@ class SourceReporter(_Redrawn):
 
     def source_started(self, source: str, total: int, done: int) -> None:
         self.tasks[source] = self.progress.add_task(
-            one_line(source, 50).plain, total=max(total, done, 1), completed=done
+            one_line(source, 50).plain, total=max(total, done), completed=done
         )
         self._redraw(now=True)
 
