@@ -179,6 +179,7 @@ def _rewrite(match: re.Match[bytes]) -> bytes:
 
 _INCLUDE = re.compile(_INCLUDE_FORM)
 _BLOCK_COMMENT = re.compile(rb"/\*.*?\*/", re.DOTALL)
+_MACRO_WORD = re.compile(rb"\b" + _MACRO + rb"\b")
 # a type keyword right before a macro-like word: the word is a name
 _TYPE_BEFORE = re.compile(
     rb"\b(?:bool|char|short|int|long|unsigned|signed|float|double|auto|size_t|typename|class)"
@@ -188,9 +189,6 @@ _TYPE_BEFORE = re.compile(
 
 def _blank(match: re.Match[bytes]) -> bytes:
     return _BLANKS.sub(b" ", match[0])
-
-
-_MACRO_WORD = re.compile(rb"\b" + _MACRO + rb"\b")
 
 
 def _plain_include(match: re.Match[bytes]) -> bytes:
