@@ -64,7 +64,7 @@ _MACROS = {
     # where one stands (most bytes of a file are lower-case letters and spaces)
     "c": re.compile(rb"(?=[A-Z#])(?:" + _COMMON + rb")", re.MULTILINE),
     "cpp": re.compile(
-        rb"(?=[A-Z#]|\b[deu]|[<,][ \t\n]*[A-Z]|=[ \t]*\{|\([<\"]|\)[ \t])(?:"
+        rb"(?=[A-Z#]|\b[deu]|[<,][ \t\n]*[A-Z]|=[ \t]*\{|\([<\"]|\)[ \t]|>=|\btypename\b)(?:"
         # ``size_t size() const FMT_NOEXCEPT {``, ``~error() FMT_OVERRIDE;``: a macro after
         # a parameter list, where the grammar takes only its own words; the macro blanked
         rb"(?P<after>\)[ \t]+(?:(?:const|volatile|&&?|final|override|noexcept)[ \t]+)*"
@@ -89,19 +89,47 @@ _MACROS = {
         # ``Unsigned``) and an unnamed enum with a base (``enum : ullong {``, named ``_``)
         rb"|(?P<cast>\bunsigned)(?=\()"
         rb"|(?P<enum>\benum : )(?=\w)"
-        # more gaps: ``extern template`` (read as ``template``), an empty braced
-        # default argument (``locale_ref loc = {}``, read as ``= 0``), and
+        # more gaps: ``extern template`` (read as ``template``) and
         # ``FMT_HAS_INCLUDE(<bit>)`` or ``("bit.h")`` in a directive (read as ``( bit_h )``)
         rb"|(?P<extern>\bextern)(?=[ \t]+template\b)"
         # ``using typename Base::value_type;`` (read as ``using Base::value_type;``)
         rb"|(?P<using>\busing[ \t]+typename)(?=[ \t]+\w)"
-        rb"|(?P<empty>=[ \t]*\{\})(?=[ \t]*[,)])"
+        # a braced default argument (``locale_ref loc = {}``, ``list<char> g = {3}``),
+        # which the grammar does not take: read as ``= 0`` and ``= (3)``
+        rb"|(?P<braced>=[ \t]*\{[^{}()\n;]*\})(?=[ \t]*[,)])"
+        # ``conditional_t<sizeof(T) >= 8, ...>``, ``enable_if_t<N >= 2>``: the grammar
+        # ends the template arguments at ``>``; read as ``N  - 2`` (any ``>=`` between a
+        # name or ``)`` and a space: the expression it stands in stays an expression)
+        rb"|(?<=[\w)] )(?<!operator )(?P<ge>>=)(?= )"
+        # ``vis(typename arg<C>::handle(v))``, ``= typename C::template f<T>()``: a
+        # dependent type called or constructed in an expression, read without ``typename``
+        rb"|(?:(?<=\()|(?<=[=,{] )|(?<=return ))(?P<typename>typename)"
+        rb"(?=[ \t]+(?:\w+(?:<[^;{}]*?>)?::)+(?:template[ \t]+)?\w+(?:<[^;{}()]*>)?[({>])"
+        # ``typename Ptr = const T*`` (a template parameter's default with ``const``, a
+        # pointer or a reference, none of which the grammar takes there): ``= T``
+        rb"|(?P<tdefault>\btypename[ \t]+\w+[ \t]*=[ \t]*(?:const[ \t]+)?[\w:]+"
+        rb"(?:<[^<>;{}()]*>)?[ \t]*[*&]+)(?=[ \t]*[>,])"
+        # ``void write(OutputIt, foo) = delete;`` outside a class: read as a declaration
+        rb"|(?P<delete>\)[ \t]*=[ \t]*delete)(?=[ \t]*;)"
+        # ``TEST(format_test, enum)``: a keyword as a macro's argument, read as ``Enum``
+        rb"|(?<=[(,] )(?P<keyword>enum)(?=\))"
+        # ``using value_type =`` or a template's head followed by ``#if``/``#else``/
+        # ``#endif`` around one to three lines each: read as the first branch
+        rb"|(?<=[=>]\n)(?P<alt>[ \t]*#[ \t]*if[^\n]*\n(?:[^\n#]*\n){1,3}[ \t]*#[ \t]*else[^\n]*\n"
+        rb"(?:[^\n#]*\n){1,3}[ \t]*#[ \t]*endif[^\n]*)"
         rb"|(?P<include>" + _INCLUDE_FORM + rb")"
         # ``decltype(typename C::template f<T>().g(), true)`` (SFINAE): the grammar takes
         # neither a comma operator nor ``typename``/``template`` there; read as
         # ``decltype(C::f<T>().g()| true)``
         rb"|(?P<decltype>\bdecltype" + _ARGS + rb")"
-        rb"|" + _COMMON + rb")",
+        rb"|" + _COMMON + rb""
+        # ``auto localtime_r FMT_NOMACRO(...)``: a macro that expands to nothing between a
+        # function's name and its parameters (it keeps a macro of that name from
+        # expanding); after ``auto`` and one name nothing else can stand there. Last, as
+        # it is checked after matching: ``uint8_t NPY_DECL_ALIGNED(16) data`` is a form
+        # of ``_COMMON``
+        rb"|(?<=[a-z0-9_] )(?P<nomacro>" + _MACRO + rb")(?=\()"
+        rb")",
         re.MULTILINE,
     ),
 }
@@ -109,7 +137,8 @@ _GRAMMAR_OF = {pattern: grammar for grammar, pattern in _MACROS.items()}
 # every form above holds one of these: a paragraph without any (most of a file) is left
 # as it is without trying the forms at each of its bytes
 _MAYBE = re.compile(
-    rb"[A-Z][A-Z0-9]*[_(]|#|\b(?:decltype|enum|extern|unsigned|using)\b|=[ \t]*\{\}|\([<\"]"
+    rb"[A-Z][A-Z0-9]*[_(]|#|\b(?:decltype|enum|extern|unsigned|using|typename)\b"
+    rb"|=[ \t]*\{|\([<\"]|[\w)] >=|= *delete"
 )
 _BLANKS = re.compile(rb"[^\n]")
 _TEMPLATE_HEAD = re.compile(rb"\btemplate\s*<[^;{}]*$")
@@ -145,6 +174,8 @@ def _rewrite(match: re.Match[bytes]) -> bytes:
         first, *body, last = text.split(b"\n")
         inner = _MACROS[_GRAMMAR_OF[match.re]].sub(_rewrite, b"\n".join(body))
         return b"\n".join((_BLANKS.sub(b" ", first), inner, _BLANKS.sub(b" ", last)))
+    if kind == "alt":
+        return _first_branch(match)
     if kind == "define":
         return _BLOCK_COMMENT.sub(_blank, text) if b"/*" in text else text
     if kind == "trailing" and _TYPE_BEFORE.search(
@@ -164,8 +195,24 @@ def _rewrite(match: re.Match[bytes]) -> bytes:
         return _plain_decltype(text)
     if kind == "stmt":
         return _BLANKS.sub(b" ", text[:-1]) + b";"
-    if kind == "empty":
-        return text.replace(b"{}", b"0 ")
+    if kind == "braced":
+        inner = text[text.index(b"{") + 1 : -1]
+        if not inner.strip():
+            return text.replace(b"{}", b"0 ")
+        return text.replace(b"{", b"(", 1)[:-1] + b")"
+    if kind == "ge":
+        return b" -"
+    if kind == "tdefault":
+        head, _, default = text.partition(b"=")
+        return head + b"=" + _CONST_OR_POINTER.sub(_blank, default)
+    if kind == "delete":
+        return b")" + _BLANKS.sub(b" ", text[1:])
+    if kind == "nomacro" and not _AUTO_AND_NAME.search(
+        match.string, max(0, match.start() - 80), match.start()
+    ):
+        return text
+    if kind == "keyword":
+        return text.capitalize()
     if kind == "param":
         head = match.string[max(0, match.start() - 400) : match.start() + 1]
         if not _TEMPLATE_HEAD.search(head):
@@ -180,11 +227,26 @@ def _rewrite(match: re.Match[bytes]) -> bytes:
 _INCLUDE = re.compile(_INCLUDE_FORM)
 _BLOCK_COMMENT = re.compile(rb"/\*.*?\*/", re.DOTALL)
 _MACRO_WORD = re.compile(rb"\b" + _MACRO + rb"\b")
+_MACRO_BEFORE_NAME = re.compile(rb"\b" + _MACRO + rb"(?=[ \t]+[A-Za-z_])")
+_CONST_OR_POINTER = re.compile(rb"\bconst\b|[*&]")
+_AUTO_AND_NAME = re.compile(rb"\bauto[ \t]+[a-z_]\w*[ \t]+\Z")
 # a type keyword right before a macro-like word: the word is a name
 _TYPE_BEFORE = re.compile(
     rb"\b(?:bool|char|short|int|long|unsigned|signed|float|double|auto|size_t|typename|class)"
     rb"[ \t]+\Z"
 )
+
+
+def _first_branch(match: re.Match[bytes]) -> bytes:
+    """``#if`` / lines / ``#else`` / lines / ``#endif`` as the first branch's lines."""
+    text = match[0]
+    head = match.string[max(0, match.start() - 400) : match.start()]
+    if head.endswith(b">\n") and not _TEMPLATE_HEAD.search(head[:-1]):
+        return text  # ``#include <x>`` before it: not a declaration's alternatives
+    first, *lines = text.split(b"\n")
+    otherwise = next(k for k, line in enumerate(lines) if line.lstrip().startswith(b"#"))
+    dropped = [_BLANKS.sub(b" ", line) for line in lines[otherwise:]]
+    return b"\n".join([_BLANKS.sub(b" ", first), *lines[:otherwise], *dropped])
 
 
 def _blank(match: re.Match[bytes]) -> bytes:
@@ -200,6 +262,7 @@ _DEPENDENT = re.compile(rb"\btypename\b|(?<=::)template\b")
 
 
 def _plain_decltype(text: bytes) -> bytes:
+    text = _MACRO_BEFORE_NAME.sub(_blank, text)  # ``decltype(FMT_THIS map(x))``
     out = bytearray(_DEPENDENT.sub(lambda m: b" " * len(m[0]), text))
     parens = angles = 0
     for i, ch in enumerate(out):
