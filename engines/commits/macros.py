@@ -64,7 +64,11 @@ _MACROS = {
     # where one stands (most bytes of a file are lower-case letters and spaces)
     "c": re.compile(rb"(?=[A-Z#])(?:" + _COMMON + rb")", re.MULTILINE),
     "cpp": re.compile(
-        rb"(?=[A-Z#]|\b[deu]|[<,][ \t\n]*[A-Z]|=[ \t]*\{|\([<\"]|\)[ \t]|>=|\btypename\b)(?:"
+        # one character class first (cheap where it fails, at most bytes), then where
+        # exactly a form can start
+        rb"(?=[A-Z#deu<,=()>t])"
+        rb"(?=[A-Z#]|\b[deu]|[<,][ \t\n]*[A-Z]|=[ \t]*\{|\([<\"]|\)[ \t]|>= "
+        rb"|typename\b(?<=[(=,{ ]typename))(?:"
         # ``size_t size() const FMT_NOEXCEPT {``, ``~error() FMT_OVERRIDE;``: a macro after
         # a parameter list, where the grammar takes only its own words; the macro blanked
         rb"(?P<after>\)[ \t]+(?:(?:const|volatile|&&?|final|override|noexcept)[ \t]+)*"
@@ -137,8 +141,8 @@ _GRAMMAR_OF = {pattern: grammar for grammar, pattern in _MACROS.items()}
 # every form above holds one of these: a paragraph without any (most of a file) is left
 # as it is without trying the forms at each of its bytes
 _MAYBE = re.compile(
-    rb"[A-Z][A-Z0-9]*[_(]|#|\b(?:decltype|enum|extern|unsigned|using|typename)\b"
-    rb"|=[ \t]*\{|\([<\"]|[\w)] >=|= *delete"
+    rb"[A-Z][A-Z0-9]*[_(]|#|\b(?:decltype|enum|extern|unsigned|using)\b|[(=,{ ]typename\b"
+    rb"|=[ \t]*\{[^{}()\n;]*\}|\([<\"]|[\w)] >= |= *delete"
 )
 _BLANKS = re.compile(rb"[^\n]")
 _TEMPLATE_HEAD = re.compile(rb"\btemplate\s*<[^;{}]*$")
