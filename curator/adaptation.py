@@ -170,15 +170,24 @@ def _scored_point(n: int, order: str, scores: dict[str, Any], replayed: int = 0)
 
 
 def _curve_threshold(
-    labeler: StudentLabeler, dev: Sequence[Example], objective: str, fallback: float
+    labeler: StudentLabeler,
+    dev: Sequence[Example],
+    holdout: Sequence[Example],
+    objective: str,
+    fallback: tuple[float, str],
 ) -> float:
     """A curve model's decision threshold, chosen as a registered model's is: on the
-    dev set, else on the held-out slice of its votes, for the run's objective; the
-    starting model's when neither has examples."""
-    if not dev:
-        return fallback
-    probs = labeler.probabilities([e.text for e in dev])
-    return float(decide(probs, [e.label for e in dev], objective, "dev")["threshold"])
+    dev set, else on the held-out slice of its votes when that holds enough of each
+    class, for the run's objective; else the starting model's."""
+    tuning = dev or holdout
+    if not tuning:
+        return fallback[0]
+    probs = labeler.probabilities([e.text for e in tuning])
+    labels = [e.label for e in tuning]
+    decision = decide(
+        probs, labels, objective, "dev" if dev else "holdout", None, None if dev else fallback
+    )
+    return float(decision["threshold"])
 
 
 def _check(request: CurveRequest) -> None:
@@ -327,7 +336,11 @@ def run_learning_curve(
                 scored = StudentLabeler(staging, "curve", batch_size=64)
                 scored.floor = floor_block(config.rule_floor)
                 scored.threshold = _curve_threshold(
-                    scored, dev_examples or holdout, config.threshold_objective, start_threshold
+                    scored,
+                    dev_examples,
+                    holdout,
+                    config.threshold_objective,
+                    (start_threshold, f"from {start.name}"),
                 )
                 points.append(_point(store, n, order, scored, held, counts["mixed"]))
             finally:

@@ -38,10 +38,15 @@ from annotation.training_data import (
     teacher_items,
     weak_items,
 )
-from curator.warm_start import held_out_sources, prepare_warm_start, stage_learning_curve
+from curator.warm_start import (
+    held_out_sources,
+    prepare_warm_start,
+    resolve_start,
+    stage_learning_curve,
+)
 from engines.labelers import tfidf
 from engines.labelers.base import Labeler
-from engines.labelers.calibration import decide, parse_objective
+from engines.labelers.calibration import DEFAULT_THRESHOLD, decide, parse_objective
 from engines.labelers.inputs import input_block, recorded_input, resolve_field
 from engines.labelers.rule_floor import floor_block, floor_flags, floor_terms, floored, rule_fires
 from engines.labelers.storing import predict_stored
@@ -56,6 +61,7 @@ from engines.labelers.student import (
     train_student,
 )
 from engines.labelers.student.data import stratified_holdout
+from engines.labelers.student.infer import read_meta
 from engines.labelers.student.infer import update_meta as update_student_meta
 from store import Store
 from store.labeling_inputs import item_sources
@@ -324,7 +330,10 @@ def run_training(
     staging = root / f".staging-{uuid.uuid4().hex[:12]}"
     try:
         if request.kind == STUDENT:
-            trained = _train_student(config, examples, dev, holdout, staging, progress, cancel)
+            fallback = _start_threshold(store, request.from_model)
+            trained = _train_student(
+                config, examples, dev, holdout, fallback, staging, progress, cancel
+            )
             if trained is None:
                 return TrainOutcome(None, counts, {}, cancelled=True, notes=notes)
         else:
@@ -388,11 +397,22 @@ def _dev_examples(held: _Held) -> list[Example]:
     return [hard_example(held.texts[i], int(held.truth[i] == POSITIVE)) for i in sorted(held.texts)]
 
 
+def _start_threshold(store: Store, from_model: str | None) -> tuple[float, str]:
+    """The threshold a student keeps when its held-out slice is too small to choose one
+    on: the warm start's own, else the default."""
+    if not from_model:
+        return DEFAULT_THRESHOLD, "default"
+    start = resolve_start(store, from_model)
+    decision = read_meta(start.path or "").get("decision") or {}
+    return float(decision.get("threshold", DEFAULT_THRESHOLD)), f"from {start.name}"
+
+
 def _train_student(
     config: TrainConfig,
     examples: Sequence[Example],
     dev: _Held | None,
     holdout: Sequence[Example],
+    fallback: tuple[float, str],
     staging: Path,
     progress: Callable[[TrainProgress], None] | None,
     cancel: threading.Event | None,
@@ -421,7 +441,9 @@ def _train_student(
     floor = floor_block(config.rule_floor)
     flags = floor_flags(texts, floor)
     truth = [e.label for e in tuning]
-    decision = decide(probs, truth, config.threshold_objective, chosen_on, flags)
+    decision = decide(
+        probs, truth, config.threshold_objective, chosen_on, flags, None if dev else fallback
+    )
     if not dev and tuning:  # how the model does on its held-out slice, at that threshold
         decided = floored(probs, flags) if flags is not None else probs
         training["holdout"] = _scores_at(tuning, decided, decision["threshold"])

@@ -115,6 +115,11 @@ def test_warm_start_loads_the_old_weights_and_mixes_replay(split, tmp_path: Path
         meta = json.loads((Path(warm.model.path or "") / "curator_student.json").read_text())
         assert meta["training"]["examples"] == new + replay["mixed"]
 
+        # its held-out slice is too few votes to choose a threshold on: student@1's is kept
+        first_threshold = first.model.params["decision"]["threshold"]
+        assert warm.model.params["decision"]["threshold"] == first_threshold
+        assert warm.model.params["decision"]["chosen_on"].startswith("from student@1 (holdout: ")
+
         texts = _eval_texts(store)
         old = _probs(store, "student@1", texts)
         assert _probs(store, warm.model.name, texts) == pytest.approx(old, abs=1e-4)

@@ -80,6 +80,23 @@ def test_f1_objective_takes_the_best_f1_and_breaks_ties_towards_half() -> None:
     assert choose_threshold([], []) == (0.5, False)
 
 
+def test_too_few_items_keep_the_fallback_and_enough_are_chosen_on() -> None:
+    # 12 perf of 40: every perf item scores above 0.3 (two non-perf ones too)
+    probs = [0.9] * 10 + [0.32, 0.31] + [0.35, 0.34] + [0.1] * 26
+    labels = [1] * 12 + [0] * 28
+    chosen = decide(probs, labels, "f1", "holdout", None, (0.8, "from student@1"))
+    assert chosen["chosen_on"] == "holdout" and 0.1 < chosen["threshold"] <= 0.31
+    assert chosen["recall"] == 1.0
+    few = decide(probs[:20], labels[:20], "f1", "holdout", None, (0.8, "from student@1"))
+    assert few["threshold"] == 0.8 and few["objective_met"] is False
+    assert few["chosen_on"] == "from student@1 (holdout: 20 items, 12 perf, too few to choose on)"
+    assert few["n"] == 20 and few["recall"] == 10 / 12  # the slice's scores at the fallback
+    # nine of a class among 60 items is too few as well; without a fallback it is chosen
+    nine = decide(probs[3:] + [0.1] * 23, labels[3:] + [0] * 23, "f1", "holdout", None, (0.8, "x"))
+    assert nine["threshold"] == 0.8
+    assert decide(probs[:20], labels[:20], "f1", "dev")["threshold"] < 0.8
+
+
 def test_decision_block_holds_threshold_scores_and_calibration() -> None:
     block = decide([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], "f1", "dev:gt-dev")
     assert block["threshold"] == 0.5 and block["chosen_on"] == "dev:gt-dev"
@@ -181,7 +198,12 @@ def test_a_student_on_messages_only_learns_and_reads_messages(store: Store, tmp_
     model_only = student.model_probabilities([ruled, silent])
     assert model_only[0] < 1.0
     assert student.probabilities([ruled, silent]) == [1.0, model_only[1]]
-    assert meta["decision"] == params["decision"] and params["decision"]["chosen_on"] == "holdout"
+    # a held-out slice of six votes is too few to choose on: the default is kept
+    assert meta["decision"] == params["decision"]
+    assert params["decision"]["chosen_on"] == (
+        "default (holdout: 6 items, 3 perf, too few to choose on)"
+    )
+    assert params["decision"]["threshold"] == 0.5
     held = outcome.counts["held_out"]
     assert held["perf"] >= 1 and held["non-perf"] >= 1
     assert outcome.counts["train_total"] == sum(outcome.counts["train"].values())

@@ -18,6 +18,11 @@ from engines.labelers.base import NON_PERF, PERF, Prediction
 DEFAULT_THRESHOLD = 0.5
 DEFAULT_OBJECTIVE = "f1"
 BINS = 10
+# A threshold chosen for the best F1 on a handful of items follows their noise (on 8
+# held-out votes, one item moves it anywhere): below these counts a caller's fallback
+# (a warm start's own threshold, else 0.5) is kept instead.
+MIN_CHOICE_ITEMS = 40
+MIN_CHOICE_PER_CLASS = 10
 
 
 def parse_objective(text: str) -> tuple[str, float | None]:
@@ -141,12 +146,20 @@ def expected_calibration_error(
     )
 
 
+def enough_to_choose(labels: Sequence[int]) -> bool:
+    """Whether these labels are enough items of each class to choose a threshold on."""
+    positives = sum(labels)
+    negatives = len(labels) - positives
+    return len(labels) >= MIN_CHOICE_ITEMS and min(positives, negatives) >= MIN_CHOICE_PER_CLASS
+
+
 def decide(
     probs: Sequence[float],
     labels: Sequence[int],
     objective: str = DEFAULT_OBJECTIVE,
     chosen_on: str = "dev",
     floored: Sequence[bool] | None = None,
+    fallback: tuple[float, str] | None = None,
 ) -> dict[str, Any]:
     """The ``decision`` block stored with a model: threshold, objective, where it was
     chosen and on how many items, the scores there, ECE and the reliability table.
@@ -154,11 +167,20 @@ def decide(
     ``floored`` marks the items the rule floor decided (they score 1.0 whatever the
     model believes); with it, the block also says how often those were perf and how
     well the model's own probabilities are calibrated on the other items, since the
-    overall ECE mixes the two."""
+    overall ECE mixes the two. ``fallback`` (a threshold and where it comes from) is
+    taken instead of a choice when the items are too few (:func:`enough_to_choose`); the
+    scores are still those of these items."""
     parse_objective(objective)
-    if not probs or len(set(labels)) < 2:
-        chosen_on = f"default ({'no' if not probs else 'one-class'} dev data)"
-    threshold, met = choose_threshold(probs, labels, objective)
+    if fallback is not None and probs and not enough_to_choose(labels):
+        threshold, met = fallback[0], False
+        chosen_on = (
+            f"{fallback[1]} ({chosen_on}: {len(labels)} items, {int(sum(labels))} perf,"
+            f" too few to choose on)"
+        )
+    else:
+        if not probs or len(set(labels)) < 2:
+            chosen_on = f"default ({'no' if not probs else 'one-class'} dev data)"
+        threshold, met = choose_threshold(probs, labels, objective)
     block: dict[str, Any] = {
         "threshold": round(threshold, 6),
         "objective": objective,
