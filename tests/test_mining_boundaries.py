@@ -667,6 +667,7 @@ struct unformattable;
 #endif
 
 template <typename, typename Out> void write(Out, widget) = delete;
+template <typename Ptr = const char*> auto first(Ptr p) -> char { return *p; }
 inline auto local_time WIDGET_NOMACRO(...) -> none { return none(); }
 TEST(widget_test, enum) { EXPECT_EQ(1, 1); }
 bool operator >=(widget a, widget b) { return a.n >>= 1; }
@@ -680,6 +681,7 @@ bool operator >=(widget a, widget b) { return a.n >>= 1; }
         "find",
         "visit",
         "widget::map",
+        "first",
         "local_time",
         "TEST",
         "operator >=",

@@ -68,7 +68,7 @@ _MACROS = {
         # exactly a form can start
         rb"(?=[A-Z#deu<,=()>t])"
         rb"(?=[A-Z#]|\b[deu]|[<,][ \t\n]*[A-Z]|=[ \t]*\{|\([<\"]|\)[ \t]|>= "
-        rb"|typename\b(?<=[(=,{ ]typename))(?:"
+        rb"|typename\b(?<=[(=,{ <]typename))(?:"
         # ``size_t size() const FMT_NOEXCEPT {``, ``~error() FMT_OVERRIDE;``: a macro after
         # a parameter list, where the grammar takes only its own words; the macro blanked
         rb"(?P<after>\)[ \t]+(?:(?:const|volatile|&&?|final|override|noexcept)[ \t]+)*"
@@ -141,7 +141,7 @@ _GRAMMAR_OF = {pattern: grammar for grammar, pattern in _MACROS.items()}
 # every form above holds one of these: a paragraph without any (most of a file) is left
 # as it is without trying the forms at each of its bytes
 _MAYBE = re.compile(
-    rb"[A-Z][A-Z0-9]*[_(]|#|\b(?:decltype|enum|extern|unsigned|using)\b|[(=,{ ]typename\b"
+    rb"[A-Z][A-Z0-9]*[_(]|#|\b(?:decltype|enum|extern|unsigned|using)\b|[(=,{ <]typename\b"
     rb"|=[ \t]*\{[^{}()\n;]*\}|\([<\"]|[\w)] >= |= *delete"
 )
 _BLANKS = re.compile(rb"[^\n]")
