@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from engines.files import write_text_atomically
 
 _MAX_NAMES = 6  # names shown per side and row; the rest are counted
 
@@ -105,11 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             print(f"{path}: not a bench_mining.py --json result ({exc})", file=sys.stderr)
             skipped += 1
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=args.out.parent, prefix=f".{args.out.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(out))
-    os.replace(tmp, args.out)
+    write_text_atomically(args.out, "\n".join(out))
     return 1 if skipped else 0
 
 
