@@ -468,12 +468,24 @@ def _train_tfidf(
     weights = [e.weight for e in examples]
     fit_texts, fit_labels, fit_weights = tfidf.with_alternates(texts, labels, alternates, weights)
     uniform = all(w == 1.0 for w in weights)
-    model = tfidf.fit(kind, fit_texts, fit_labels, seed, None if uniform else fit_weights)
     floor = floor_block(config.rule_floor)
+    # a model that reads message || diff reads the two apart (tfidf_fields)
+    features = "fields" if config.input_field == "model_input" else "text"
+    flag = floor_terms(floor).version if floor and features == "fields" else None
+    model = tfidf.fit(
+        kind, fit_texts, fit_labels, seed, None if uniform else fit_weights, features, flag
+    )
     tfidf.save(
         model,
         staging,
-        {"kind": kind, "input_field": config.input_field, "seed": seed, "rule_floor": floor},
+        {
+            "kind": kind,
+            "input_field": config.input_field,
+            "seed": seed,
+            "rule_floor": floor,
+            "features": features,
+            "rule_flag": flag,
+        },
     )
     labeler = tfidf.TfidfLabeler(staging, "staged")
     all_human = all(e.origin == "human" for e in examples)
@@ -481,7 +493,9 @@ def _train_tfidf(
     if dev is None or all_human:
         groups = [e.source for e in examples]
         try:
-            oof = tfidf.out_of_fold(kind, texts, labels, groups, seed=seed, alternates=alternates)
+            oof = tfidf.out_of_fold(
+                kind, texts, labels, groups, 5, seed, alternates, features, flag
+            )
         except ValueError:
             oof = None
         if oof is not None and floor:
@@ -499,7 +513,7 @@ def _train_tfidf(
             oof or [], labels if oof else [], config.threshold_objective, "out_of_fold", oof_flags
         )
     copies = sum(1 for a in alternates if a is not None)
-    training = {"examples": len(examples), "message_copies": copies}
+    training = {"examples": len(examples), "message_copies": copies, "features": features}
     return labeler, training, oof if all_human else None, decision
 
 

@@ -1,6 +1,10 @@
 """TF-IDF baselines: word and character n-gram TF-IDF features with logistic regression
 (``tfidf-lr``) or a linear SVM (``tfidf-svm``), trained on human or teacher labels.
 
+Features come in two shapes: ``text`` reads the whole text as one bag of n-grams (every
+model trained on messages alone); ``fields`` reads a ``message || diff`` text as its
+message, its diff's changed lines and a rule flag, each apart (``tfidf_fields``).
+
 Out-of-fold predictions give an honest score on the very items a model was trained on:
 each item is predicted by a model fitted without its fold, and folds are grouped by
 repository when sources are known, so no repository is on both sides.
@@ -23,6 +27,8 @@ from engines.labelers.inputs import recorded_input
 from engines.labelers.rule_floor import apply_floor, recorded_floor
 
 KINDS = ("lr", "svm")
+FEATURES = ("text", "fields")
+FIELDS_C = 4.0  # the fielded model's inverse regularization, as measured (docs/labelers.md)
 MODEL_FILE = "model.pkl"
 META_FILE = "curator_tfidf.json"
 
@@ -34,38 +40,55 @@ def family(kind: str) -> str:
     return f"tfidf-{kind}"
 
 
-def build_pipeline(kind: str, seed: int = 0) -> Any:
-    """An unfitted scikit-learn pipeline: word 1-2-grams plus char 2-5-grams, then the
-    classifier (balanced class weights, as positives are often the minority)."""
+def build_pipeline(
+    kind: str, seed: int = 0, features: str = "text", rule_version: int | None = None
+) -> Any:
+    """An unfitted scikit-learn pipeline: the features (``text``: word 1-2-grams plus char
+    2-5-grams of the whole text; ``fields``: see ``tfidf_fields``, with the rule flag of
+    keyword list ``rule_version``), then the classifier (balanced class weights, as
+    positives are often the minority)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import FeatureUnion, Pipeline
     from sklearn.svm import LinearSVC
 
     family(kind)
-    features = FeatureUnion(
-        [
-            (
-                "words",
-                TfidfVectorizer(
-                    ngram_range=(1, 2), min_df=1, sublinear_tf=True, max_features=200_000
+    if features not in FEATURES:
+        raise ValueError(f"TF-IDF features {features!r}: use {' or '.join(FEATURES)}")
+    if features == "fields":
+        from engines.labelers.tfidf_fields import fielded_features
+
+        union: Any = fielded_features(rule_version)
+    else:
+        union = FeatureUnion(
+            [
+                (
+                    "words",
+                    TfidfVectorizer(
+                        ngram_range=(1, 2), min_df=1, sublinear_tf=True, max_features=200_000
+                    ),
                 ),
-            ),
-            (
-                "chars",
-                TfidfVectorizer(
-                    analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, max_features=200_000
+                (
+                    "chars",
+                    TfidfVectorizer(
+                        analyzer="char_wb",
+                        ngram_range=(2, 5),
+                        sublinear_tf=True,
+                        max_features=200_000,
+                    ),
                 ),
-            ),
-        ]
-    )
+            ]
+        )
     if kind == "lr":
         clf: Any = LogisticRegression(
-            C=10.0, max_iter=2000, class_weight="balanced", random_state=seed
+            C=FIELDS_C if features == "fields" else 10.0,
+            max_iter=3000 if features == "fields" else 2000,
+            class_weight="balanced",
+            random_state=seed,
         )
     else:
         clf = LinearSVC(C=0.5, class_weight="balanced", random_state=seed)
-    return Pipeline([("tfidf", features), ("clf", clf)])
+    return Pipeline([("tfidf", union), ("clf", clf)])
 
 
 def _text(value: object) -> str:
@@ -108,11 +131,13 @@ def fit(
     labels: Sequence[int],
     seed: int = 0,
     sample_weight: Sequence[float] | None = None,
+    features: str = "text",
+    rule_version: int | None = None,
 ) -> Any:
     """Fit a pipeline; ``sample_weight`` (one per text) scales each example's loss."""
     if len(set(labels)) < 2:
         raise ValueError("TF-IDF training needs examples of both classes")
-    model = build_pipeline(kind, seed)
+    model = build_pipeline(kind, seed, features, rule_version)
     extra = {} if sample_weight is None else {"clf__sample_weight": list(sample_weight)}
     model.fit([_text(t) for t in texts], list(labels), **extra)
     return model
@@ -126,6 +151,8 @@ def out_of_fold(
     folds: int = 5,
     seed: int = 0,
     alternates: Sequence[str | None] | None = None,
+    features: str = "text",
+    rule_version: int | None = None,
 ) -> list[float]:
     """P(positive) for every example from a model that never saw its fold; folds group
     examples by ``groups`` (repositories) when there are enough distinct groups. An
@@ -154,7 +181,7 @@ def out_of_fold(
             fold_labels,
             [alternates[i] for i in train_idx] if alternates is not None else None,
         )
-        model = fit(kind, fold_texts, fold_labels, seed)
+        model = fit(kind, fold_texts, fold_labels, seed, None, features, rule_version)
         for i, s in zip(
             test_idx, positive_scores(model, [texts[i] for i in test_idx]), strict=True
         ):
