@@ -1,0 +1,155 @@
+"""The hand-labeled cross-source sets (``sample_data/cross_source*/labels.csv``) and the
+script that reads their texts from clones: every row well formed, the counts their
+READMEs state, and real git repositories materialized into importable items and votes."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.gitrepo import GitRepo
+
+SETS = sorted(p.parent for p in (ROOT / "sample_data").glob("cross_source*/labels.csv"))
+SCRIPT = ROOT / "scripts" / "cross_source_texts.py"
+COLUMNS = ["repo", "commit", "path", "label", "category", "note"]
+CATEGORIES = {
+    "algorithmic",
+    "data-structure",
+    "memory",
+    "caching",
+    "io",
+    "concurrency",
+    "compiler/vectorization",
+    "library",
+    "other",
+}
+SOURCE = re.compile(r"\.(py|c|h|cc|cpp|cxx|hh|hpp|hxx|java)$")
+
+
+def test_the_four_sets_are_there() -> None:
+    names = [s.name for s in SETS]
+    assert names == [
+        "cross_source",
+        "cross_source_holdout",
+        "cross_source_more",
+        "cross_source_round2",
+    ]
+
+
+@pytest.mark.parametrize("folder", SETS, ids=lambda p: p.name)
+def test_every_row_is_a_well_formed_reference_with_a_label(folder: Path) -> None:
+    with (folder / "labels.csv").open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        assert reader.fieldnames == COLUMNS
+        rows = list(reader)
+    keys = [(r["repo"], r["commit"]) for r in rows]
+    assert keys == sorted(keys) and len(set(keys)) == len(keys)
+    for n, row in enumerate(rows, start=2):
+        where = f"{folder.name}/labels.csv:{n}"
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+", row["repo"]), where
+        assert re.fullmatch(r"[0-9a-f]{40}", row["commit"]), where
+        assert SOURCE.search(row["path"]), where
+        assert row["label"] in ("perf", "non-perf"), where
+        if row["label"] == "perf":
+            assert row["category"] in CATEGORIES, where
+        else:
+            assert row["category"] == "", where
+        assert row["note"].strip(), where
+
+
+@pytest.mark.parametrize("folder", SETS, ids=lambda p: p.name)
+def test_the_readme_states_the_counts_of_the_file(folder: Path) -> None:
+    """The README's bold "all" row: perf, non-perf and total of labels.csv."""
+    with (folder / "labels.csv").open(newline="", encoding="utf-8") as handle:
+        counts = Counter(row["label"] for row in csv.DictReader(handle))
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    found = re.search(
+        r"\| \*\*all\*\* \| \*\*([\d,]+)\*\* \| \*\*([\d,]+)\*\* \| \*\*([\d,]+)\*\*", readme
+    )
+    assert found, f"{folder.name}/README.md has no bold 'all' row"
+    stated = [int(x.replace(",", "")) for x in found.groups()]
+    assert stated == [counts["perf"], counts["non-perf"], counts["perf"] + counts["non-perf"]]
+
+
+def _labels(path: Path, rows: list[dict[str, str]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def test_the_script_reads_message_and_diff_of_the_labeled_file_from_a_clone(
+    tmp_path: Path,
+) -> None:
+    repo = GitRepo(tmp_path / "clones" / "acme+parser")
+    repo.commit("Initial import", {"src/scan.c": "int scan(void) { return 0; }\n"})
+    fast = repo.commit(
+        "Scan with a lookup table",
+        {
+            "src/scan.c": "static const int t[256];\nint scan(void) { return t[0]; }\n",
+            "NEWS": "x\n",
+        },
+    )
+    rows = [
+        {
+            "repo": "acme/parser",
+            "commit": fast,
+            "path": "src/scan.c",
+            "label": "perf",
+            "category": "data-structure",
+            "note": "A table replaces the computation.",
+        },
+        {
+            "repo": "acme/parser",
+            "commit": "0" * 40,
+            "path": "src/scan.c",
+            "label": "non-perf",
+            "category": "",
+            "note": "Not in the clone.",
+        },
+        {
+            "repo": "acme/missing",
+            "commit": fast,
+            "path": "a.py",
+            "label": "non-perf",
+            "category": "",
+            "note": "No clone at all.",
+        },
+    ]
+    labels = _labels(tmp_path / "labels.csv", rows)
+    out = tmp_path / "out"
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--labels",
+            str(labels),
+            "--clones",
+            str(tmp_path / "clones"),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    warnings = [line for line in run.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 2
+    assert "labels.csv:3" in warnings[0] and "labels.csv:4" in warnings[1]
+    items = [json.loads(x) for x in (out / "items.jsonl").read_text().splitlines()]
+    votes = [json.loads(x) for x in (out / "votes.jsonl").read_text().splitlines()]
+    assert [i["id"] for i in items] == [f"acme/parser@{fast}"]
+    item = items[0]
+    assert item["message"] == "Scan with a lookup table" and item["language"] == "cpp"
+    assert "+static const int t[256];" in item["diff"] and "NEWS" not in item["diff"]
+    assert votes[0]["item"] == item["id"] and votes[0]["label"] == "perf"
