@@ -60,6 +60,15 @@ def _training(metrics: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in training.items() if k != "history"}
 
 
+def input_text(params: dict[str, Any], metrics: dict[str, Any]) -> str:
+    """What the model reads, e.g. ``message || diff (...), read in fields: ...`` for a
+    TF-IDF model that reads message and changed lines apart."""
+    text = describe(recorded_input(params))
+    if _training(metrics).get("features") == "fields":
+        text += ", read in fields: message, changed lines, rule flag"
+    return text
+
+
 def model_report(row: ModelRow, current: bool) -> dict[str, Any]:
     """Everything ``curator models show`` prints about ``row``. ``decision`` is None for
     models trained before thresholds were chosen (they decide at 0.5)."""
@@ -85,7 +94,7 @@ def model_report(row: ModelRow, current: bool) -> dict[str, Any]:
         "train_total": train_total(row),
         "counts": counts,
         "input": record,
-        "input_text": describe(record),
+        "input_text": input_text(params, row.metrics),
         "rule_floor": recorded_floor(params),
         "rule_floor_text": describe_floor(recorded_floor(params)),
         "threshold": decision["threshold"] if decision else 0.5,

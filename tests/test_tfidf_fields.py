@@ -83,3 +83,7 @@ def test_curator_train_reads_commits_with_diffs_in_fields(split) -> None:  # typ
     assert meta["rule_floor"]["labeler"] == f"keyword@{meta['rule_flag']}"
     off = split("train", "--kind", "tfidf-lr", "--votes", "tr", "--input", "message", "--json")
     assert tfidf.read_meta(json.loads(off.stdout)["path"])["features"] == "text"
+    shown = split("models", "show", "tfidf-lr@1")
+    assert shown.exit_code == 0, shown.output
+    assert "read in fields: message, changed lines, rule flag" in shown.stdout
+    assert "read in fields" not in split("models", "show", "tfidf-lr@2").stdout

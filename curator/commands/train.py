@@ -19,7 +19,7 @@ from curator.commands.options import DbOption
 from curator.commands.train_curve import parse_orders, parse_sizes, run_curve
 from curator.console import err, out
 from curator.ensemble_training import EnsembleRequest, train_ensemble
-from curator.models_report import score_rows
+from curator.models_report import input_text, score_rows
 from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table, warn
 from curator.presentation.model_scores import below_the_rules_lines, scores_table
 from curator.presentation.progress import training_bar
@@ -27,7 +27,7 @@ from curator.training import KINDS, TrainingRefused, TrainOutcome, TrainRequest,
 from engines.labelers.calibration import DEFAULT_OBJECTIVE, parse_objective
 from engines.labelers.ensemble import FAMILY as ENSEMBLE
 from engines.labelers.inputs import CHOICES as INPUT_CHOICES
-from engines.labelers.inputs import DEFAULT_DIFF_DROPOUT, describe, recorded_input
+from engines.labelers.inputs import DEFAULT_DIFF_DROPOUT
 from engines.labelers.rule_floor import DEFAULT_RULE, describe_floor, recorded_floor
 from engines.labelers.rule_floor import RULES as FLOOR_RULES
 from engines.labelers.student import DEFAULT_MAX_LENGTH, TrainConfig, TrainProgress
@@ -68,7 +68,7 @@ def _summary(outcome: TrainOutcome) -> None:
     if "train_total" in counts:
         out.print(Text(f"training examples: {counts.get('train_total')} {counts.get('train')}"))
     if model.params.get("input"):
-        out.print(Text(f"input: {describe(recorded_input(model.params))}"))
+        out.print(Text(f"input: {input_text(model.params, outcome.metrics)}"))
         out.print(Text(f"rule floor: {describe_floor(recorded_floor(model.params))}"))
     decision = model.params.get("decision") or {}
     if decision:
