@@ -218,8 +218,7 @@ def _rewrite(match: re.Match[bytes]) -> bytes:
     if kind == "keyword":
         return text.capitalize()
     if kind == "param":
-        head = match.string[max(0, match.start() - 400) : match.start() + 1]
-        if not _TEMPLATE_HEAD.search(head):
+        if not _in_template_head(match.string, match.start(), match.start() + 1):
             return text  # a macro argument of a call, not a template parameter
         start = len(text) - len(text[1:].lstrip())
         return text[:start] + b"int" + _BLANKS.sub(b" ", text[start + 3 :])
@@ -241,11 +240,19 @@ _TYPE_BEFORE = re.compile(
 )
 
 
+def _in_template_head(string: bytes, start: int, end: int) -> bool:
+    """Whether ``string[:end]`` ends inside (or right at the close of) a template's
+    parameter list, looking back from ``end`` to 400 bytes before ``start``."""
+    return _TEMPLATE_HEAD.search(string[max(0, start - 400) : end]) is not None
+
+
 def _first_branch(match: re.Match[bytes]) -> bytes:
     """``#if`` / lines / ``#else`` / lines / ``#endif`` as the first branch's lines."""
     text = match[0]
-    head = match.string[max(0, match.start() - 400) : match.start()]
-    if head.endswith(b">\n") and not _TEMPLATE_HEAD.search(head[:-1]):
+    start = match.start()
+    if match.string[max(0, start - 2) : start] == b">\n" and not _in_template_head(
+        match.string, start, start - 1
+    ):
         return text  # ``#include <x>`` before it: not a declaration's alternatives
     first, *lines = text.split(b"\n")
     otherwise = next(k for k, line in enumerate(lines) if line.lstrip().startswith(b"#"))
