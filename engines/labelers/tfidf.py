@@ -91,13 +91,14 @@ def build_pipeline(
     return Pipeline([("tfidf", union), ("clf", clf)])
 
 
-def _text(value: object) -> str:
+def as_text(value: object) -> str:
+    """A text a model can read: None as empty, anything else as its string."""
     return value if isinstance(value, str) else "" if value is None else str(value)
 
 
 def positive_scores(model: Any, texts: Sequence[str]) -> list[float]:
     """P(positive) for LR; for the SVM, the logistic of its margin (a monotone score)."""
-    clean = [_text(t) for t in texts]
+    clean = [as_text(t) for t in texts]
     if not clean:
         return []
     clf = model.named_steps["clf"]
@@ -139,7 +140,7 @@ def fit(
         raise ValueError("TF-IDF training needs examples of both classes")
     model = build_pipeline(kind, seed, features, rule_version)
     extra = {} if sample_weight is None else {"clf__sample_weight": list(sample_weight)}
-    model.fit([_text(t) for t in texts], list(labels), **extra)
+    model.fit([as_text(t) for t in texts], list(labels), **extra)
     return model
 
 

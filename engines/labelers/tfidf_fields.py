@@ -23,6 +23,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from engines.labelers.keyword import find_matches, packaged_terms
 from engines.labelers.rule_floor import message_part
+from engines.labelers.tfidf import as_text
 
 CODE_TOKENS = r"[A-Za-z][A-Za-z0-9]+|[+\-*/<>=&|]+"
 CODE_WEIGHT = 0.7
@@ -31,20 +32,16 @@ _SIGNS = ("+", "-")
 _HEADERS = ("+++", "---")
 
 
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else "" if value is None else str(value)
-
-
 def messages(texts: Sequence[object]) -> list[str]:
     """The message of each text (the whole text when it has no diff)."""
-    return [message_part(_text(t)) for t in texts]
+    return [message_part(as_text(t)) for t in texts]
 
 
 def changed_lines(texts: Sequence[object]) -> list[str]:
     """The lines each text's diff adds or removes, with their signs (empty without one)."""
     out = []
     for value in texts:
-        text = _text(value)
+        text = as_text(value)
         diff = text[len(message_part(text)) :]
         lines = (x for x in diff.splitlines() if x[:1] in _SIGNS and x[:3] not in _HEADERS)
         out.append("\n".join(lines)[:MAX_CHANGED_CHARS])
@@ -113,16 +110,14 @@ def fielded_features(rule_version: int | None) -> Any:
     def field(name: str, pick: Any, vectorizer: Any) -> tuple[str, Any]:
         return name, Pipeline([("field", FunctionTransformer(pick)), ("tfidf", vectorizer)])
 
+    # the message is cut out once and read both as words and as characters
+    words = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True)
+    chars = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, min_df=2)
     parts = [
-        field("words", messages, TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True)),
-        field(
-            "chars",
-            messages,
-            TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, min_df=2),
-        ),
+        field("message", messages, FeatureUnion([("words", words), ("chars", chars)])),
         field("code", changed_lines, CodeVectorizer()),
     ]
-    weights = {"words": 1.0, "chars": 1.0, "code": CODE_WEIGHT}
+    weights = {"message": 1.0, "code": CODE_WEIGHT}
     if rule_version is not None:
         parts.append(("rule", RuleFlag(rule_version)))
         weights["rule"] = 1.0
