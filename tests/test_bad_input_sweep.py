@@ -455,7 +455,7 @@ def test_an_svg_chart_written_over_a_folder_names_it_and_leaves_nothing(
 
 
 def newer_version(db: Path, labeler: str, label: str) -> None:
-    """``labeler`` (e.g. keyword@3) predicts ``label`` for every item: a newer version
+    """``labeler`` (e.g. keyword@4) predicts ``label`` for every item: a newer version
     than the one an earlier draw read."""
     from store.commits import insert_predictions
     from store.records import PredictionRow
@@ -469,18 +469,18 @@ def newer_version(db: Path, labeler: str, label: str) -> None:
 @pytest.mark.parametrize(
     ("stratum", "asked", "newer"),
     [
-        ("keyword", "keyword@latest", "keyword@3"),
-        ("pred:keyword@latest", "keyword@latest", "keyword@3"),
+        ("keyword", "keyword@latest", "keyword@4"),
+        ("pred:keyword@latest", "keyword@latest", "keyword@4"),
     ],
 )
 def test_an_audit_report_keeps_the_strata_it_was_drawn_with(
     db: Path, stratum: str, asked: str, newer: str
 ) -> None:
     # the report read the strata's labelers as they resolved at report time: a newer
-    # keyword@3 moved every item into its stratum, unlike the draw's allocation
+    # keyword@4 moved every item into its stratum, unlike the draw's allocation
     assert run(db, "predict", "--labeler", "heuristics@1", "gt").exit_code == 0
     drawn = run(
-        db, "audit", "draw", "au", "--from-labeler", "heuristics@1", "--positive",
+        db, "audit", "draw", "au", "--from-labeler", "heuristics@1", "--label", "non-perf",
         "--stratify", stratum, "--json",
     )  # fmt: skip
     assert drawn.exit_code == 0, drawn.output
@@ -490,7 +490,7 @@ def test_an_audit_report_keeps_the_strata_it_was_drawn_with(
         params = json.loads(str(raw_sql.scalar(store, "SELECT params FROM sets WHERE name='au'")))
     drawn_with = params["audit"]["strata_labelers"][asked]
     assert drawn_with != newer and drawn_with.split("@")[0] == newer.split("@")[0]
-    newer_version(db, newer, "non-perf")
+    newer_version(db, newer, "perf")
     reported = run(db, "audit", "report", "au", "--json")
     assert reported.exit_code == 0, reported.output
     strata = json.loads(reported.stdout)["strata"]

@@ -235,7 +235,7 @@ def test_a_warning_stays_one_line_in_a_log_however_long_or_multiline() -> None:
 
 
 def test_a_long_title_over_an_empty_table_stays_on_one_line() -> None:
-    title = "keyword@2: 0 predicted, 350 already predicted (skipped)"
+    title = "keyword@3: 0 predicted, 350 already predicted (skipped)"
     shown = io.StringIO()
     Console(file=shown, width=100).print(tables.table(title, ("label", "items"), []))
     lines = shown.getvalue().splitlines()

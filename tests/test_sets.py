@@ -40,7 +40,7 @@ def test_a_redraw_reads_the_labeler_versions_the_draw_read(store: Store, stratum
     row, allocation = create_sampled_set(store, "a", spec)
     assert row.params["draw"]["strata_labelers"] == {"keyword@latest": "keyword@1"}
     for item_id in ids.values():  # a newer keyword version calls every item perf
-        insert_predictions(store, item_id, [PredictionRow("keyword@2", "perf", 1.0)])
+        insert_predictions(store, item_id, [PredictionRow("keyword@3", "perf", 1.0)])
     assert redraw(store, "a") == set_item_ids(store, row.id)
     unpinned = DrawSpec.from_params({**row.params["draw"], "strata_labelers": {}})
     assert draw(store, unpinned)[1] == {"perf": 30}  # what a draw made now reads
