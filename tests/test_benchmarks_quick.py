@@ -50,13 +50,17 @@ def test_real_history_mode_compares_both_parsers_and_the_floor(tmp_path: Path) -
     not (SHARED_DATA / "perf-commit-messages").is_dir(),
     reason=f"labeled commit messages not found at {SHARED_DATA / 'perf-commit-messages'}",
 )
-def test_keyword_benchmark_quick_form_reports_a_ratio() -> None:
+@pytest.mark.parametrize(
+    ("extra", "version"), [([], "keyword@3"), (["--version", "1"], "keyword@1")]
+)
+def test_keyword_benchmark_quick_form_reports_a_ratio(extra: list[str], version: str) -> None:
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tests/benchmarks/bench_keyword.py"), "--quick"],
+        [sys.executable, str(ROOT / "tests/benchmarks/bench_keyword.py"), "--quick", *extra],
         capture_output=True,
         text=True,
         check=True,
     )
+    assert f"benchmark ({version}," in proc.stdout
     assert "speed-up vs same-output naive" in proc.stdout
     # the fast path and the naive per-term loop must label every message alike
     agreement = next(ln for ln in proc.stdout.splitlines() if "agreement with naive" in ln)

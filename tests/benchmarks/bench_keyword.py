@@ -36,7 +36,12 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from engines.labelers.base import NON_PERF, PERF, Prediction  # noqa: E402
-from engines.labelers.keyword import KeywordLabeler, TermList, load_terms  # noqa: E402
+from engines.labelers.keyword import (  # noqa: E402
+    KeywordLabeler,
+    TermList,
+    load_terms,
+    packaged_terms,
+)
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "perf-commit-messages"
 Example = tuple[str, int]
@@ -168,6 +173,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a short run (< 3 s)")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="data folder")
     parser.add_argument("--rounds", type=int, default=None, help="timed rounds per labeler")
+    parser.add_argument(
+        "--version", type=int, default=None, help="a packaged older list (default: the current)"
+    )
     args = parser.parse_args(argv)
 
     data: Path = args.data
@@ -175,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"no labeled data under {data} (pass --data DIR)", file=sys.stderr)
         return 2
 
-    terms = load_terms()
+    terms = load_terms() if args.version is None else packaged_terms(args.version)
     labeler = KeywordLabeler(terms)
     naive = NaiveKeywordLabeler(terms)
 
