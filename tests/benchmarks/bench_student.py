@@ -142,17 +142,23 @@ def bare_forward(labeler: StudentLabeler, batches: list[Any], n: int) -> None:
 
 
 def pipeline_rows(
-    path: Path, texts: list[str], batch: int, repeats: int, gpu_batch: int, quick: bool = False
+    path: Path,
+    texts: list[str],
+    batch: int,
+    repeats: int,
+    gpu_batch: int,
+    quick: bool = False,
+    gpu_only: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """Per backend: ceiling, pipeline, their ratio and the sequential path, in one run."""
     import torch
 
-    backends: list[tuple[str, dict[str, Any]]] = [
-        ("torch fp32, CPU", {"device": "cpu", "bf16": False}),
-    ]
-    if not quick:
+    backends: list[tuple[str, dict[str, Any]]] = (
+        [] if gpu_only else [("torch fp32, CPU", {"device": "cpu", "bf16": False})]
+    )
+    if not quick and not gpu_only:
         backends.append(("torch bf16, CPU", {"device": "cpu", "bf16": True}))
-    if openvino_available() and not quick:  # its own tests cover OpenVINO's pipeline
+    if openvino_available() and not quick and not gpu_only:  # its own tests cover it
         backends.append(("OpenVINO, CPU", {"openvino": True}))
     if torch.cuda.is_available():
         backends.append(("torch bf16, GPU", {"device": "cuda", "batch_size": gpu_batch}))
@@ -175,7 +181,8 @@ def _pipeline_row(
     batches = prepared_batches(labeler, texts)
     if labeler.device.type == "cuda":
         batches = [
-            type(b)(b.rows, {k: v.to(labeler.device) for k, v in b.inputs.items()}) for b in batches
+            type(b)(b.rows, {k: torch.as_tensor(v).to(labeler.device) for k, v in b.inputs.items()})
+            for b in batches
         ]
     elif labeler.openvino is None:
         batches = [
@@ -216,6 +223,34 @@ def _pipeline_row(
     }
 
 
+def gpu_peer_rows(
+    labeler: StudentLabeler, texts: list[str], max_length: int, with_encode: Any = None
+) -> dict[str, float]:
+    """Req/s of the GPU peers: sentence-transformers fp16 ``encode`` (when
+    ``with_encode`` is its ``SentenceTransformer`` class) and the transformers pipeline."""
+    from transformers import pipeline
+
+    out: dict[str, float] = {}
+    if with_encode is not None:
+        st_gpu = with_encode(default_base(), device="cuda").half()
+        st_gpu.max_seq_length = max_length
+        st_gpu.encode(texts[:64], batch_size=1024)
+        _, seconds = _timed(lambda: st_gpu.encode(texts, batch_size=1024))
+        out["sentence-transformers encode, fp16, batch 1024, GPU"] = len(texts) / seconds
+    gpu_pipe = pipeline(
+        "text-classification",
+        model=StudentLabeler(labeler.path, "peer-gpu", device="cuda", bf16=False).model,
+        tokenizer=labeler.tokenizer,
+        device=0,
+    )
+    gpu_pipe(texts[:64], batch_size=256, truncation=True, max_length=max_length)
+    _, seconds = _timed(
+        lambda: gpu_pipe(texts, batch_size=256, truncation=True, max_length=max_length)
+    )
+    out["transformers pipeline, batch 256, GPU"] = len(texts) / seconds
+    return out
+
+
 def peer_rows(
     labeler: StudentLabeler, texts: list[str], batch: int, max_length: int, quick: bool
 ) -> dict[str, float]:
@@ -238,24 +273,8 @@ def peer_rows(
         out[f"sentence-transformers encode, batch {batch} (embeddings, no head)"] = (
             len(texts) / seconds
         )
-        if torch.cuda.is_available():
-            st_gpu = SentenceTransformer(default_base(), device="cuda").half()
-            st_gpu.max_seq_length = max_length
-            st_gpu.encode(texts[:64], batch_size=1024)
-            _, seconds = _timed(lambda: st_gpu.encode(texts, batch_size=1024))
-            out["sentence-transformers encode, fp16, batch 1024, GPU"] = len(texts) / seconds
     if torch.cuda.is_available() and not quick:
-        gpu_pipe = pipeline(
-            "text-classification",
-            model=StudentLabeler(labeler.path, "peer-gpu", device="cuda", bf16=False).model,
-            tokenizer=labeler.tokenizer,
-            device=0,
-        )
-        gpu_pipe(texts[:64], batch_size=256, truncation=True, max_length=max_length)
-        _, seconds = _timed(
-            lambda: gpu_pipe(texts, batch_size=256, truncation=True, max_length=max_length)
-        )
-        out["transformers pipeline, batch 256, GPU"] = len(texts) / seconds
+        out.update(gpu_peer_rows(labeler, texts, max_length, with_encode=SentenceTransformer))
     pipe = pipeline(
         "text-classification", model=labeler.model, tokenizer=labeler.tokenizer, device=-1
     )
@@ -279,17 +298,23 @@ def run(
     gpu_batch: int = 1024,
     quick: bool = False,
     pipeline_only: bool = False,
+    gpu_only: bool = False,
 ) -> dict[str, Any]:
     import torch
     from transformers import pipeline
 
+    if gpu_only and not torch.cuda.is_available():
+        raise SystemExit("--gpu-only: torch sees no GPU")
     use_all_cores()
     with tempfile.TemporaryDirectory() as tmp:
         path = model_dir or untrained_student(Path(tmp) / "student", max_length)
         texts, source = messages(data, max(naive_n, batched_n))
         few, many = texts[:naive_n], texts[:batched_n]
-        pipeline_table = pipeline_rows(path, many, batch, repeats, gpu_batch, quick)
+        pipeline_table = pipeline_rows(path, many, batch, repeats, gpu_batch, quick, gpu_only)
         cpu = StudentLabeler(path, "bench", batch_size=batch, device="cpu", overlap=False)
+        if gpu_only:
+            peers = {} if pipeline_only else _gpu_peer_table(cpu, many)
+            return _report(source, max_length, pipeline_table, peers)
         token_counts = [len(ids) for ids in tokenize(cpu.tokenizer, many, cpu.max_length)]
         few_tokens = sum(token_counts[:naive_n])
         many_tokens = sum(token_counts)
@@ -394,6 +419,35 @@ def run(
                 name = f"student --layers {small_layers}, OpenVINO, batched ({batch})"
                 record(name, so, so_s, batched_n, many_tokens)
                 rows[name]["agree_with_naive"] = "other model"
+    return _report(source, max_length, pipeline_table, rows)
+
+
+def _gpu_peer_table(labeler: StudentLabeler, texts: list[str]) -> dict[str, dict[str, Any]]:
+    """The GPU peers as rows (there is no naive loop to compare them with)."""
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        SentenceTransformer = None
+    tokens = sum(len(ids) for ids in tokenize(labeler.tokenizer, texts, labeler.max_length))
+    rates = gpu_peer_rows(labeler, texts, labeler.max_length, with_encode=SentenceTransformer)
+    return {
+        name: {
+            "items": len(texts),
+            "seconds": round(len(texts) / rate, 3),
+            "req_per_s": rate,
+            "tokens_per_s": tokens / (len(texts) / rate),
+            "speedup_vs_naive": None,
+            "agree_with_naive": "n/a",
+        }
+        for name, rate in rates.items()
+    }
+
+
+def _report(
+    source: str, max_length: int, pipeline_table: dict[str, Any], rows: dict[str, Any]
+) -> dict[str, Any]:
+    import torch
+
     return {
         "machine": {
             "cpus": os.cpu_count(),
@@ -428,9 +482,10 @@ def print_report(result: dict[str, Any]) -> None:
     print("| run | items | req/s | tokens/s | speed-up vs naive | labels agree |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, r in result["rows"].items():
+        speedup = "n/a" if r["speedup_vs_naive"] is None else f"{r['speedup_vs_naive']:.2f}x"
         print(
             f"| {name} | {r['items']} | {r['req_per_s']:.1f} | {r['tokens_per_s']:.0f}"
-            f" | {r['speedup_vs_naive']:.2f}x | {r['agree_with_naive']} |"
+            f" | {speedup} | {r['agree_with_naive']} |"
         )
 
 
@@ -455,6 +510,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--gpu-batch", type=int, default=1024, help="Messages per GPU batch.")
     parser.add_argument(
+        "--gpu-only",
+        action="store_true",
+        help="The GPU pipeline row and the GPU peers only (large --items on a GPU machine).",
+    )
+    parser.add_argument(
         "--small-layers", type=int, default=3, help="Also time a student of N layers (0: skip)."
     )
     args = parser.parse_args(argv)
@@ -471,6 +531,7 @@ def main(argv: list[str] | None = None) -> int:
         args.gpu_batch,
         args.quick,
         args.pipeline_only,
+        args.gpu_only,
     )
     print_report(result)
     if args.json:

@@ -23,6 +23,7 @@ from engines.labelers.calibration import threshold_of, verdict
 from engines.labelers.inputs import recorded_input
 from engines.labelers.rule_floor import apply_floor, recorded_floor
 from engines.labelers.student.data import LABELS, length_sorted_batches, pad_id_of, padded
+from engines.labelers.student.text_heads import cuts_safely, encode_heads
 
 if TYPE_CHECKING:
     from engines.labelers.student.openvino import OpenVinoClassifier
@@ -130,10 +131,15 @@ def tokenize(tokenizer: Any, texts: Sequence[str], max_length: int) -> list[list
     """Token ids per text, truncated to ``max_length`` (special tokens included)."""
     if not texts:
         return []
-    encoded = tokenizer(
-        [as_text(t) for t in texts], truncation=True, max_length=max_length, padding=False
-    )
-    return list(encoded["input_ids"])
+
+    def whole(batch: list[str]) -> list[list[int]]:
+        encoded = tokenizer(batch, truncation=True, max_length=max_length, padding=False)
+        return list(encoded["input_ids"])
+
+    strings = [as_text(t) for t in texts]
+    if cuts_safely(tokenizer):
+        return encode_heads(whole, strings, max_length)
+    return whole(strings)
 
 
 def pad_batch(ids: Sequence[Sequence[int]], pad_id: int, device: Any) -> dict[str, Any]:

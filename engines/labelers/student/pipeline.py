@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from engines.labelers.student.data import padded
+from engines.labelers.student.text_heads import cuts_safely, encode_heads
 
 FIRST_WINDOW = 64
 """Texts tokenized before the first batch can start; later windows double up to
@@ -69,6 +70,7 @@ class Encoder:
     def __init__(self, tokenizer: Any, max_length: int) -> None:
         self.max_length = max_length
         self._hf = tokenizer
+        self._cut = cuts_safely(tokenizer)  # long texts are tokenized by their heads
         self._rust = None
         backend = getattr(tokenizer, "backend_tokenizer", None)
         if backend is not None:
@@ -84,6 +86,11 @@ class Encoder:
     def __call__(self, texts: list[str]) -> list[list[int]]:
         if not texts:
             return []
+        if self._cut:
+            return encode_heads(self._whole, texts, self.max_length)
+        return self._whole(texts)
+
+    def _whole(self, texts: list[str]) -> list[list[int]]:
         if self._rust is not None:
             return [e.ids for e in self._batch(texts)]
         encoded = self._hf(texts, truncation=True, max_length=self.max_length, padding=False)
