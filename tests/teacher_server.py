@@ -39,6 +39,10 @@ class FakeLLM:
         self.max_inflight = 0
         self.barrier = threading.Barrier(2, timeout=10)
         self.latency = 0.0  # seconds every answer takes (benchmarks: a model's think time)
+        # requests after the first ``hold_after`` wait until ``released`` is set (at most a
+        # minute): a client stopped mid-run can then never have finished first
+        self.hold_after: int | None = None
+        self.released = threading.Event()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -93,6 +97,8 @@ class FakeLLM:
             self.inflight += 1
             self.max_inflight = max(self.max_inflight, self.inflight)
         try:
+            if self.hold_after is not None and len(self.requests) > self.hold_after:
+                self.released.wait(timeout=60)
             if self.latency:
                 time.sleep(self.latency)
             reply = self._answer(h, body, system, text, attempt)

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engines.commits.representation import approximate_tokens, cut_to_budget
 from engines.labelers.base import Prediction
+from engines.labelers.teacher.daemon_pool import DaemonPool
 
 if TYPE_CHECKING:
     import httpx
@@ -303,7 +304,7 @@ class Teacher:
         ``texts`` is consumed lazily (a few ahead of the requests in flight). Stopping the
         iteration early (or an interrupt) cancels what has not started.
         """
-        pool = ThreadPoolExecutor(max_workers=self.config.concurrency)
+        pool = DaemonPool(self.config.concurrency, "teacher")
         pending: dict[Future[Reply | Failure], int] = {}
         queue = iter(enumerate(texts))
         window = 2 * self.config.concurrency
@@ -317,15 +318,16 @@ class Teacher:
                 self._submit(pool, queue, pending, window)
         finally:
             if pending:
-                # Stopped early: no new retries, nothing queued starts, nobody waits.
+                # Stopped early: no new retries, nothing queued starts, nobody waits (a
+                # request in flight ends on its own; its thread does not hold the exit).
                 self._stop.set()
-                pool.shutdown(wait=False, cancel_futures=True)
-            else:
-                pool.shutdown(wait=True)
+                for future in pending:
+                    future.cancel()
+            pool.shutdown()
 
     def _submit(
         self,
-        pool: ThreadPoolExecutor,
+        pool: DaemonPool,
         queue: Iterator[tuple[int, str]],
         pending: dict[Future[Reply | Failure], int],
         window: int,
