@@ -34,13 +34,14 @@ CATEGORIES = {
 SOURCE = re.compile(r"\.(py|c|h|cc|cpp|cxx|hh|hpp|hxx|java)$")
 
 
-def test_the_four_sets_are_there() -> None:
+def test_the_five_sets_are_there() -> None:
     names = [s.name for s in SETS]
     assert names == [
         "cross_source",
         "cross_source_holdout",
         "cross_source_more",
         "cross_source_round2",
+        "cross_source_round3",
     ]
 
 
