@@ -40,20 +40,29 @@ def test_ctrl_c_keeps_answers_and_the_rerun_asks_only_the_rest(cli, tmp_path: Pa
     db = tmp_path / "cli.db"
     with FakeLLM() as llm:
         # the first 25 requests are answered, later ones wait: the run cannot finish
-        # before the interrupt however slowly this (loaded) machine polls
+        # before the interrupt however slowly this (loaded) machine goes
         llm.hold_after = 25
         proc = subprocess.Popen(
             [sys.executable, "-m", "curator", "teach", "pool", "--model", "m", "--endpoint",
              llm.url, "--concurrency", "1", "--db", str(db)],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             env={**os.environ, "COLUMNS": "200"},
+            # a child inherits an ignored SIGINT, and a test worker may have one ignored:
+            # the command must see Ctrl-C as a user's shell delivers it
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )  # fmt: skip
         deadline = time.monotonic() + 60
-        while not _stored(db) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)  # the first write (20 answers) is done
+        while len(llm.requests) <= 25 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # 25 answers went out (20 of them written), the 26th waits
         proc.send_signal(signal.SIGINT)
-        output, _ = proc.communicate(timeout=60)
-        llm.released.set()
+        try:
+            output, _ = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            output = proc.communicate()[0]
+            raise AssertionError(f"still running a minute after Ctrl-C:\n{output}") from None
+        finally:
+            llm.released.set()
         assert proc.returncode == 130, output
         assert "run again to resume" in output
         first = _stored(db)
