@@ -17,6 +17,7 @@ from engines.commits.representation import model_input
 from engines.labelers import tfidf
 from engines.labelers.rule_floor import (
     apply_floor,
+    describe_floor,
     floor_block,
     message_part,
     recorded_floor,
@@ -103,6 +104,20 @@ def test_cli_shows_the_floor_and_refuses_an_unknown_rule(cli) -> None:  # type: 
     assert json.loads(shown.stdout)["rule_floor"]["labeler"] == "keyword@3"
     plain = cli("models", "show", "tfidf-lr@1")
     assert "rule floor: keyword@3" in plain.stdout
+    assert "newer" not in plain.stdout  # trained on the current list: nothing to say
+
+
+def test_a_floor_of_an_older_list_says_a_newer_one_is_packaged() -> None:
+    from engines.labelers.keyword import packaged_terms
+
+    current = f"keyword@{packaged_terms().version}"
+    old = describe_floor({"labeler": "keyword@1", "reads": "message"})
+    assert old == (
+        f"keyword@1 (messages it matches are perf); {current} is newer: retrain to put it"
+        " under the model"
+    )
+    assert describe_floor({"labeler": current}) == f"{current} (messages it matches are perf)"
+    assert describe_floor(None) == "none"
 
 
 def test_items_fixture_has_ruled_and_silent_texts() -> None:

@@ -87,7 +87,13 @@ def floor_flags(texts: Sequence[str], block: Mapping[str, Any] | None) -> list[b
 
 
 def describe_floor(block: Mapping[str, Any] | None) -> str:
-    """``keyword@1 (messages it matches are perf)`` or ``none``."""
+    """``keyword@3 (messages it matches are perf)`` or ``none``; a floor of an older list
+    than the packaged one says so, since only retraining puts the newer list under it."""
     if not block:
         return "none"
-    return f"{block['labeler']} (messages it matches are perf)"
+    text = f"{block['labeler']} (messages it matches are perf)"
+    current = f"keyword@{packaged_terms().version}"
+    name = str(block["labeler"])
+    if name.startswith("keyword@") and name != current:
+        text += f"; {current} is newer: retrain to put it under the model"
+    return text
