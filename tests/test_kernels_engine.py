@@ -181,6 +181,19 @@ def test_checker_verdict_timeout_and_worker_recovers(worker: KernelWorker) -> No
     assert check_kernel(worker, again.source, again.name).verdict == "useful"
 
 
+def test_an_interrupted_worker_kills_its_child_and_starts_no_other() -> None:
+    with KernelWorker() as w:
+        w.sandbox()  # a child is running
+        child = w.proc
+        assert child is not None and child.poll() is None
+        w.interrupt()
+        assert child.wait(timeout=10) != 0  # killed
+        cand = only("saxpy.cl")
+        outcome = check_kernel(w, cand.source, cand.name)
+        assert outcome.verdict != "useful" and "interrupted" in str(outcome.details)
+        assert w.proc is None  # the check's stages found no worker and started none
+
+
 def test_crash_is_reported_with_the_signal(worker: KernelWorker) -> None:
     cand = only("crash.cl")
     outcome = check_kernel(worker, cand.source, cand.name, policies=("clgen",))

@@ -99,11 +99,14 @@ class KernelWorker:
         self.stderr_mark = 0
         self.scratch: Path | None = None
         self.confine = os.environ.get(SANDBOX_ENV, "1").strip() != "0"
+        self.interrupted = False  # set by interrupt(): no child starts after it
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self.proc is not None and self.proc.poll() is None:
             return self.proc
         self._discard()
+        if self.interrupted:
+            raise WorkerFailure("crash", "interrupted: no new worker is started")
         env = dict(os.environ)
         env[MEMORY_ENV] = str(self.memory_mb)
         if self.device_wanted:
@@ -126,6 +129,8 @@ class KernelWorker:
             env=env,
             cwd=str(ROOT),
         )
+        if self.interrupted:  # interrupt() ran while the child was starting
+            self.proc.kill()
         return self.proc
 
     def _stderr_tail(self) -> str:
@@ -201,7 +206,10 @@ class KernelWorker:
         return reply["sandbox"]
 
     def interrupt(self) -> None:
-        """Kill the child from another thread; the stage waiting on it ends as a crash."""
+        """Kill the child from another thread; the stage waiting on it ends as a crash,
+        and no later stage starts another child (a check that restarts its worker after
+        a crash would otherwise run on, unseen, after esc)."""
+        self.interrupted = True
         proc = self.proc
         if proc is not None and proc.poll() is None:
             proc.kill()
