@@ -242,6 +242,7 @@ def _combine(patterns: Sequence[str], flags: int) -> tuple[re.Pattern[str], list
     markers: list[int] = []
     group = 0
     for pattern in map(_without_captures, patterns):
+        # counted rather than assumed 0: a group the rewrite missed must not shift markers
         group += re.compile(f"(?:{pattern})", flags).groups + 1
         markers.append(group)
         branches.append(f"(?:{pattern})()")

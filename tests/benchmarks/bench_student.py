@@ -223,6 +223,15 @@ def _pipeline_row(
     }
 
 
+def _sentence_transformer_class() -> Any:
+    """sentence-transformers' model class, or None where it is not installed."""
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        return None
+    return SentenceTransformer
+
+
 def gpu_peer_rows(
     labeler: StudentLabeler, texts: list[str], max_length: int, with_encode: Any = None
 ) -> dict[str, float]:
@@ -259,10 +268,7 @@ def peer_rows(
     from transformers import pipeline
 
     out: dict[str, float] = {}
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError:
-        SentenceTransformer = None
+    SentenceTransformer = _sentence_transformer_class()
     import torch
 
     if SentenceTransformer is not None and not quick:
@@ -345,14 +351,7 @@ def run(
         name = f"student, batched ({batch}), sequential path"
         record(name, batched, batched_s, batched_n, many_tokens)
         for name, rate in peer_rows(cpu, many, batch, max_length, quick).items():
-            rows[name] = {
-                "items": batched_n,
-                "seconds": round(batched_n / rate, 3),
-                "req_per_s": rate,
-                "tokens_per_s": many_tokens / (batched_n / rate),
-                "speedup_vs_naive": rate / (naive_n / naive_s),
-                "agree_with_naive": "n/a",
-            }
+            rows[name] = _peer_row(rate, batched_n, many_tokens, naive_n / naive_s)
         if pipeline_only or quick:  # the quick form (the test suite's) keeps the main rows
             small_layers = None
         int8 = (
@@ -422,25 +421,23 @@ def run(
     return _report(source, max_length, pipeline_table, rows)
 
 
+def _peer_row(rate: float, n: int, tokens: int, naive_rate: float | None) -> dict[str, Any]:
+    """A peer's row of the second table (``naive_rate`` None: no naive loop ran)."""
+    return {
+        "items": n,
+        "seconds": round(n / rate, 3),
+        "req_per_s": rate,
+        "tokens_per_s": tokens / (n / rate),
+        "speedup_vs_naive": None if naive_rate is None else rate / naive_rate,
+        "agree_with_naive": "n/a",
+    }
+
+
 def _gpu_peer_table(labeler: StudentLabeler, texts: list[str]) -> dict[str, dict[str, Any]]:
     """The GPU peers as rows (there is no naive loop to compare them with)."""
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError:
-        SentenceTransformer = None
     tokens = sum(len(ids) for ids in tokenize(labeler.tokenizer, texts, labeler.max_length))
-    rates = gpu_peer_rows(labeler, texts, labeler.max_length, with_encode=SentenceTransformer)
-    return {
-        name: {
-            "items": len(texts),
-            "seconds": round(len(texts) / rate, 3),
-            "req_per_s": rate,
-            "tokens_per_s": tokens / (len(texts) / rate),
-            "speedup_vs_naive": None,
-            "agree_with_naive": "n/a",
-        }
-        for name, rate in rates.items()
-    }
+    rates = gpu_peer_rows(labeler, texts, labeler.max_length, _sentence_transformer_class())
+    return {name: _peer_row(rate, len(texts), tokens, None) for name, rate in rates.items()}
 
 
 def _report(
