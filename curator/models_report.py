@@ -60,6 +60,18 @@ def _training(metrics: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in training.items() if k != "history"}
 
 
+def describe_prior(family: str, prior: Any) -> str | None:
+    """``perf-prior@1 (rank 32; learned from ...)``, ``none`` for a student that started
+    from its base alone, None for other kinds."""
+    if family != "student":
+        return None
+    if not isinstance(prior, dict):
+        return "none (started from its base alone)"
+    learned = prior.get("learned_from") or {}
+    total = sum(v for v in learned.values() if isinstance(v, int))
+    return f"{prior.get('name')} (rank {prior.get('rank')}; learned from {total:,} labeled commits)"
+
+
 def input_text(params: dict[str, Any], metrics: dict[str, Any]) -> str:
     """What the model reads, e.g. ``message || diff (...), read in fields: ...`` for a
     TF-IDF model that reads message and changed lines apart."""
@@ -97,6 +109,7 @@ def model_report(row: ModelRow, current: bool) -> dict[str, Any]:
         "input_text": input_text(params, row.metrics),
         "rule_floor": recorded_floor(params),
         "rule_floor_text": describe_floor(recorded_floor(params)),
+        "prior_text": describe_prior(row.family, _training(row.metrics).get("prior")),
         "threshold": decision["threshold"] if decision else 0.5,
         "decision": decision,
         "scores": score_rows(row.name, row.metrics),

@@ -434,6 +434,7 @@ def _train_student(
         "final_loss": result.final_loss,
         "seconds": round(result.seconds, 1),
         "history": result.history,
+        "prior": result.prior,
     }
     chosen_on = f"dev:{dev.name}" if dev else "holdout"
     texts = [e.text for e in tuning]

@@ -266,6 +266,8 @@ def show_command(
     out.print(Text(f"input: {data['input_text']}"))
     if data["family"] != "ensemble":
         out.print(Text(f"rule floor: {data['rule_floor_text']}"))
+    if data["prior_text"]:
+        out.print(Text(f"started from: {data['prior_text']}"))
     out.print(Text(_decision_line(data)))
     if data["scores"]:
         out.print(_scores_table(data))

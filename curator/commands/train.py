@@ -31,6 +31,7 @@ from engines.labelers.inputs import DEFAULT_DIFF_DROPOUT
 from engines.labelers.rule_floor import DEFAULT_RULE, describe_floor, recorded_floor
 from engines.labelers.rule_floor import RULES as FLOOR_RULES
 from engines.labelers.student import DEFAULT_MAX_LENGTH, TrainConfig, TrainProgress
+from engines.labelers.student.prior import CHOICES as PRIOR_CHOICES
 
 
 class _BarReporter:
@@ -108,7 +109,7 @@ def _train_with_bar(db: Path | None, request: TrainRequest) -> TrainOutcome:
 
 
 def _check_options(
-    kind: str, text: str, base: Path | None, objective: str, rule_floor: str
+    kind: str, text: str, base: Path | None, objective: str, rule_floor: str, prior: str
 ) -> None:
     if kind not in KINDS:
         fail(f"--kind must be one of {', '.join((*KINDS, ENSEMBLE))}, not {kind!r}", EXIT_USAGE)
@@ -117,6 +118,8 @@ def _check_options(
     if rule_floor not in FLOOR_RULES:
         choices = ", ".join(FLOOR_RULES)
         fail(f"--rule-floor must be one of {choices}, not {rule_floor!r}", EXIT_USAGE)
+    if prior not in PRIOR_CHOICES:
+        fail(f"--prior must be one of {', '.join(PRIOR_CHOICES)}, not {prior!r}", EXIT_USAGE)
     try:
         parse_objective(objective)
     except ValueError as exc:
@@ -220,6 +223,15 @@ def train(
             " rules catch on another); none: the model alone decides.",
         ),
     ] = DEFAULT_RULE,
+    prior: Annotated[
+        str,
+        typer.Option(
+            "--prior",
+            help="perf: a student trained from the packaged MiniLM starts from the perf prior"
+            " shipped with Curator (what MiniLM learned from 2,454 commits of 39 projects the"
+            " team labeled); none: from MiniLM alone. Ignored with --base or --from-model.",
+        ),
+    ] = "perf",
     exclude_overlap: Annotated[
         bool,
         typer.Option("--exclude-overlap", help="Drop training items from dev/eval repositories."),
@@ -303,7 +315,7 @@ def train(
     if kind == ENSEMBLE:
         _train_ensemble(members, combiner, dev, eval_set, rule, seed, as_json, db)
         return
-    _check_options(kind, text, base, objective, rule_floor)
+    _check_options(kind, text, base, objective, rule_floor, prior)
     config = TrainConfig(
         base=str(base.resolve()) if base else None,
         epochs=epochs,
@@ -319,6 +331,7 @@ def train(
         diff_dropout=diff_dropout,
         threshold_objective=objective,
         rule_floor=rule_floor,
+        prior=prior,
     )
     request = TrainRequest(
         kind=kind,

