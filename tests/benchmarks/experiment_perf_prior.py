@@ -12,8 +12,11 @@ messages and every *other* set, then:
   the prior (``adapted``) or without it (``adapted-plain``), and is scored on the other.
 
 Every score stands on the keyword floor; the threshold is chosen on a 15% slice of the
-training examples, as ``curator train`` does. About 30 trainings: minutes on a GPU, hours
-on two CPU cores.
+training examples, as ``curator train`` does, and a model reads the target's commits as
+``curator predict`` would feed them: the message alone when it learned from messages
+only, else message || diff. (The runs in docs/labelers.md before 2026-11-26 18:00 UTC
+scored every model on message || diff; ``--field model_input`` repeats that.) About 30
+trainings: minutes on a GPU, hours on two CPU cores.
 
     python tests/benchmarks/experiment_perf_prior.py --shared ../shared/data/perf-commit-messages \\
         --set cross_source=build/cs --set holdout=build/holdout ... --target holdout --out r.json
@@ -43,7 +46,11 @@ from engines.labelers.student.infer import (  # noqa: E402
     positive_probabilities,
 )
 from engines.labelers.student.prior import ENV_FOLDER  # noqa: E402
-from engines.labelers.student.train import TrainConfig, train_student  # noqa: E402
+from engines.labelers.student.train import (  # noqa: E402
+    TrainConfig,
+    resolved_field,
+    train_student,
+)
 
 
 def scores(truth: list[int], calls: list[bool]) -> dict[str, float]:
@@ -68,16 +75,23 @@ def halves(rows: list[Example], seed: int = 0) -> tuple[list[Example], list[Exam
 
 
 class Experiment:
-    def __init__(self, work: Path, out: Path, epochs: int) -> None:
+    def __init__(
+        self, work: Path, out: Path, epochs: int, field: str | None, early_stop: bool
+    ) -> None:
+        self.field, self.early_stop = field, early_stop
         self.terms = packaged_terms()
         self.device = pick_device(None)
         self.work, self.out, self.epochs = work, out, epochs
         self.rows: list[dict] = []
 
-    def floored(self, model_dir: Path, rows: list[Example]) -> tuple[list[float], list[bool]]:
+    def floored(
+        self, model_dir: Path, rows: list[Example], field: str = "model_input"
+    ) -> tuple[list[float], list[bool]]:
+        """Floored P(perf) of ``rows`` read as ``field`` says (``message``: the message
+        alone, as ``curator predict`` feeds a model that learned from messages only)."""
         tokenizer, model = load_encoder(model_dir)
         model.to(self.device)
-        texts = [e.text for e in rows]
+        texts = [(e.message or e.text) if field == "message" else e.text for e in rows]
         probs = positive_probabilities(model, tokenizer, texts, 128, 256, self.device)
         flags = [bool(find_matches(e.message or e.text, self.terms)) for e in rows]
         return [1.0 if f else p for p, f in zip(probs, flags, strict=True)], flags
@@ -88,10 +102,11 @@ class Experiment:
         config = TrainConfig(epochs=self.epochs, seed=seed, prior=prior)
         fit, held = stratified_holdout(train, config.holdout, config.seed)
         model_dir = self.work / f"{tag}-s{seed}"
-        result = train_student(config, fit, held, model_dir)
+        result = train_student(config, fit, held if self.early_stop else [], model_dir)
         held_probs, _ = self.floored(model_dir, held)
         threshold, _ = choose_threshold(held_probs, [e.label for e in held], "f1")
-        probs, flags = self.floored(model_dir, test)
+        field = self.field or resolved_field(config, result)
+        probs, flags = self.floored(model_dir, test, field)
         truth = [e.label for e in test]
         row = {
             "variant": tag,
@@ -99,6 +114,7 @@ class Experiment:
             **where,
             "prior_applied": result.prior is not None,
             "threshold": round(threshold, 3),
+            "field": field,
             "keyword": scores(truth, flags),
             "model": scores(truth, [p >= threshold for p in probs]),
         }
@@ -115,16 +131,25 @@ def main() -> None:
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--halves", action="store_true")
+    parser.add_argument("--field", choices=("message", "model_input"), default=None)
+    parser.add_argument(
+        "--early-stop", action="store_true", help="stop on the 15%% slice (the GPU runs did)"
+    )
+    parser.add_argument(
+        "--one-prior", action="store_true", help="one prior built without every target"
+    )
     parser.add_argument("--work", type=Path, default=Path("build/prior-experiment"))
     parser.add_argument("--out", type=Path, default=Path("prior-experiment.json"))
     args = parser.parse_args()
     shared = shared_examples(args.shared)
     sets = {n: set_examples(Path(f), n) for n, f in (s.split("=", 1) for s in args.set)}
     seeds = [int(s) for s in args.seeds.split(",")]
-    experiment = Experiment(args.work, args.out, args.epochs)
+    experiment = Experiment(args.work, args.out, args.epochs, args.field, args.early_stop)
     for target in args.target:
-        folder = args.work / f"prior-without-{target}"
-        build(shared, {n: rows for n, rows in sets.items() if n != target}, folder)
+        left_out = set(args.target) if args.one_prior else {target}
+        folder = args.work / f"prior-without-{'-'.join(sorted(left_out))}"
+        if not (folder / "perf_prior.safetensors").is_file():
+            build(shared, {n: rows for n, rows in sets.items() if n not in left_out}, folder)
         os.environ[ENV_FOLDER] = str(folder)
         test = sets[target]
         for seed in seeds:
