@@ -166,3 +166,25 @@ def test_curator_train_starts_from_the_prior_and_says_so(split, tmp_path: Path) 
 
     bad = split("train", "--votes", "tr", "--prior", "team")
     assert bad.exit_code == 2 and "--prior must be one of perf, none" in ANSI.sub("", bad.output)
+
+
+def test_a_broken_prior_fails_the_training_in_one_line_naming_its_file(
+    split, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    folder = tmp_path / "prior"
+    folder.mkdir()
+    (folder / "perf_prior.safetensors").write_bytes(b"not tensors")
+    (folder / "perf_prior.json").write_text("{broken", encoding="utf-8")
+    monkeypatch.setenv(ENV_FOLDER, str(folder))
+    sidecar = split("train", "--votes", "tr", *TINY)
+    text = ANSI.sub("", sidecar.output)
+    assert sidecar.exit_code == 1 and f"{folder / 'perf_prior.json'}: not a perf prior" in text
+    assert "Traceback" not in text
+    (folder / "perf_prior.json").write_text(
+        json.dumps({"version": 1, "base_package_version": base_version()}), encoding="utf-8"
+    )
+    weights = split("train", "--votes", "tr", *TINY)
+    text = ANSI.sub("", weights.output)
+    assert weights.exit_code == 1
+    assert f"{folder / 'perf_prior.safetensors'}: not a perf prior" in text
+    assert "no models yet" in split("models", "list").output

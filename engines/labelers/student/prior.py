@@ -57,7 +57,13 @@ def packaged_prior() -> PriorInfo | None:
     meta = folder / PRIOR_META
     if not weights.is_file() or not meta.is_file():
         return None
-    return PriorInfo(weights, json.loads(meta.read_text(encoding="utf-8")))
+    try:
+        sidecar = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{meta}: not a perf prior's sidecar ({exc})") from exc
+    if not isinstance(sidecar, dict):
+        raise ValueError(f"{meta}: not a perf prior's sidecar (not a JSON object)")
+    return PriorInfo(weights, sidecar)
 
 
 def base_version() -> str | None:
@@ -144,9 +150,13 @@ def apply_prior(model: Any, tensors: Mapping[str, Any]) -> int:
 
 
 def load_prior_tensors(path: Path) -> dict[str, Any]:
+    """The tensors of a prior file; ValueError naming the file when it cannot be read."""
     from safetensors.torch import load_file
 
-    return load_file(str(path))
+    try:
+        return load_file(str(path))
+    except Exception as exc:  # safetensors raises its own error type for a broken file
+        raise ValueError(f"{path}: not a perf prior ({exc})") from exc
 
 
 def write_prior(tensors: Mapping[str, Any], meta: Mapping[str, Any], folder: Path) -> Path:
@@ -175,7 +185,14 @@ def start_from_prior(model: Any, config: Any) -> dict[str, Any] | None:
     info = packaged_prior()
     if info is None or not fits_base(info):
         return None
-    return prior_block(info, apply_prior(model, load_prior_tensors(info.weights)))
+    try:
+        changed = apply_prior(model, load_prior_tensors(info.weights))
+    except ValueError as exc:
+        message = str(exc)
+        if str(info.weights) not in message:
+            message = f"{info.weights}: {message}"
+        raise ValueError(message) from exc
+    return prior_block(info, changed)
 
 
 def prior_block(info: PriorInfo, changed: int) -> dict[str, Any]:
