@@ -210,8 +210,8 @@ def _check(request: CurveRequest) -> None:
 
 
 def _new_votes(store: Store, train: TrainRequest) -> list[LabeledItem]:
-    """The settled votes of the new sets, refused when they share a repository with the
-    eval (or dev) set."""
+    """The settled votes of the new sets, less any item of the eval (or dev) set; refused
+    when they share a repository with it, unless ``same_repos``."""
     try:
         items = human_items(store, [require_set(store, n) for n in train.vote_sets], train.rule)
         held_ids = {
@@ -223,12 +223,13 @@ def _new_votes(store: Store, train: TrainRequest) -> list[LabeledItem]:
     except (SetError, ValueError) as exc:
         raise TrainingRefused(str(exc)) from exc
     overlap = repository_overlap(store, [x.item_id for x in items], held_ids)
-    if overlap:
+    if overlap and not train.same_repos:
         raise TrainingRefused(
             f"the eval/dev sets share {len(overlap)} repositories with the new votes"
-            f" ({', '.join(train.vote_sets)}): {describe_overlap(overlap, 3)};"
-            " a learning curve needs an eval set from other repositories (`curator set split`)"
+            f" ({', '.join(train.vote_sets)}; `curator set split` makes disjoint sets, or"
+            f" --same-repos): {describe_overlap(overlap, 3)}"
         )
+    items = [x for x in items if x.item_id not in held_ids]
     if not items:
         raise TrainingRefused(f"no settled perf/non-perf votes in {', '.join(train.vote_sets)}")
     return items
@@ -351,6 +352,7 @@ def run_learning_curve(
         "eval": held.name,
         "dev": train.dev_set,
         "replay": train.replay,
+        "same_repos": train.same_repos,
         "seed": config.seed,
         "available": len(examples),
         "rules": rules_point.as_json(),  # the keyword rules on the same eval items

@@ -90,6 +90,9 @@ class TrainRequest:
     eval_set: str | None = None
     rule: str = "majority"
     exclude_overlap: bool = False
+    same_repos: bool = False
+    """Let the training items share repositories (never items) with the dev/eval sets:
+    adapting to one project and scoring on its other commits."""
     config: TrainConfig = field(default_factory=TrainConfig)
     weak: str | None = None
     weak_weight: float = 0.3
@@ -171,15 +174,17 @@ def gather(store: Store, request: TrainRequest) -> tuple[list[LabeledItem], dict
             except SetError as exc:
                 raise TrainingRefused(str(exc)) from exc
     gathered = len(items)
-    if request.exclude_overlap:
+    if request.exclude_overlap or request.same_repos:
         items = [x for x in items if x.item_id not in held_ids]
     overlap = repository_overlap(store, [x.item_id for x in items], held_ids)
-    if overlap:
+    if overlap and request.same_repos:
+        counts["shared_repositories"] = len(overlap)
+    elif overlap:
         if not request.exclude_overlap:
             raise TrainingRefused(
-                f"training data shares {len(overlap)} repositories with the dev/eval sets:"
-                f" {describe_overlap(overlap)}; use repository-disjoint sets"
-                " (`curator set split`) or --exclude-overlap to drop those training items"
+                f"training data shares {len(overlap)} repositories with the dev/eval sets"
+                " (`curator set split` makes disjoint sets; or --exclude-overlap, or"
+                f" --same-repos): {describe_overlap(overlap)}"
             )
         items = drop_sources(store, items, overlap)
     if gathered != len(items):

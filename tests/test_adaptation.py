@@ -244,9 +244,69 @@ def test_curve_refuses_an_eval_set_sharing_repositories(split, tmp_path: Path) -
     )
     assert refused.exit_code != 0
     message = " ".join(refused.stderr.split())
-    assert "share" in message and "repositories with the new votes (tr)" in message
+    assert "share" in message and "repositories with the new votes (tr;" in message
     assert len(refused.stderr.strip().splitlines()) <= 3  # one line, wrapped at most
     bad = split("train", "--curve", "two", "--from-model", "student@1", "--votes", "tr")
     assert bad.exit_code != 0 and "positive sizes" in bad.stderr
     with open_store(tmp_path / "cli.db") as store:
         assert [m.name for m in list_models(store)] == ["student@1"]
+
+
+def test_same_repos_scores_a_project_on_its_other_commits(split, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from store.sets import NewSet, create_set, get_set, set_item_ids
+
+    assert (
+        split("train", "--votes", "tr", *TINY, "--layers", "1", "--max-steps", "1").exit_code == 0
+    )
+    with open_store(tmp_path / "cli.db") as store:
+        sample = get_set(store, "gt-sample")
+        assert sample is not None
+        ids = set_item_ids(store, sample.id)
+        for name, part in (("own-a", ids[0::2]), ("own-b", ids[1::2])):
+            create_set(store, NewSet(name, "commit", ["perf", "non-perf"], votes_per_item=1), part)
+    args = ("--from-model", "student@1", "--votes", "own-a", "--eval", "own-b", *TINY)
+    refused = split("train", "--curve", "2", "--curve-only", *args)
+    assert refused.exit_code != 0 and "--same-repos" in " ".join(refused.stderr.split())
+    plain = split("train", "--votes", "own-a", "--eval", "own-b", *TINY, "--max-steps", "1")
+    assert plain.exit_code != 0 and "--same-repos" in " ".join(plain.stderr.split())
+
+    curve = split(
+        "train",
+        "--curve",
+        "2",
+        "--curve-only",
+        "--order",
+        "random",
+        *args,
+        "--max-steps",
+        "1",
+        "--same-repos",
+        "--json",
+    )
+    got = _json(curve)["learning_curve"]
+    assert got["same_repos"] is True and [p["n"] for p in got["points"]] == [2]
+
+    trained = _json(
+        split(
+            "train",
+            "--votes",
+            "own-a",
+            "--votes",
+            "own-b",
+            "--eval",
+            "own-b",
+            *TINY,
+            "--max-steps",
+            "1",
+            "--same-repos",
+            "--json",
+        )
+    )
+    counts = trained["counts"]
+    assert counts["shared_repositories"] >= 1
+    # own-b's items are what it is scored on: every one of them is dropped from training
+    held = counts["held_out"]
+    learned = counts["train_total"] + held.get("perf", 0) + held.get("non-perf", 0)
+    assert counts["dropped_for_overlap"] >= len(ids[1::2]) - 1
+    assert learned == counts["human"]["settled"] - counts["dropped_for_overlap"]
+    assert learned <= len(ids[0::2])

@@ -236,6 +236,14 @@ def train(
         bool,
         typer.Option("--exclude-overlap", help="Drop training items from dev/eval repositories."),
     ] = False,
+    same_repos: Annotated[
+        bool,
+        typer.Option(
+            "--same-repos",
+            help="Let the votes share repositories (never items) with --dev/--eval: adapt to"
+            " a project and score it on its other commits (curves too).",
+        ),
+    ] = False,
     rule: Annotated[
         str, typer.Option("--rule", help="How votes settle: majority or unanimous.")
     ] = "majority",
@@ -342,6 +350,7 @@ def train(
         eval_set=eval_set,
         rule=rule,
         exclude_overlap=exclude_overlap,
+        same_repos=same_repos,
         config=config,
         weak=weak,
         weak_weight=weak_weight,
