@@ -140,6 +140,9 @@ def test_a_prior_of_ones_own_is_read_from_the_folder_the_environment_names(
     _, model = load_encoder(default_base())
     head = {"classifier.bias.value": torch.tensor([2.0, -2.0])}
     write_prior(head, {"version": 7, "rank": 4, "base_package_version": "0.0.0-other"}, tmp_path)
+    monkeypatch.setenv(ENV_FOLDER, str(tmp_path / "nowhere"))
+    with pytest.raises(ValueError, match=r"nowhere: no perf_prior\.safetensors"):
+        start_from_prior(model, TrainConfig())
     monkeypatch.setenv(ENV_FOLDER, str(tmp_path))
     assert start_from_prior(model, TrainConfig()) is None  # cut from another base version
     write_prior(head, {"version": 7, "rank": 4, "base_package_version": base_version()}, tmp_path)

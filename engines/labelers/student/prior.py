@@ -56,6 +56,8 @@ def packaged_prior() -> PriorInfo | None:
     weights = folder / PRIOR_FILE
     meta = folder / PRIOR_META
     if not weights.is_file() or not meta.is_file():
+        if override:
+            raise ValueError(f"{ENV_FOLDER}={override}: no {PRIOR_FILE} and {PRIOR_META} there")
         return None
     try:
         sidecar = json.loads(meta.read_text(encoding="utf-8"))
