@@ -274,3 +274,15 @@ async def test_a_models_learning_curve_shows_and_warm_start_defaults_to_current(
         await pilot.press(*"none", "enter")
         await back_on(pilot, screen)
         assert screen.form.from_model is None and value_shown(screen, "from_model") == "none"
+
+
+def test_the_form_starts_from_the_perf_prior_unless_turned_off() -> None:
+    keys = [s.key for s in SETTINGS]
+    assert "prior" in keys and "same_repos" in keys
+    form = TrainForm(votes=["gt-train"])
+    request = form.request()
+    assert request.config.prior == "perf" and request.same_repos is False
+    assert form.shown("prior") == "yes"
+    form.prior, form.same_repos = False, True
+    request = form.request()
+    assert request.config.prior == "none" and request.same_repos is True

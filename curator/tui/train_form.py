@@ -44,6 +44,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("replay", "replay", "number", "warm start: old examples mixed in per new one"),
     Setting("soft", "soft labels", "toggle", "learn the teacher's confidence too"),
     Setting("exclude_overlap", "drop overlap", "toggle", "drop training items from dev/eval repos"),
+    Setting(
+        "same_repos", "same repos", "toggle", "votes may share repos, never items, with dev/eval"
+    ),
+    Setting("prior", "perf prior", "toggle", "packaged base: start from MiniLM + the perf prior"),
 )
 
 
@@ -67,6 +71,8 @@ class TrainForm:
     replay: float = 0.5
     soft: bool = False
     exclude_overlap: bool = False
+    same_repos: bool = False
+    prior: bool = True
 
     def shown(self, key: str) -> str:
         value = getattr(self, key)
@@ -136,6 +142,7 @@ class TrainForm:
             max_length=self.max_length,
             layers=self.layers,
             soft=self.soft,
+            prior="perf" if self.prior else "none",
         )
         return TrainRequest(
             kind=self.kind,
@@ -145,6 +152,7 @@ class TrainForm:
             dev_set=self.dev,
             eval_set=self.eval,
             exclude_overlap=self.exclude_overlap,
+            same_repos=self.same_repos,
             config=config,
             from_model=self.from_model if self.kind == "student" else None,
             replay=self.replay,
