@@ -149,6 +149,12 @@ async def test_esc_cancels_training_and_registers_nothing(db: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_train(pilot, app)
         await small_run(pilot, screen)
+        # no dev set, so no early stop: a student that learns fast (one started from the
+        # perf prior reaches dev F1 1.0 in an epoch) cannot finish before esc lands
+        await edit(pilot, screen, "dev")
+        await pilot.press(*"none", "enter")
+        await back_on(pilot, screen)
+        assert value_shown(screen, "dev") == "none"
         await type_value(pilot, screen, "epochs", "20")
         await pilot.press("s", "escape")
         await until(pilot, lambda: screen.cancel is None, "training stopped", tries=6000)
