@@ -60,11 +60,13 @@ def _training(metrics: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in training.items() if k != "history"}
 
 
-def describe_prior(family: str, prior: Any) -> str | None:
-    """``perf-prior@1 (rank 32; learned from ...)``, ``none`` for a student that started
-    from its base alone, None for other kinds."""
+def describe_prior(family: str, prior: Any, warm_start: Any = None) -> str | None:
+    """``perf-prior@1 (rank 32; learned from ...)``, ``student@N (warm start)``, ``none``
+    for a student that started from its base alone, None for other kinds."""
     if family != "student":
         return None
+    if warm_start:
+        return f"{warm_start} (warm start)"
     if not isinstance(prior, dict):
         return "none (started from its base alone)"
     learned = prior.get("learned_from") or {}
@@ -109,7 +111,9 @@ def model_report(row: ModelRow, current: bool) -> dict[str, Any]:
         "input_text": input_text(params, row.metrics),
         "rule_floor": recorded_floor(params),
         "rule_floor_text": describe_floor(recorded_floor(params)),
-        "prior_text": describe_prior(row.family, _training(row.metrics).get("prior")),
+        "prior_text": describe_prior(
+            row.family, _training(row.metrics).get("prior"), params.get("warm_start")
+        ),
         "threshold": decision["threshold"] if decision else 0.5,
         "decision": decision,
         "scores": score_rows(row.name, row.metrics),

@@ -206,6 +206,7 @@ def test_curve_rows_per_size_and_order_then_the_full_run(split, tmp_path: Path) 
         model = get_model(store, "student@2")
         assert model is not None and model.params["learning_curve"] == curve
         assert model.params["warm_start"] == "student@1"
+    assert "started from: student@1 (warm start)" in split("models", "show", "student@2").output
     model_dir = tmp_path / "models" / "student@2"
     assert json.loads((model_dir / "learning_curve.json").read_text()) == curve
     assert json.loads((model_dir / "curator_student.json").read_text())["learning_curve"] == curve
