@@ -27,6 +27,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from engines.files import write_text_atomically
+
 PRIOR_NAME = "perf-prior"
 PRIOR_FILE = "perf_prior.safetensors"
 PRIOR_META = "perf_prior.json"
@@ -170,9 +172,7 @@ def write_prior(tensors: Mapping[str, Any], meta: Mapping[str, Any], folder: Pat
     staging = folder / f".{PRIOR_FILE}.tmp"
     save_file(dict(tensors), str(staging))
     os.replace(staging, weights)
-    sidecar = folder / f".{PRIOR_META}.tmp"
-    sidecar.write_text(json.dumps(dict(meta), indent=2) + "\n", encoding="utf-8")
-    os.replace(sidecar, folder / PRIOR_META)
+    write_text_atomically(folder / PRIOR_META, json.dumps(dict(meta), indent=2) + "\n")
     return weights
 
 
