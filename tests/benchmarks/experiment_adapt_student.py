@@ -35,21 +35,15 @@ sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "tests" / "benchmarks"))
 
 from build_perf_prior import set_examples, shared_examples  # noqa: E402
-from experiment_perf_prior import halves, scores  # noqa: E402
+from experiment_perf_prior import floored_probabilities, halves, scores  # noqa: E402
 
 from engines.labelers.calibration import choose_threshold  # noqa: E402
-from engines.labelers.keyword import find_matches, packaged_terms  # noqa: E402
+from engines.labelers.keyword import packaged_terms  # noqa: E402
 from engines.labelers.student.data import Example, stratified_holdout  # noqa: E402
 from engines.labelers.student.infer import (  # noqa: E402
-    load_encoder,
     pick_device,
-    positive_probabilities,
 )
 from engines.labelers.student.train import TrainConfig, train_student  # noqa: E402
-
-
-def message_of(e: Example) -> str:
-    return e.message if e.message is not None else e.text
 
 
 class Runner:
@@ -58,9 +52,6 @@ class Runner:
         self.terms = packaged_terms()
         self.device = pick_device(None)
         self.results: list[dict] = []
-
-    def floor(self, rows: list[Example]) -> list[bool]:
-        return [bool(find_matches(message_of(e), self.terms)) for e in rows]
 
     def train(self, rows: list[Example], tag: str) -> tuple[Path, float, float | None]:
         """Train on ``rows``; return the model dir, the threshold on the slice and the
@@ -72,11 +63,7 @@ class Runner:
         out = Path(self.args.work) / tag
         started = time.monotonic()
         result = train_student(config, fit, dev, out)
-        tok, model = load_encoder(out)
-        model.to(self.device)
-        probs = positive_probabilities(model, tok, [e.text for e in dev], 128, 256, self.device)
-        flags = self.floor(dev)
-        probs = [1.0 if f else p for p, f in zip(probs, flags, strict=True)]
+        probs, _ = floored_probabilities(out, dev, self.terms, self.device)
         labels = [e.label for e in dev]
         thr, _ = choose_threshold(probs, labels, "f1")
         own = [(p, y) for p, y, e in zip(probs, labels, dev, strict=True) if e.source != "shared"]
@@ -91,19 +78,15 @@ class Runner:
         return out, thr, thr_in
 
     def score(self, model_dir: Path, rows: list[Example], thr: float, thr_in: float | None) -> dict:
-        tok, model = load_encoder(model_dir)
-        model.to(self.device)
-        probs = positive_probabilities(model, tok, [e.text for e in rows], 128, 256, self.device)
-        flags = self.floor(rows)
+        probs, flags = floored_probabilities(model_dir, rows, self.terms, self.device)
         truth = [e.label for e in rows]
         out = {
             "kw": scores(truth, flags),
-            "model": scores(truth, [f or p >= thr for p, f in zip(probs, flags, strict=True)]),
+            "model": scores(truth, [p >= thr for p in probs]),
             "threshold": round(thr, 3),
         }
         if thr_in is not None:
-            calls = [f or p >= thr_in for p, f in zip(probs, flags, strict=True)]
-            out["model_thr_in"] = scores(truth, calls)
+            out["model_thr_in"] = scores(truth, [p >= thr_in for p in probs])
         return out
 
     def record(self, **row) -> None:

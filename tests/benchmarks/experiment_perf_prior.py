@@ -30,6 +30,7 @@ import os
 import random
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -74,6 +75,25 @@ def halves(rows: list[Example], seed: int = 0) -> tuple[list[Example], list[Exam
     return a, b
 
 
+def message_of(e: Example) -> str:
+    """The commit's message: ``message`` when the text carries a diff, else the text."""
+    return e.message if e.message is not None else e.text
+
+
+def floored_probabilities(
+    model_dir: Path, rows: list[Example], terms: Any, device: Any, field: str = "model_input"
+) -> tuple[list[float], list[bool]]:
+    """P(perf) of ``rows`` under the keyword floor, and where the floor fired; each read as
+    ``field`` says (``message``: the message alone, as ``curator predict`` feeds a model
+    that learned from messages only)."""
+    tokenizer, model = load_encoder(model_dir)
+    model.to(device)
+    texts = [message_of(e) if field == "message" else e.text for e in rows]
+    probs = positive_probabilities(model, tokenizer, texts, 128, 256, device)
+    flags = [bool(find_matches(message_of(e), terms)) for e in rows]
+    return [1.0 if f else p for p, f in zip(probs, flags, strict=True)], flags
+
+
 class Experiment:
     def __init__(
         self, work: Path, out: Path, epochs: int, field: str | None, early_stop: bool
@@ -84,18 +104,6 @@ class Experiment:
         self.work, self.out, self.epochs = work, out, epochs
         self.rows: list[dict] = []
 
-    def floored(
-        self, model_dir: Path, rows: list[Example], field: str = "model_input"
-    ) -> tuple[list[float], list[bool]]:
-        """Floored P(perf) of ``rows`` read as ``field`` says (``message``: the message
-        alone, as ``curator predict`` feeds a model that learned from messages only)."""
-        tokenizer, model = load_encoder(model_dir)
-        model.to(self.device)
-        texts = [(e.message or e.text) if field == "message" else e.text for e in rows]
-        probs = positive_probabilities(model, tokenizer, texts, 128, 256, self.device)
-        flags = [bool(find_matches(e.message or e.text, self.terms)) for e in rows]
-        return [1.0 if f else p for p, f in zip(probs, flags, strict=True)], flags
-
     def run(
         self, tag: str, train: list[Example], prior: str, seed: int, test: list[Example], **where
     ) -> None:
@@ -103,10 +111,10 @@ class Experiment:
         fit, held = stratified_holdout(train, config.holdout, config.seed)
         model_dir = self.work / f"{tag}-s{seed}"
         result = train_student(config, fit, held if self.early_stop else [], model_dir)
-        held_probs, _ = self.floored(model_dir, held)
+        held_probs, _ = floored_probabilities(model_dir, held, self.terms, self.device)
         threshold, _ = choose_threshold(held_probs, [e.label for e in held], "f1")
         field = self.field or resolved_field(config, result)
-        probs, flags = self.floored(model_dir, test, field)
+        probs, flags = floored_probabilities(model_dir, test, self.terms, self.device, field)
         truth = [e.label for e in test]
         row = {
             "variant": tag,
