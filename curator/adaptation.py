@@ -48,7 +48,7 @@ from curator.training import (
 )
 from curator.warm_start import held_out_sources, resolve_start, warm_config, with_replay
 from engines.labelers.base import Labeler
-from engines.labelers.calibration import decide
+from engines.labelers.calibration import HOLDOUT_NEAR_TIE, decide
 from engines.labelers.rule_floor import floor_block
 from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import (
@@ -185,7 +185,13 @@ def _curve_threshold(
     probs = labeler.probabilities([e.text for e in tuning])
     labels = [e.label for e in tuning]
     decision = decide(
-        probs, labels, objective, "dev" if dev else "holdout", None, None if dev else fallback
+        probs,
+        labels,
+        objective,
+        "dev" if dev else "holdout",
+        None,
+        None if dev else fallback,
+        0.0 if dev else HOLDOUT_NEAR_TIE,
     )
     return float(decision["threshold"])
 

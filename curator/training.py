@@ -46,7 +46,12 @@ from curator.warm_start import (
 )
 from engines.labelers import tfidf
 from engines.labelers.base import Labeler
-from engines.labelers.calibration import DEFAULT_THRESHOLD, decide, parse_objective
+from engines.labelers.calibration import (
+    DEFAULT_THRESHOLD,
+    HOLDOUT_NEAR_TIE,
+    decide,
+    parse_objective,
+)
 from engines.labelers.inputs import input_block, recorded_input, resolve_field
 from engines.labelers.rule_floor import floor_block, floor_flags, floor_terms, floored, rule_fires
 from engines.labelers.storing import predict_stored
@@ -448,7 +453,13 @@ def _train_student(
     flags = floor_flags(texts, floor)
     truth = [e.label for e in tuning]
     decision = decide(
-        probs, truth, config.threshold_objective, chosen_on, flags, None if dev else fallback
+        probs,
+        truth,
+        config.threshold_objective,
+        chosen_on,
+        flags,
+        None if dev else fallback,
+        0.0 if dev else HOLDOUT_NEAR_TIE,
     )
     if not dev and tuning:  # how the model does on its held-out slice, at that threshold
         decided = floored(probs, flags) if flags is not None else probs

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from engines.commits.representation import model_input
 from engines.labelers import tfidf
 from engines.labelers.base import NON_PERF, PERF
 from engines.labelers.calibration import (
+    HOLDOUT_NEAR_TIE,
     choose_threshold,
     decide,
     expected_calibration_error,
@@ -78,6 +80,26 @@ def test_f1_objective_takes_the_best_f1_and_breaks_ties_towards_half() -> None:
     # one class only or no data: the default
     assert choose_threshold([0.3, 0.7], [1, 1]) == (0.5, False)
     assert choose_threshold([], []) == (0.5, False)
+
+
+def test_near_ties_go_to_the_threshold_nearest_half() -> None:
+    # 10 perf, 30 not: nine perf items at 0.9, one at 0.1, one non-perf item at 0.45
+    probs = [0.9] * 9 + [0.1] + [0.45] + [0.05] * 29
+    labels = [1] * 10 + [0] * 30
+    # calling everything from 0.1 up: 10 right, 1 false alarm, F1 20/21 = 0.952 (the best);
+    # from 0.5 up: 9 right, 1 missed, F1 18/19 = 0.947, within 0.005 of it
+    exact, met = choose_threshold(probs, labels, "f1")
+    assert met and 0.05 < exact <= 0.1
+    assert choose_threshold(probs, labels, "f1", near_tie=0.01) == (0.5, True)
+    assert choose_threshold(probs, labels, "f1", near_tie=0.001)[0] == exact
+    block = decide(probs, labels, "f1", "holdout", near_tie=0.01)
+    assert block["threshold"] == 0.5 and block["near_tie"] == 0.01
+    assert block["f1"] == 18 / 19  # the scores are those at the threshold taken
+    assert "near_tie" not in decide(probs, labels, "f1", "holdout")
+    # a precision objective is not an F1 choice: near ties change nothing there
+    by_precision = choose_threshold(probs, labels, "precision:0.9")
+    assert by_precision[0] == exact  # 10 of 11 called are perf
+    assert choose_threshold(probs, labels, "precision:0.9", near_tie=0.5) == by_precision
 
 
 def test_too_few_items_keep_the_fallback_and_enough_are_chosen_on() -> None:
@@ -339,3 +361,32 @@ def test_diff_dropout_swaps_in_the_message_alone_at_its_rate() -> None:
     swapped = [i for i, x in enumerate(ids) if x == [1, 2]]
     assert set(swapped) <= set(messages) and 120 <= len(swapped) <= 180  # about 30% of 500
     assert _epoch_ids(full, messages, 0.3, random.Random(0)) == ids  # seeded
+
+
+def test_a_threshold_chosen_on_the_held_out_slice_counts_near_ties(
+    store: Store, tmp_path: Path, cli
+) -> None:  # type: ignore[no-untyped-def]
+    """With 60 held-out votes (enough to choose on) and no dev set, the student's
+    threshold is chosen with near ties counted as ties, recorded and shown."""
+    perf = ["Cache the parsed header {n}", "Avoid a copy in loop {n}", "Reuse buffer {n}"]
+    other = ["Fix typo in docs {n}", "Add test for option {n}", "Rename helper {n}"]
+    items = tmp_path / "items.jsonl"
+    votes = tmp_path / "votes.csv"
+    with items.open("w", encoding="utf-8") as out, votes.open("w", encoding="utf-8") as v:
+        v.write("item,annotator,label,category,note\n")
+        for n in range(120):
+            words = (perf if n % 2 else other)[n % 3]
+            item = {"id": f"g{n}", "repo": "acme/x", "sha": f"{n:040x}", "diff": ""}
+            out.write(json.dumps({**item, "message": words.format(n=n)}) + "\n")
+            v.write(f"g{n},ann,{'perf' if n % 2 else 'non-perf'},,\n")
+    import_items_file(store, items, "commit", model_input, "gen", votes_per_item=1)
+    import_votes_file(store, votes)
+    config = replace(TINY, holdout=0.5)
+    outcome = run_training(store, TrainRequest(vote_sets=("gen",), config=config))
+    assert outcome.model is not None
+    decision = outcome.model.params["decision"]
+    assert decision["chosen_on"] == "holdout" and decision["n"] == 60
+    assert decision["near_tie"] == HOLDOUT_NEAR_TIE
+    shown = cli("models", "show", outcome.model.name, "--db", str(tmp_path / "test.db"))
+    assert shown.exit_code == 0, shown.output
+    assert f"F1 within {HOLDOUT_NEAR_TIE:g} of the best counted as tied" in shown.stdout

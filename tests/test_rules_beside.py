@@ -10,7 +10,8 @@ from pathlib import Path
 from annotation.importing import import_items_file, import_votes_file
 from curator.training import TrainRequest, run_training
 from engines.commits.representation import model_input
-from engines.labelers.student import TrainConfig
+from engines.labelers.calibration import HOLDOUT_NEAR_TIE
+from engines.labelers.student import TrainConfig, read_meta
 from store import Store
 from tests.conftest import ROOT
 
@@ -108,3 +109,8 @@ def test_the_held_out_slice_of_a_student_is_scored_beside_the_rules(store: Store
     )
     assert rules["labeler"] == "keyword@3"
     assert "training" in outcome.metrics and "holdout" not in outcome.metrics["training"]
+    decision = read_meta(outcome.model.path)["decision"]
+    if decision["chosen_on"] == "holdout":  # chosen there: near ties were counted as ties
+        assert decision["near_tie"] == HOLDOUT_NEAR_TIE
+    else:  # too few held-out votes to choose on: the default is kept, with no near ties
+        assert decision["chosen_on"].startswith("default") and "near_tie" not in decision

@@ -299,6 +299,8 @@ def _decision_line(data: dict[str, Any]) -> str:
     if not decision:
         return "decision: perf iff P(perf) >= 0.5 (trained before thresholds were chosen)"
     met = "" if decision.get("objective_met", True) else ", objective not reached"
+    if decision.get("near_tie"):
+        met += f", F1 within {decision['near_tie']:g} of the best counted as tied"
     line = (
         f"decision: perf iff P(perf) >= {decision['threshold']:.4g}"
         f" (objective {decision['objective']}{met}, chosen on {decision['chosen_on']})\n"

@@ -23,6 +23,12 @@ BINS = 10
 # (a warm start's own threshold, else 0.5) is kept instead.
 MIN_CHOICE_ITEMS = 40
 MIN_CHOICE_PER_CLASS = 10
+# On a held-out slice of the training votes (no dev set of the target source), the F1
+# curve of a floored model is flat from about 0.1 to 0.95: the rules decide the messages
+# that carry the evidence, and the model is sure of the rest. The best F1 there follows
+# one or two items, and a threshold chosen by it off the source (0.11 in one run) can
+# fall below the rules. Thresholds within this much F1 of the best count as tied.
+HOLDOUT_NEAR_TIE = 0.01
 
 
 def parse_objective(text: str) -> tuple[str, float | None]:
@@ -87,10 +93,14 @@ def candidate_thresholds(probs: Sequence[float]) -> list[float]:
 
 
 def choose_threshold(
-    probs: Sequence[float], labels: Sequence[int], objective: str = DEFAULT_OBJECTIVE
+    probs: Sequence[float],
+    labels: Sequence[int],
+    objective: str = DEFAULT_OBJECTIVE,
+    near_tie: float = 0.0,
 ) -> tuple[float, bool]:
     """The threshold ``objective`` picks on these dev probabilities, and whether the
-    objective was met. ``f1``: the best perf F1, ties to the threshold nearest 0.5.
+    objective was met. ``f1``: the best perf F1, ties to the threshold nearest 0.5; with
+    ``near_tie``, every threshold within that much F1 of the best counts as tied.
     ``precision:P``: the lowest threshold whose precision reaches P (the most recall at
     that precision); when none does, the one with the highest precision."""
     kind, target = parse_objective(objective)
@@ -99,7 +109,8 @@ def choose_threshold(
     scored = [(t, scores_at(probs, labels, t)) for t in candidate_thresholds(probs)]
     if kind == "f1":
         best = max((s["f1"] or 0.0) for _, s in scored)
-        ties = [t for t, s in scored if abs((s["f1"] or 0.0) - best) <= 1e-12]
+        slack = max(near_tie, 1e-12)
+        ties = [t for t, s in scored if best - (s["f1"] or 0.0) <= slack]
         return min(ties, key=lambda t: (abs(t - DEFAULT_THRESHOLD), t)), True
     assert target is not None
     reaching = [t for t, s in scored if s["precision"] is not None and s["precision"] >= target]
@@ -160,6 +171,7 @@ def decide(
     chosen_on: str = "dev",
     floored: Sequence[bool] | None = None,
     fallback: tuple[float, str] | None = None,
+    near_tie: float = 0.0,
 ) -> dict[str, Any]:
     """The ``decision`` block stored with a model: threshold, objective, where it was
     chosen and on how many items, the scores there, ECE and the reliability table.
@@ -169,8 +181,10 @@ def decide(
     well the model's own probabilities are calibrated on the other items, since the
     overall ECE mixes the two. ``fallback`` (a threshold and where it comes from) is
     taken instead of a choice when the items are too few (:func:`enough_to_choose`); the
-    scores are still those of these items."""
+    scores are still those of these items. ``near_tie`` (see :func:`choose_threshold`)
+    is recorded when it took part in a choice."""
     parse_objective(objective)
+    given_on = chosen_on
     if fallback is not None and probs and not enough_to_choose(labels):
         threshold, met = fallback[0], False
         chosen_on = (
@@ -180,7 +194,7 @@ def decide(
     else:
         if not probs or len(set(labels)) < 2:
             chosen_on = f"default ({'no' if not probs else 'one-class'} dev data)"
-        threshold, met = choose_threshold(probs, labels, objective)
+        threshold, met = choose_threshold(probs, labels, objective, near_tie)
     block: dict[str, Any] = {
         "threshold": round(threshold, 6),
         "objective": objective,
@@ -189,6 +203,8 @@ def decide(
         "n": len(probs),
         "positives": int(sum(labels)),
     }
+    if near_tie and chosen_on == given_on:  # chosen here, not a fallback or the default
+        block["near_tie"] = near_tie
     block.update(scores_at(probs, labels, threshold) if probs else {})
     block["ece"] = expected_calibration_error(probs, labels)
     block["reliability"] = reliability(probs, labels) if probs else []
