@@ -23,12 +23,14 @@ BINS = 10
 # (a warm start's own threshold, else 0.5) is kept instead.
 MIN_CHOICE_ITEMS = 40
 MIN_CHOICE_PER_CLASS = 10
-# On a held-out slice of the training votes (no dev set of the target source), the F1
-# curve of a floored model is flat from about 0.1 to 0.95: the rules decide the messages
-# that carry the evidence, and the model is sure of the rest. The best F1 there follows
-# one or two items, and a threshold chosen by it off the source (0.11 in one run) can
-# fall below the rules. Thresholds within this much F1 of the best count as tied.
-HOLDOUT_NEAR_TIE = 0.01
+# On a held-out slice of the training votes (no dev set of the target source), a floored
+# model's F1 is nearly flat over most thresholds: moving the threshold down trades false
+# alarms for found perf commits about one for one, and at F1 0.88 on 376 items each such
+# trade moves F1 by about 0.0006. The exact best then follows those trades (0.11 in one
+# run, which fell below the rules off the source). Thresholds within this much F1 of the
+# best count as tied, so a threshold that buys each perf commit with a false alarm is no
+# better than 0.5; any real gain on the slice (one more right call) is larger.
+HOLDOUT_NEAR_TIE = 0.001
 
 
 def parse_objective(text: str) -> tuple[str, float | None]:
