@@ -24,13 +24,12 @@ BINS = 10
 MIN_CHOICE_ITEMS = 40
 MIN_CHOICE_PER_CLASS = 10
 # On a held-out slice of the training votes (no dev set of the target source), a floored
-# model's F1 is nearly flat over most thresholds: moving the threshold down trades false
-# alarms for found perf commits about one for one, and at F1 0.88 on 376 items each such
-# trade moves F1 by about 0.0006. The exact best then follows those trades (0.11 in one
-# run, which fell below the rules off the source). Thresholds within this much F1 of the
-# best count as tied, so a threshold that buys each perf commit with a false alarm is no
-# better than 0.5; any real gain on the slice (one more right call) is larger.
-HOLDOUT_NEAR_TIE = 0.001
+# model's F1 is nearly flat: the rules decide the messages that carry evidence and the
+# model is sure of the rest. In one run the best three thresholds on 376 items were 0.82,
+# 0.27 and 0.43, within 0.001 F1 of each other, and 0.5 was 0.002 behind; chosen that way
+# off the source, 0.11 once fell below the rules. Within this much F1 (two or three calls
+# on such a slice) thresholds count as tied, and ties go to the one nearest 0.5.
+HOLDOUT_NEAR_TIE = 0.01
 
 
 def parse_objective(text: str) -> tuple[str, float | None]:
