@@ -45,10 +45,10 @@ from curator.training import (
     _rules_on,
     _score,
     run_training,
+    student_decision,
 )
 from curator.warm_start import held_out_sources, resolve_start, warm_config, with_replay
 from engines.labelers.base import Labeler
-from engines.labelers.calibration import HOLDOUT_NEAR_TIE, decide
 from engines.labelers.rule_floor import floor_block
 from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import (
@@ -172,6 +172,7 @@ def _scored_point(n: int, order: str, scores: dict[str, Any], replayed: int = 0)
 def _curve_threshold(
     labeler: StudentLabeler,
     dev: Sequence[Example],
+    dev_name: str | None,
     holdout: Sequence[Example],
     objective: str,
     fallback: tuple[float, str],
@@ -184,15 +185,7 @@ def _curve_threshold(
         return fallback[0]
     probs = labeler.probabilities([e.text for e in tuning])
     labels = [e.label for e in tuning]
-    decision = decide(
-        probs,
-        labels,
-        objective,
-        "dev" if dev else "holdout",
-        None,
-        None if dev else fallback,
-        0.0 if dev else HOLDOUT_NEAR_TIE,
-    )
+    decision = student_decision(probs, labels, objective, dev_name if dev else None, None, fallback)
     return float(decision["threshold"])
 
 
@@ -345,6 +338,7 @@ def run_learning_curve(
                 scored.threshold = _curve_threshold(
                     scored,
                     dev_examples,
+                    train.dev_set,
                     holdout,
                     config.threshold_objective,
                     (start_threshold, f"from {start.name}"),

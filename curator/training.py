@@ -446,25 +446,34 @@ def _train_student(
         "history": result.history,
         "prior": result.prior,
     }
-    chosen_on = f"dev:{dev.name}" if dev else "holdout"
     texts = [e.text for e in tuning]
     probs = labeler.probabilities(texts) if tuning else []
     floor = floor_block(config.rule_floor)
     flags = floor_flags(texts, floor)
     truth = [e.label for e in tuning]
-    decision = decide(
-        probs,
-        truth,
-        config.threshold_objective,
-        chosen_on,
-        flags,
-        None if dev else fallback,
-        0.0 if dev else HOLDOUT_NEAR_TIE,
+    decision = student_decision(
+        probs, truth, config.threshold_objective, dev.name if dev else None, flags, fallback
     )
     if not dev and tuning:  # how the model does on its held-out slice, at that threshold
         decided = floored(probs, flags) if flags is not None else probs
         training["holdout"] = _scores_at(tuning, decided, decision["threshold"])
     return labeler, training, None, decision
+
+
+def student_decision(
+    probs: Sequence[float],
+    labels: Sequence[int],
+    objective: str,
+    dev_name: str | None,
+    flags: Sequence[bool] | None,
+    fallback: tuple[float, str],
+) -> dict[str, Any]:
+    """A student's decision block: chosen on its dev set ``dev_name`` as given, else on
+    the held-out slice of its votes, where ``fallback`` stands in for a slice too small
+    to choose on and near ties go to 0.5 (``HOLDOUT_NEAR_TIE``)."""
+    if dev_name:
+        return decide(probs, labels, objective, f"dev:{dev_name}", flags)
+    return decide(probs, labels, objective, "holdout", flags, fallback, HOLDOUT_NEAR_TIE)
 
 
 def _train_tfidf(
