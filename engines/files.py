@@ -6,22 +6,33 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+
+@contextmanager
+def staged_file(path: Path) -> Iterator[Path]:
+    """A temporary file beside ``path`` (folders created) for the block to write; moved
+    into place when the block ends, removed (``path`` untouched) when it raises. For
+    writers that take a path (safetensors, pickle)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        yield Path(temp)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
 
 
 def write_text_atomically(path: Path, text: str) -> None:
     """Write ``text`` to a temporary file beside ``path`` (folders created), then move
     it into place; on any failure the temporary file is removed and ``path`` untouched."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    with staged_file(path) as temp:
+        temp.write_text(text, encoding="utf-8")
 
 
 def update_json_atomically(path: Path, meta: dict[str, Any], **fields: Any) -> dict[str, Any]:

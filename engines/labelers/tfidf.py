@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import pickle
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from engines.files import update_json_atomically
+from engines.files import staged_file, update_json_atomically, write_text_atomically
 from engines.labelers.base import Prediction
 from engines.labelers.calibration import DEFAULT_THRESHOLD, threshold_of, verdict
 from engines.labelers.inputs import recorded_input
@@ -192,12 +191,9 @@ def out_of_fold(
 
 def save(model: Any, out_dir: Path, meta: dict[str, Any]) -> None:
     """The fitted pipeline (pickle) and its metadata into ``out_dir`` (created)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / (MODEL_FILE + ".tmp")
-    with tmp.open("wb") as handle:
+    with staged_file(out_dir / MODEL_FILE) as tmp, tmp.open("wb") as handle:
         pickle.dump(model, handle, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, out_dir / MODEL_FILE)
-    (out_dir / META_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
+    write_text_atomically(out_dir / META_FILE, json.dumps(meta, indent=2, sort_keys=True))
 
 
 def read_meta(path: str | Path) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from engines.files import write_text_atomically
+from engines.files import staged_file, write_text_atomically
 
 PRIOR_NAME = "perf-prior"
 PRIOR_FILE = "perf_prior.safetensors"
@@ -167,11 +167,9 @@ def write_prior(tensors: Mapping[str, Any], meta: Mapping[str, Any], folder: Pat
     """Write the prior and its sidecar into ``folder`` atomically; return the weights' path."""
     from safetensors.torch import save_file
 
-    folder.mkdir(parents=True, exist_ok=True)
     weights = folder / PRIOR_FILE
-    staging = folder / f".{PRIOR_FILE}.tmp"
-    save_file(dict(tensors), str(staging))
-    os.replace(staging, weights)
+    with staged_file(weights) as staging:
+        save_file(dict(tensors), str(staging))
     write_text_atomically(folder / PRIOR_META, json.dumps(dict(meta), indent=2) + "\n")
     return weights
 
