@@ -1,5 +1,6 @@
 """Scoring a labeler against a set's final labels: per-class precision, recall, F1 and
-false-positive rate, accuracy, the confusion matrix, and the items it never labeled."""
+false-positive rate, accuracy, the confusion matrix, and the items it never labeled;
+over the whole set or per group of items (one repository, one language)."""
 
 from __future__ import annotations
 
@@ -86,3 +87,26 @@ def evaluate(
         classes.append(ClassScores(label, tp + fn, precision, recall, f1, _ratio(fp, fp + tn)))
     accuracy = _ratio(sum(1 for t, p in pairs if t == p), len(pairs))
     return Evaluation(labeler, len(truth), len(pairs), missing, accuracy, classes, confusion)
+
+
+def evaluate_groups(
+    labeler: str,
+    truth: Mapping[int, str],
+    predictions: Mapping[int, str],
+    labels: Sequence[str],
+    group_of: Mapping[int, str],
+) -> dict[str, Evaluation]:
+    """:func:`evaluate` on each group of items, by group name in sorted order; an item
+    ``group_of`` does not name falls in the group ``unknown``."""
+    members: dict[str, list[int]] = {}
+    for item in truth:
+        members.setdefault(group_of.get(item) or "unknown", []).append(item)
+    return {
+        group: evaluate(
+            labeler,
+            {i: truth[i] for i in items},
+            {i: predictions[i] for i in items if i in predictions},
+            labels,
+        )
+        for group, items in sorted(members.items())
+    }

@@ -7,9 +7,11 @@ from collections import defaultdict
 from annotation.adjudication import final_labels
 from annotation.agreement import AgreementReport, agreement_report
 from annotation.audit import resolve_labeler
-from annotation.evaluation import Evaluation, evaluate
+from annotation.evaluation import Evaluation, evaluate, evaluate_groups
 from annotation.labels import SKIP
+from annotation.sets import SetError
 from store import Store
+from store.items import item_summaries
 from store.sets import SetRow, latest_predictions, set_size
 from store.votes import ANNOTATOR, live_votes_in_set
 
@@ -34,11 +36,35 @@ def agreement_for_set(store: Store, set_row: SetRow) -> AgreementReport:
     return agreement_report(labels, set_size(store, set_row.id), set_row.labels, categories)
 
 
+GROUP_FIELDS = {"repo": "source", "source": "source", "language": "language"}
+"""What ``curator eval --by`` can group items by, and the item column each one reads."""
+
+
 def evaluate_on_set(
     store: Store, set_row: SetRow, labeler: str, rule: str = "majority"
 ) -> Evaluation:
     """Score a labeler's latest predictions against the set's final labels."""
+    name, truth, predicted = _scored(store, set_row, labeler, rule)
+    return evaluate(name, truth, predicted, set_row.labels)
+
+
+def evaluate_on_set_by(
+    store: Store, set_row: SetRow, labeler: str, by: str, rule: str = "majority"
+) -> dict[str, Evaluation]:
+    """:func:`evaluate_on_set` per repository (``by="repo"``) or language."""
+    column = GROUP_FIELDS.get(by)
+    if column is None:
+        raise SetError(f"cannot group by {by!r}: use repo or language")
+    name, truth, predicted = _scored(store, set_row, labeler, rule)
+    group_of = {i: str(row[column] or "") for i, row in item_summaries(store, list(truth)).items()}
+    return evaluate_groups(name, truth, predicted, set_row.labels, group_of)
+
+
+def _scored(
+    store: Store, set_row: SetRow, labeler: str, rule: str
+) -> tuple[str, dict[int, str], dict[int, str]]:
+    """The labeler's stored name, the set's final labels, and its predictions of them."""
     name = resolve_labeler(store, labeler)
     truth = final_labels(store, set_row, rule)
     predicted = {item: label for item, (label, _) in latest_predictions(store, name).items()}
-    return evaluate(name, truth, {i: predicted[i] for i in truth if i in predicted}, set_row.labels)
+    return name, truth, {i: predicted[i] for i in truth if i in predicted}

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from annotation.set_reports import evaluate_on_set
+from annotation.evaluation import Evaluation
+from annotation.set_reports import GROUP_FIELDS, evaluate_on_set, evaluate_on_set_by
 from annotation.sets import SetError
 from curator.cli_context import open_db
 from curator.commands.options import DbOption, RuleOption
@@ -45,15 +46,32 @@ def eval_command(
         bool,
         typer.Option("--confusion/--no-confusion", help="Print each labeler's confusion matrix."),
     ] = True,
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by",
+            metavar="repo|language",
+            help="Also score each repository (or language) of the set on its own.",
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """One table comparing labelers: precision, recall, F1 and FPR per class, accuracy;
-    then each labeler's confusion matrix."""
+    then each labeler's confusion matrix. With --by, a table of each labeler's F1 on
+    each repository or language of the set."""
+    if by is not None and by not in GROUP_FIELDS:
+        fail(f"--by {by!r}: use repo or language")
+    grouped: dict[str, dict[str, Evaluation]] = {}
     with open_db(db, create=False) as store:
         s = load_set(store, set_name)
         try:
             names = [stored_labeler(store, lb) for lb in labelers]
             results = [evaluate_on_set(store, s, name, rule) for name in names]
+            if by is not None:
+                grouped = {
+                    r.labeler: evaluate_on_set_by(store, s, name, by, rule)
+                    for r, name in zip(results, names, strict=True)
+                }
         except (SetError, LabelerError) as exc:
             fail(str(exc))
         if s.kind == "commit":
@@ -64,11 +82,15 @@ def eval_command(
     if any(r.items == 0 for r in results):
         fail(f"set {s.name!r} has no settled items yet: vote, then `curator adjudicate`")
     data = eval_table.as_json(s.name, rule, results)
+    if by is not None:
+        data["by"] = eval_table.groups_json(by, grouped)
     try:
         if out_file is not None:
             eval_table.write_json(out_file, data)
         if markdown_file is not None:
             text = eval_table.markdown(s.name, rule, results[0].items, results, s.labels)
+            if by is not None:
+                text += "\n" + eval_table.group_markdown(by, grouped, s.labels)
             write_text_atomically(markdown_file, text)
     except OSError as exc:
         fail(f"cannot write {exc.filename}: {exc.strerror}")
@@ -82,6 +104,8 @@ def eval_command(
             s.labels,
         )
     )
+    if by is not None:
+        out.print(eval_table.group_table(f"{s.labels[0]} F1 by {by}", grouped, s.labels))
     if not confusion:
         return
     for r in results:

@@ -1,10 +1,11 @@
 """The comparison table of ``curator eval``: one row per labeler, precision, recall, F1
-and FPR per class plus accuracy, as a rich table, as Markdown and as JSON files."""
+and FPR per class plus accuracy, as a rich table, as Markdown and as JSON files; and,
+with ``--by``, one row per repository or language with each labeler's F1 there."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +87,58 @@ def as_json(set_name: str, rule: str, results: Sequence[Evaluation]) -> dict[str
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
     write_text_atomically(path, json.dumps(data, indent=2, ensure_ascii=True) + "\n")
+
+
+GroupScores = Mapping[str, Mapping[str, Evaluation]]
+"""Labeler name -> group name -> its evaluation on the group's items."""
+
+
+def group_header(labels: Sequence[str], labelers: Sequence[str]) -> list[str]:
+    """Group, items, how many are of the set's first label, then each labeler (whose
+    column holds its F1 on that label; the title says so)."""
+    return ["group", "items", labels[0], *labelers]
+
+
+def group_rows(scores: GroupScores, labels: Sequence[str]) -> list[list[Any]]:
+    """One row per group, in name order; a labeler that predicted none of a group's items
+    gets the missing glyph there."""
+    first = labels[0]
+    groups = sorted({group for by_group in scores.values() for group in by_group})
+    found = []
+    for group in groups:
+        evaluations = [by_group.get(group) for by_group in scores.values()]
+        known = next(e for e in evaluations if e is not None)
+        support = sum(known.confusion.get(first, {}).values())
+        row: list[Any] = [group, known.items, support if known.predicted else MISSING]
+        for e in evaluations:
+            c = None if e is None or not e.predicted else {x.label: x for x in e.classes}[first]
+            row.append(MISSING if c is None else number(c.f1))
+        found.append(row)
+    return found
+
+
+def group_table(title: str, scores: GroupScores, labels: Sequence[str]):  # type: ignore[no-untyped-def]
+    return table(title, group_header(labels, list(scores)), group_rows(scores, labels))
+
+
+def group_markdown(by: str, scores: GroupScores, labels: Sequence[str]) -> str:
+    head = group_header(labels, list(scores))
+    lines = [
+        f"By {_cell(by)}: {_cell(labels[0])} F1 on each group's items.",
+        "",
+        "| " + " | ".join(_cell(h) for h in head) + " |",
+        "|" + "|".join(["---", *["---:"] * (len(head) - 1)]) + "|",
+    ]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in group_rows(scores, labels)]
+    return "\n".join(lines) + "\n"
+
+
+def groups_json(by: str, scores: GroupScores) -> dict[str, Any]:
+    groups = sorted({group for by_group in scores.values() for group in by_group})
+    return {
+        "field": by,
+        "groups": {
+            group: [by_group[group].as_json() for by_group in scores.values() if group in by_group]
+            for group in groups
+        },
+    }
