@@ -57,8 +57,9 @@ def eval_command(
     db: DbOption = None,
 ) -> None:
     """One table comparing labelers: precision, recall, F1 and FPR per class, accuracy;
-    then each labeler's confusion matrix. With --by, a table of each labeler's F1 on
-    each repository or language of the set."""
+    then each labeler's confusion matrix.
+
+    With --by, a table of each labeler's F1 on each repository or language of the set."""
     if by is not None and by not in GROUP_FIELDS:
         fail(f"--by {by!r}: use repo or language")
     grouped: dict[str, dict[str, Evaluation]] = {}
