@@ -123,3 +123,17 @@ def test_repository_names_are_shown_as_text(cli, tmp_path: Path) -> None:  # typ
         cli("eval", "h", "--labeler", "keyword@latest", "--by", "repo", "--json").output
     )
     assert set(data["by"]["groups"]) == {hostile, "plain/repo"}
+
+
+def test_a_group_a_labeler_never_predicted_shows_the_missing_glyph(gt) -> None:  # type: ignore[no-untyped-def]
+    assert gt("predict", "gt", "--labeler", "heuristics@1", "--limit", "3").exit_code == 0
+    args = ("--labeler", "keyword@latest", "--labeler", "heuristics@1", "--by", "repo")
+    data = json.loads(gt("eval", "gt", *args, "--json").output)
+    groups = data["by"]["groups"]
+    unseen = [g for g, scores in groups.items() if scores[1]["items_predicted"] == 0]
+    assert unseen and len(unseen) < len(groups)
+    table = gt("eval", "gt", *args, "--no-confusion").output
+    for group in unseen:
+        (row,) = [line for line in table.splitlines() if line.startswith(f"│ {group}")]
+        cells = [cell.strip() for cell in row.strip("│").split("│")]
+        assert cells[-1] == "-" and cells[-2] != "-", cells
