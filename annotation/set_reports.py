@@ -50,14 +50,18 @@ def evaluate_on_set(
 
 def evaluate_on_set_by(
     store: Store, set_row: SetRow, labeler: str, by: str, rule: str = "majority"
-) -> dict[str, Evaluation]:
-    """:func:`evaluate_on_set` per repository (``by="repo"``) or language."""
+) -> tuple[Evaluation, dict[str, Evaluation]]:
+    """:func:`evaluate_on_set`, and the same per repository (``by="repo"``) or language,
+    from one read of the labels and predictions."""
     column = GROUP_FIELDS.get(by)
     if column is None:
         raise SetError(f"cannot group by {by!r}: use repo or language")
     name, truth, predicted = _scored(store, set_row, labeler, rule)
     group_of = {i: str(row[column] or "") for i, row in item_summaries(store, list(truth)).items()}
-    return evaluate_groups(name, truth, predicted, set_row.labels, group_of)
+    return (
+        evaluate(name, truth, predicted, set_row.labels),
+        evaluate_groups(name, truth, predicted, set_row.labels, group_of),
+    )
 
 
 def _scored(

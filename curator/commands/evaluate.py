@@ -67,12 +67,12 @@ def eval_command(
         s = load_set(store, set_name)
         try:
             names = [stored_labeler(store, lb) for lb in labelers]
-            results = [evaluate_on_set(store, s, name, rule) for name in names]
-            if by is not None:
-                grouped = {
-                    r.labeler: evaluate_on_set_by(store, s, name, by, rule)
-                    for r, name in zip(results, names, strict=True)
-                }
+            if by is None:
+                results = [evaluate_on_set(store, s, name, rule) for name in names]
+            else:
+                pairs = [evaluate_on_set_by(store, s, name, by, rule) for name in names]
+                results = [whole for whole, _ in pairs]
+                grouped = {whole.labeler: groups for whole, groups in pairs}
         except (SetError, LabelerError) as exc:
             fail(str(exc))
         if s.kind == "commit":

@@ -70,14 +70,19 @@ def markdown(
     set_name: str, rule: str, items: int, results: Sequence[Evaluation], labels: Sequence[str]
 ) -> str:
     """A GitHub-flavoured Markdown table with a one-line caption."""
-    head = header(labels)
+    caption = f"Evaluation on `{_cell(set_name)}` ({items} items with a final label, rule {rule})."
+    return _markdown_table(caption, header(labels), rows(results, labels))
+
+
+def _markdown_table(caption: str, head: Sequence[str], body: Sequence[Sequence[Any]]) -> str:
+    """A caption line, then a table whose first column is left-aligned and the rest right."""
     lines = [
-        f"Evaluation on `{_cell(set_name)}` ({items} items with a final label, rule {rule}).",
+        caption,
         "",
-        "| " + " | ".join(head) + " |",
+        "| " + " | ".join(_cell(h) for h in head) + " |",
         "|" + "|".join(["---", *["---:"] * (len(head) - 1)]) + "|",
     ]
-    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows(results, labels)]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in body]
     return "\n".join(lines) + "\n"
 
 
@@ -103,9 +108,8 @@ def group_rows(scores: GroupScores, labels: Sequence[str]) -> list[list[Any]]:
     """One row per group, in name order; a labeler that predicted none of a group's items
     gets the missing glyph there."""
     first = labels[0]
-    groups = sorted({group for by_group in scores.values() for group in by_group})
     found = []
-    for group in groups:
+    for group in _group_names(scores):
         evaluations = [by_group.get(group) for by_group in scores.values()]
         known = next(e for e in evaluations if e is not None)
         support = sum(known.confusion.get(first, {}).values())
@@ -122,19 +126,16 @@ def group_table(title: str, scores: GroupScores, labels: Sequence[str]):  # type
 
 
 def group_markdown(by: str, scores: GroupScores, labels: Sequence[str]) -> str:
-    head = group_header(labels, list(scores))
-    lines = [
-        f"By {_cell(by)}: {_cell(labels[0])} F1 on each group's items.",
-        "",
-        "| " + " | ".join(_cell(h) for h in head) + " |",
-        "|" + "|".join(["---", *["---:"] * (len(head) - 1)]) + "|",
-    ]
-    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in group_rows(scores, labels)]
-    return "\n".join(lines) + "\n"
+    caption = f"By {_cell(by)}: {_cell(labels[0])} F1 on each group's items."
+    return _markdown_table(caption, group_header(labels, list(scores)), group_rows(scores, labels))
+
+
+def _group_names(scores: GroupScores) -> list[str]:
+    return sorted({group for by_group in scores.values() for group in by_group})
 
 
 def groups_json(by: str, scores: GroupScores) -> dict[str, Any]:
-    groups = sorted({group for by_group in scores.values() for group in by_group})
+    groups = _group_names(scores)
     return {
         "field": by,
         "groups": {
