@@ -5,8 +5,9 @@ and the Curator team's labels; this script reads each commit's message and the d
 its one labeled file from a local clone and writes two files that Curator imports:
 
 * ``items.jsonl``: one commit item per row, for ``curator import items``;
-* ``votes.jsonl``: one vote per row by annotator ``cross-source``, for
-  ``curator import votes``.
+* ``votes.jsonl``: one vote per row by annotator ``cross-source`` (``--annotator``
+  names another: a second labeler's CSV of the same commits, such as a set's
+  ``second_opinion.csv``), for ``curator import votes``.
 
 Usage::
 
@@ -175,8 +176,8 @@ def materialize(row: Row, repo_dir: Path, key: str) -> dict[str, Any] | None:
     }
 
 
-def vote(row: Row, key: str) -> dict[str, Any]:
-    record: dict[str, Any] = {"item": key, "annotator": ANNOTATOR, "label": row.label}
+def vote(row: Row, key: str, annotator: str = ANNOTATOR) -> dict[str, Any]:
+    record: dict[str, Any] = {"item": key, "annotator": annotator, "label": row.label}
     if row.category:
         record["category"] = CATEGORY_SLUGS[row.category]
     if row.note:
@@ -224,7 +225,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="key items by bare sha (as `curator mine` does) instead of owner/name@sha",
     )
+    parser.add_argument(
+        "--annotator",
+        default=ANNOTATOR,
+        help=f"who the votes are by (default {ANNOTATOR}; e.g. second-opinion)",
+    )
     args = parser.parse_args(argv)
+    if not args.annotator.strip():
+        parser.error("--annotator needs a name")
     overrides = parse_overrides(args.repo)
     if args.clones is None and not overrides:
         parser.error("give --clones DIR or at least one --repo owner/name=PATH")
@@ -244,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         item = materialize(row, repo_dir, key)
         if item is not None:
             items.append(item)
-            votes.append(vote(row, key))
+            votes.append(vote(row, key, args.annotator))
 
     if not items:
         print("nothing written: no row could be materialized", file=sys.stderr)

@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from annotation.agreement import cohen_kappa
 from tests.conftest import ROOT
 from tests.gitrepo import GitRepo
 
 SETS = sorted(p.parent for p in (ROOT / "sample_data").glob("cross_source*/labels.csv"))
+SECOND = sorted((ROOT / "sample_data").glob("cross_source*/second_opinion.csv"))
 SCRIPT = ROOT / "scripts" / "cross_source_texts.py"
 COLUMNS = ["repo", "commit", "path", "label", "category", "note"]
 CATEGORIES = {
@@ -81,6 +83,51 @@ def test_the_readme_states_the_counts_of_the_file(folder: Path) -> None:
     assert found, f"{folder.name}/README.md has no bold 'all' row"
     stated = [int(x.replace(",", "")) for x in found.groups()]
     assert stated == [counts["perf"], counts["non-perf"], counts["perf"] + counts["non-perf"]]
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        assert reader.fieldnames == COLUMNS, path
+        return list(reader)
+
+
+def test_rounds_4_to_6_carry_a_second_opinion() -> None:
+    assert [p.parent.name for p in SECOND] == [
+        "cross_source_round4",
+        "cross_source_round5",
+        "cross_source_round6",
+    ]
+
+
+@pytest.mark.parametrize("second", SECOND, ids=lambda p: p.parent.name)
+def test_a_second_opinion_relabels_rows_of_its_own_set(second: Path) -> None:
+    first = {(r["repo"], r["commit"]): r for r in _rows(second.parent / "labels.csv")}
+    rows = _rows(second)
+    keys = [(r["repo"], r["commit"]) for r in rows]
+    assert keys == sorted(keys) and len(set(keys)) == len(keys) == 64
+    for n, row in enumerate(rows, start=2):
+        where = f"{second.parent.name}/second_opinion.csv:{n}"
+        assert (row["repo"], row["commit"]) in first, where
+        assert row["path"] == first[(row["repo"], row["commit"])]["path"], where
+        assert row["label"] in ("perf", "non-perf"), where
+        assert (row["category"] in CATEGORIES) == (row["label"] == "perf"), where
+        assert row["note"].strip(), where
+
+
+@pytest.mark.parametrize("second", SECOND, ids=lambda p: p.parent.name)
+def test_the_readme_states_the_agreement_of_the_two_labelers(second: Path) -> None:
+    """The README's kappa and count of agreeing rows, computed here from the two files
+    with the function ``curator agree`` uses."""
+    first = {r["commit"]: r["label"] for r in _rows(second.parent / "labels.csv")}
+    pairs = [(first[r["commit"]], r["label"]) for r in _rows(second)]
+    kappa, observed = cohen_kappa(pairs)
+    assert kappa is not None and observed is not None
+    agreeing = sum(a == b for a, b in pairs)
+    readme = " ".join((second.parent / "README.md").read_text(encoding="utf-8").split())
+    assert f"Cohen's kappa **{kappa:.3f}** ({agreeing} of {len(pairs)} rows agree" in readme
+    disagreeing = [r["commit"][:10] for r in _rows(second) if r["label"] != first[r["commit"]]]
+    assert all(f"`{sha}`" in readme for sha in disagreeing)
 
 
 def _labels(path: Path, rows: list[dict[str, str]]) -> Path:
@@ -157,3 +204,47 @@ def test_the_script_reads_message_and_diff_of_the_labeled_file_from_a_clone(
     assert item["message"] == "Scan with a lookup table" and item["language"] == "cpp"
     assert "+static const int t[256];" in item["diff"] and "NEWS" not in item["diff"]
     assert votes[0]["item"] == item["id"] and votes[0]["label"] == "perf"
+
+
+def test_the_script_writes_a_second_labelers_votes_under_the_name_given(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "clones" / "acme+parser")
+    repo.commit("Initial import", {"src/scan.c": "int scan(void) { return 0; }\n"})
+    sha = repo.commit(
+        "Keep the count in a local", {"src/scan.c": "int scan(void) { int n = 0; return n; }\n"}
+    )
+    row = {
+        "repo": "acme/parser",
+        "commit": sha,
+        "path": "src/scan.c",
+        "label": "non-perf",
+        "category": "",
+        "note": "A rename only.",
+    }
+    labels = _labels(tmp_path / "second_opinion.csv", [row])
+    base = [
+        sys.executable,
+        str(SCRIPT),
+        "--labels",
+        str(labels),
+        "--clones",
+        str(tmp_path / "clones"),
+    ]
+    run = subprocess.run(
+        [*base, "--out", str(tmp_path / "b"), "--annotator", "second-opinion"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    votes = [json.loads(x) for x in (tmp_path / "b" / "votes.jsonl").read_text().splitlines()]
+    assert [(v["item"], v["annotator"], v["label"]) for v in votes] == [
+        (f"acme/parser@{sha}", "second-opinion", "non-perf")
+    ]
+    blank = subprocess.run(
+        [*base, "--out", str(tmp_path / "c"), "--annotator", " "],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert blank.returncode == 2 and "--annotator needs a name" in blank.stderr
+    assert not (tmp_path / "c").exists()
