@@ -214,15 +214,15 @@ def test_curve_rows_per_size_and_order_then_the_full_run(split, tmp_path: Path) 
     assert len(curve_points(curve)) == 6 and isinstance(curve_points(curve)[0], CurvePoint)
     # the first row: the keyword rules on the same eval items, as `curator eval` scores them
     rules = curve["rules"]
-    assert (rules["n"], rules["order"]) == (0, "keyword@4 (rules)")
-    [scored] = _json(split("eval", "gt-eval", "--labeler", "keyword@4", "--json"))["labelers"]
+    assert (rules["n"], rules["order"]) == (0, "keyword@5 (rules)")
+    [scored] = _json(split("eval", "gt-eval", "--labeler", "keyword@5", "--json"))["labelers"]
     assert rules["f1"] == scored["per_class"]["perf"]["f1"]
-    assert curve_points(curve)[0].order == "keyword@4 (rules)"
+    assert curve_points(curve)[0].order == "keyword@5 (rules)"
 
     shown = split("train", "--curve", "3", "--order", "random", "--curve-only", *args)
     assert shown.exit_code == 0, shown.output
     assert "learning curve from student@1 on gt-eval" in shown.stdout
-    assert "keyword@4 (rules)" in shown.stdout
+    assert "keyword@5 (rules)" in shown.stdout
     assert "nothing was registered" in shown.stdout
     with open_store(tmp_path / "cli.db") as store:
         assert [m.name for m in list_models(store, "student")] == ["student@1", "student@2"]

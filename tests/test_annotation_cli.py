@@ -49,13 +49,13 @@ def test_adjudicate_then_settle_a_conflict_then_eval(gt) -> None:  # type: ignor
     after = json.loads(gt("adjudicate", "gt-eval", "--json").output)
     assert after["summary"]["adjudicated"] == 1
     assert after["summary"]["conflict"] == len(conflicts) - 1
-    evaluation = gt("eval", "gt-eval", "--labeler", "keyword@4", "--json")
+    evaluation = gt("eval", "gt-eval", "--labeler", "keyword@5", "--json")
     assert evaluation.exit_code == 0, evaluation.output
     scores = json.loads(evaluation.output)["labelers"][0]
     assert scores["items_missing_prediction"] == 0
     assert scores["items_predicted"] == scores["items_with_final_label"] >= 39
     assert set(scores["per_class"]) == {"perf", "non-perf"}
-    text = gt("eval", "gt-eval", "--labeler", "keyword@4")
+    text = gt("eval", "gt-eval", "--labeler", "keyword@5")
     assert "Confusion matrix" in text.output
 
 
@@ -103,7 +103,7 @@ def test_audit_draw_and_report(gt) -> None:  # type: ignore[no-untyped-def]
         "draw",
         "audit-kw",
         "--from-labeler",
-        "keyword@4",
+        "keyword@5",
         "--positive",
         "--stratify",
         "language",
@@ -112,7 +112,7 @@ def test_audit_draw_and_report(gt) -> None:  # type: ignore[no-untyped-def]
     )
     assert drawn.exit_code == 0, drawn.output
     report = json.loads(gt("audit", "report", "audit-kw", "--json").output)
-    assert report["labeler"] == "keyword@4"
+    assert report["labeler"] == "keyword@5"
     # the sample's keyword positives: Cochran with correction gives every one of them
     assert report["sample"] == report["population"]
     assert report["judged"] > 0
@@ -131,7 +131,7 @@ def test_import_errors_exit_1_and_name_the_line(cli, tmp_path: Path) -> None:  #
 
 def test_eval_before_any_vote_says_so(cli) -> None:  # type: ignore[no-untyped-def]
     assert cli("import", "items", str(SAMPLE / "items.jsonl"), "--set", "g").exit_code == 0
-    result = cli("eval", "g", "--labeler", "keyword@4", "--json")
+    result = cli("eval", "g", "--labeler", "keyword@5", "--json")
     assert result.exit_code == 1
     assert "no settled items yet" in result.output
     assert "{" not in result.output

@@ -455,7 +455,7 @@ def test_an_svg_chart_written_over_a_folder_names_it_and_leaves_nothing(
 
 
 def newer_version(db: Path, labeler: str, label: str) -> None:
-    """``labeler`` (e.g. keyword@5) predicts ``label`` for every item: a newer version
+    """``labeler`` (e.g. keyword@6) predicts ``label`` for every item: a newer version
     than the one an earlier draw read."""
     from store.commits import insert_predictions
     from store.records import PredictionRow
@@ -469,15 +469,15 @@ def newer_version(db: Path, labeler: str, label: str) -> None:
 @pytest.mark.parametrize(
     ("stratum", "asked", "newer"),
     [
-        ("keyword", "keyword@latest", "keyword@5"),
-        ("pred:keyword@latest", "keyword@latest", "keyword@5"),
+        ("keyword", "keyword@latest", "keyword@6"),
+        ("pred:keyword@latest", "keyword@latest", "keyword@6"),
     ],
 )
 def test_an_audit_report_keeps_the_strata_it_was_drawn_with(
     db: Path, stratum: str, asked: str, newer: str
 ) -> None:
     # the report read the strata's labelers as they resolved at report time: a newer
-    # keyword@5 moved every item into its stratum, unlike the draw's allocation
+    # keyword@6 moved every item into its stratum, unlike the draw's allocation
     assert run(db, "predict", "--labeler", "heuristics@1", "gt").exit_code == 0
     drawn = run(
         db, "audit", "draw", "au", "--from-labeler", "heuristics@1", "--label", "non-perf",
@@ -509,7 +509,7 @@ def test_an_audit_drawn_before_the_versions_were_recorded_reads_them_as_now(db: 
             raw_sql.connection(store).execute(
                 "UPDATE sets SET params = ? WHERE name = 'au'", (json.dumps(params),)
             )
-    newer_version(db, "keyword@5", "non-perf")
+    newer_version(db, "keyword@6", "non-perf")
     reported = run(db, "audit", "report", "au", "--json")
     assert reported.exit_code == 0, reported.output
     assert set(json.loads(reported.stdout)["strata"]) == {"non-perf"}

@@ -51,7 +51,7 @@ def test_real_history_mode_compares_both_parsers_and_the_floor(tmp_path: Path) -
     reason=f"labeled commit messages not found at {SHARED_DATA / 'perf-commit-messages'}",
 )
 @pytest.mark.parametrize(
-    ("extra", "version"), [([], "keyword@4"), (["--version", "1"], "keyword@1")]
+    ("extra", "version"), [([], "keyword@5"), (["--version", "1"], "keyword@1")]
 )
 def test_keyword_benchmark_quick_form_reports_a_ratio(extra: list[str], version: str) -> None:
     proc = subprocess.run(

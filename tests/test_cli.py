@@ -343,7 +343,7 @@ def test_markup_and_escapes_in_messages_and_paths_are_inert(tmp_path: Path) -> N
     tables = run_curator(tmp_path, db, "stats")
     out, _ = assert_clean(tables)
     assert tables.returncode == 0
-    assert "keyword@4" in out
+    assert "keyword@5" in out
 
 
 def test_a_long_repository_list_in_process_shows_totals_and_lists_the_failures(

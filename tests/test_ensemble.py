@@ -32,12 +32,12 @@ def corpus(cli, tmp_path: Path):  # type: ignore[no-untyped-def]
 def test_ensemble_trains_resolves_predicts_and_evaluates(corpus, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     trained = _json(corpus("train", "--kind", "ensemble", "--dev", "dev", "--eval", "ev", "--json"))
     assert trained["model"] == "ensemble@1"
-    assert trained["params"]["members"] == ["keyword@4", "heuristics@1", "tfidf-lr@1"]
+    assert trained["params"]["members"] == ["keyword@5", "heuristics@1", "tfidf-lr@1"]
     spec = json.loads((Path(trained["path"]) / "ensemble.json").read_text())
     assert [m["name"] for m in spec["members"]] == trained["params"]["members"]
     assert spec["members"][0]["vote_only"] and not spec["members"][2]["vote_only"]
     cv = spec["cv_f1"]
-    assert {"keyword@4", "heuristics@1", "tfidf-lr@1", "mean", "stack(C=1)"} <= set(cv)
+    assert {"keyword@5", "heuristics@1", "tfidf-lr@1", "mean", "stack(C=1)"} <= set(cv)
     members = [cv[m] for m in trained["params"]["members"]]
     assert cv[spec["chosen"]] == max(cv.values()) >= max(members)  # never below a member
     assert 0.0 < spec["threshold"] < 1.0
@@ -45,7 +45,7 @@ def test_ensemble_trains_resolves_predicts_and_evaluates(corpus, tmp_path: Path)
     predicted = _json(corpus("predict", "ev", "--labeler", "ensemble@latest", "--json"))
     assert predicted["labeler"] == "ensemble@1" and predicted["predicted"] == 12
     scores = _json(
-        corpus("eval", "ev", "--labeler", "ensemble@1", "--labeler", "keyword@4", "--json")
+        corpus("eval", "ev", "--labeler", "ensemble@1", "--labeler", "keyword@5", "--json")
     )
     ens, keyword = scores["labelers"]
     assert ens["items_missing_prediction"] == 0
@@ -70,7 +70,7 @@ def test_bad_member_names_refuse_in_one_line(corpus) -> None:  # type: ignore[no
         ("keyword@1,nope@3", "member nope@3"),
         ("student@latest", "no student is registered"),
         ("teacher:gpt", "teacher answers"),
-        ("keyword@4,keyword@latest", "named twice"),
+        ("keyword@5,keyword@latest", "named twice"),
     ):
         result = corpus("train", "--kind", "ensemble", "--members", members, "--dev", "dev")
         message = ANSI.sub("", result.stderr).strip()

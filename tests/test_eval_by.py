@@ -88,7 +88,7 @@ def test_the_table_and_the_markdown_file_show_every_labeler_per_group(gt, tmp_pa
     assert len(lines) == 2 and all(line.count("│") == 6 for line in lines), lines
     text = md.read_text(encoding="utf-8")
     assert "By language: perf F1" in text
-    assert "| group | items | perf | keyword@4 | heuristics@1 |" in text
+    assert "| group | items | perf | keyword@5 | heuristics@1 |" in text
     assert {"| cpp |", "| java |", "| python |"} <= {
         row[: row.index(" |", 2) + 2] for row in text.splitlines() if row.startswith("| ")
     }

@@ -101,11 +101,11 @@ def test_audit_draw_json(cli) -> None:  # type: ignore[no-untyped-def]
     assert cli("import", "items", str(SAMPLE / "items.jsonl"), "--set", "gt").exit_code == 0
     data = _json(
         cli(
-            "audit", "draw", "audit-kw", "--from-labeler", "keyword@4", "--positive",
+            "audit", "draw", "audit-kw", "--from-labeler", "keyword@5", "--positive",
             "--stratify", "language", "--seed", "2", "--json",
         )
     )  # fmt: skip
-    assert (data["set"], data["labeler"], data["label"]) == ("audit-kw", "keyword@4", "perf")
+    assert (data["set"], data["labeler"], data["label"]) == ("audit-kw", "keyword@5", "perf")
     assert 0 < data["items"] <= data["population"]
     assert sum(data["allocation"].values()) == data["items"]
     assert (data["confidence"], data["margin"]) == (0.95, 0.05)

@@ -36,7 +36,7 @@ from tests.gitrepo import GitRepo, py_module
 from tests.test_mining_resume import build_history
 from tests.test_train_cli import TINY
 
-KEYWORD = LabelerSpec("keyword@4", "keyword", "4")
+KEYWORD = LabelerSpec("keyword@5", "keyword", "5")
 ROWS = {
     "items": "SELECT kind, key, path, language, dedup_hash FROM items ORDER BY key",
     "commits": "SELECT sha, branch, file, functions, code_before, code_after, model_input,"

@@ -246,7 +246,7 @@ def test_show_prints_the_input_threshold_ece_and_reliability(trained) -> None:  
     assert [s["role"] for s in model_rows] == ["dev", "eval", "out_of_fold"]
     rules_rows = [s for s in shown["scores"] if s["rules"]]  # each beside the model's row
     assert [(s["role"], s["labeler"]) for s in rules_rows] == [
-        (role, "keyword@4") for role in ("dev", "eval", "out_of_fold")
+        (role, "keyword@5") for role in ("dev", "eval", "out_of_fold")
     ]
     assert shown["train_total"] == first["counts"]["train_total"]
 

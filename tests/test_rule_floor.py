@@ -48,7 +48,7 @@ def test_a_model_keeps_the_list_version_it_was_trained_with() -> None:
     text = "Remove redundant graph copy in bridges()"
     old = {"labeler": "keyword@1", "reads": "message"}
     assert apply_floor([0.2], [text], old) == [0.2]
-    assert apply_floor([0.2], [text], {"labeler": "keyword@4", "reads": "message"}) == [1.0]
+    assert apply_floor([0.2], [text], {"labeler": "keyword@5", "reads": "message"}) == [1.0]
     assert apply_floor([0.2], [text]) == [1.0]  # no record: the current list
 
 
@@ -99,11 +99,11 @@ def test_cli_shows_the_floor_and_refuses_an_unknown_rule(cli) -> None:  # type: 
     assert "--rule-floor must be one of keyword, none, not 'regex'" in ANSI.sub("", bad.output)
     trained = cli("train", "--kind", "tfidf-lr", "--votes", "gt")
     assert trained.exit_code == 0, trained.output
-    assert "rule floor: keyword@4 (messages it matches are perf)" in trained.stdout
+    assert "rule floor: keyword@5 (messages it matches are perf)" in trained.stdout
     shown = cli("models", "show", "tfidf-lr@1", "--json")
-    assert json.loads(shown.stdout)["rule_floor"]["labeler"] == "keyword@4"
+    assert json.loads(shown.stdout)["rule_floor"]["labeler"] == "keyword@5"
     plain = cli("models", "show", "tfidf-lr@1")
-    assert "rule floor: keyword@4" in plain.stdout
+    assert "rule floor: keyword@5" in plain.stdout
     assert "newer" not in plain.stdout  # trained on the current list: nothing to say
 
 

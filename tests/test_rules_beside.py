@@ -31,16 +31,16 @@ def test_out_of_fold_scores_come_with_the_rules_on_the_same_items(cli) -> None: 
     shown = json.loads(cli("models", "show", "tfidf-lr@1", "--json").stdout)
     rows = {(s["role"], s["rules"]): s for s in shown["scores"]}
     model, rules = rows[("out_of_fold", False)], rows[("out_of_fold", True)]
-    assert model["labeler"] == "tfidf-lr@1" and rules["labeler"] == "keyword@4"
+    assert model["labeler"] == "tfidf-lr@1" and rules["labeler"] == "keyword@5"
     assert rules["items"] == model["items"]
     # the same figure `curator eval` gives the rules over the set's settled labels
-    evaluated = cli("eval", "gt", "--labeler", "keyword@4", "--json")
+    evaluated = cli("eval", "gt", "--labeler", "keyword@5", "--json")
     assert evaluated.exit_code == 0, evaluated.output
     [scored] = json.loads(evaluated.stdout)["labelers"]
     assert rules["f1"] == _f1(scored)
     assert rules["items"] == scored["items_predicted"]
     plain = ANSI.sub("", cli("models", "show", "tfidf-lr@1").stdout)
-    assert "keyword@4 (same items)" in plain
+    assert "keyword@5 (same items)" in plain
 
 
 def _write_items(path: Path, rows: list[tuple[str, str]]) -> None:
@@ -87,9 +87,9 @@ def test_a_model_below_the_rules_on_its_dev_set_is_named(cli, tmp_path: Path) ->
     )
     assert trained.exit_code == 0, trained.output
     text = ANSI.sub("", trained.stdout)
-    assert "keyword@4 (same items)" in text
+    assert "keyword@5 (same items)" in text
     assert re.search(
-        r"warning: tfidf-lr@1 is below keyword@4 on dev \(F1 [\d.]+ against 1\.000", text
+        r"warning: tfidf-lr@1 is below keyword@5 on dev \(F1 [\d.]+ against 1\.000", text
     )
 
 
@@ -107,7 +107,7 @@ def test_the_held_out_slice_of_a_student_is_scored_beside_the_rules(store: Store
         == rules["items_predicted"]
         == outcome.counts["held_out"]["perf"] + outcome.counts["held_out"]["non-perf"]
     )
-    assert rules["labeler"] == "keyword@4"
+    assert rules["labeler"] == "keyword@5"
     assert "training" in outcome.metrics and "holdout" not in outcome.metrics["training"]
     decision = read_meta(outcome.model.path)["decision"]
     if decision["chosen_on"] == "holdout":  # chosen there: near ties were counted as ties

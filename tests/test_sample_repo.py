@@ -48,7 +48,7 @@ def test_mining_stores_exactly_the_single_file_single_function_commits(
     assert {r[0] for r in raw_sql.query(store, "SELECT sha FROM commits")} == expected
     # every stored commit is pre-labeled by the keyword baseline, with its matches
     assert raw_sql.scalar(
-        store, "SELECT COUNT(*) FROM predictions WHERE labeler = 'keyword@4'"
+        store, "SELECT COUNT(*) FROM predictions WHERE labeler = 'keyword@5'"
     ) == len(expected)
 
 

@@ -71,7 +71,7 @@ def test_student_trains_registers_predicts_and_evaluates(split, tmp_path: Path, 
     again = _json(split("predict", "gt-eval", "--labeler", "student@latest", "--json"))
     assert again["predicted"] == 0 and again["already_predicted"] == eval_size  # resumes
     scores = _json(
-        split("eval", "gt-eval", "--labeler", "student@1", "--labeler", "keyword@4", "--json")
+        split("eval", "gt-eval", "--labeler", "student@1", "--labeler", "keyword@5", "--json")
     )
     student = scores["labelers"][0]
     assert student["labeler"] == "student@1"
@@ -91,7 +91,7 @@ def test_student_trains_registers_predicts_and_evaluates(split, tmp_path: Path, 
             " WHERE i.source NOT LIKE 'https://example.org/%' GROUP BY labeler",
         )
     )
-    assert by_labeler["student@1"] == by_labeler["keyword@4"] >= 1
+    assert by_labeler["student@1"] == by_labeler["keyword@5"] >= 1
 
 
 def test_training_refuses_overlapping_repositories_and_missing_sources(split):  # type: ignore[no-untyped-def]

@@ -47,7 +47,7 @@ def build(db: Path, with_engines: bool = True) -> Path:
         )
     )
     curator(db, "import", "items", str(inbox), "--set", "inbox")
-    curator(db, "audit", "draw", "audit-sample", "--from-labeler", "keyword@4", "--positive")
+    curator(db, "audit", "draw", "audit-sample", "--from-labeler", "keyword@5", "--positive")
     curator(
         db,
         "set",
