@@ -131,6 +131,14 @@ def test_the_readme_states_the_agreement_of_the_two_labelers(second: Path) -> No
     assert all(f"`{sha}`" in readme for sha in disagreeing)
 
 
+def _script(labels: Path, clones: Path, out: Path, *more: str) -> subprocess.CompletedProcess[str]:
+    """Run the materializing script as a user would."""
+    command = [sys.executable, str(SCRIPT), "--labels", str(labels), "--clones", str(clones)]
+    return subprocess.run(
+        [*command, "--out", str(out), *more], capture_output=True, text=True, check=False
+    )
+
+
 def _labels(path: Path, rows: list[dict[str, str]]) -> Path:
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS)
@@ -179,21 +187,7 @@ def test_the_script_reads_message_and_diff_of_the_labeled_file_from_a_clone(
     ]
     labels = _labels(tmp_path / "labels.csv", rows)
     out = tmp_path / "out"
-    run = subprocess.run(
-        [
-            sys.executable,
-            str(SCRIPT),
-            "--labels",
-            str(labels),
-            "--clones",
-            str(tmp_path / "clones"),
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    run = _script(labels, tmp_path / "clones", out)
     assert run.returncode == 0, run.stderr
     warnings = [line for line in run.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 2
@@ -222,30 +216,12 @@ def test_the_script_writes_a_second_labelers_votes_under_the_name_given(tmp_path
         "note": "A rename only.",
     }
     labels = _labels(tmp_path / "second_opinion.csv", [row])
-    base = [
-        sys.executable,
-        str(SCRIPT),
-        "--labels",
-        str(labels),
-        "--clones",
-        str(tmp_path / "clones"),
-    ]
-    run = subprocess.run(
-        [*base, "--out", str(tmp_path / "b"), "--annotator", "second-opinion"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    run = _script(labels, tmp_path / "clones", tmp_path / "b", "--annotator", "second-opinion")
     assert run.returncode == 0, run.stderr
     votes = [json.loads(x) for x in (tmp_path / "b" / "votes.jsonl").read_text().splitlines()]
     assert [(v["item"], v["annotator"], v["label"]) for v in votes] == [
         (f"acme/parser@{sha}", "second-opinion", "non-perf")
     ]
-    blank = subprocess.run(
-        [*base, "--out", str(tmp_path / "c"), "--annotator", " "],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    blank = _script(labels, tmp_path / "clones", tmp_path / "c", "--annotator", " ")
     assert blank.returncode == 2 and "--annotator needs a name" in blank.stderr
     assert not (tmp_path / "c").exists()
