@@ -93,11 +93,12 @@ def _rows(path: Path) -> list[dict[str, str]]:
         return list(reader)
 
 
-def test_rounds_4_to_6_carry_a_second_opinion() -> None:
+def test_rounds_4_to_7_carry_a_second_opinion() -> None:
     assert [p.parent.name for p in SECOND] == [
         "cross_source_round4",
         "cross_source_round5",
         "cross_source_round6",
+        "cross_source_round7",
     ]
 
 
