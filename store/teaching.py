@@ -8,19 +8,29 @@ from collections.abc import Sequence
 from store.connection import Store
 
 TEXT_FIELDS = ("message", "model_input")
+FILE_FIELD = "file"
+_COLUMNS = {
+    "message": "c.message",
+    "model_input": "c.model_input",
+    FILE_FIELD: "i.path",  # the file a mined or imported commit changes ("" when none)
+}
 
 
 def commit_texts(store: Store, item_ids: Sequence[int], field: str) -> dict[int, str]:
-    """``message`` or ``model_input`` of the given commit items; other items are absent."""
-    if field not in TEXT_FIELDS:
-        raise ValueError(f"unknown commit text field {field!r}; use {' or '.join(TEXT_FIELDS)}")
+    """``message``, ``model_input`` or ``file`` of the given commit items; other items
+    are absent."""
+    if field not in _COLUMNS:
+        known = " or ".join((*TEXT_FIELDS, FILE_FIELD))
+        raise ValueError(f"unknown commit text field {field!r}; use {known}")
     found: dict[int, str] = {}
     ids = list(item_ids)
     for start in range(0, len(ids), 900):
         chunk = ids[start : start + 900]
         marks = ",".join("?" * len(chunk))
         for item_id, text in store._conn.execute(
-            f"SELECT item_id, {field} FROM commits WHERE item_id IN ({marks})", chunk
+            f"SELECT c.item_id, {_COLUMNS[field]} FROM commits c JOIN items i ON i.id ="
+            f" c.item_id WHERE c.item_id IN ({marks})",
+            chunk,
         ):
             found[int(item_id)] = text or ""
     return found

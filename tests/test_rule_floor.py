@@ -133,4 +133,5 @@ def test_floor_block_names_the_current_keyword_list(tmp_path: Path) -> None:
     assert floor_block("keyword") == {
         "labeler": f"keyword@{load_terms().version}",
         "reads": "message",
+        "vetoes": "test-only",
     }

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.labelers.base import NON_PERF, PERF, Labeler, Prediction, p_perf, run_labeler
+from engines.labelers.rule_floor import VETO_FIELD
 from engines.labelers.student.data import binary_f1
 
 FAMILY = "ensemble"
@@ -274,7 +275,10 @@ class EnsembleLabeler:
     def predict(self, texts: Sequence[str]) -> list[Prediction]:
         if isinstance(texts, str):
             raise TypeError("predict() takes a sequence of texts, not a single string")
-        return self.predict_fields(dict.fromkeys(self.input_fields, texts))
+        # one text per item is a commit text, never its file: members that veto by the
+        # file (engines.labelers.rule_floor) go without the veto here
+        fields = [f for f in self.input_fields if f != VETO_FIELD]
+        return self.predict_fields(dict.fromkeys(fields, texts))
 
     def predict_fields(self, texts: Mapping[str, Sequence[str]]) -> list[Prediction]:
         rows = member_rows(self.members, lambda f: texts[f])

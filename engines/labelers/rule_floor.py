@@ -12,18 +12,27 @@ The floor reads the commit message only (the part before the diff of a message |
 text), as the keyword labeler does. A model records its floor in its metadata
 (``"rule_floor": {"labeler": "keyword@2"}``) and keeps the list of that version when the
 packaged list moves on; models trained without one have none.
+
+Models trained since the floor gained a veto (``"vetoes": "test-only"`` in the record)
+also call a commit non-perf, whatever the rules and the model say, when the file it
+changes is a test, benchmark or example (engines.labelers.path_veto). The veto reads the
+commit's ``file`` beside the model's own text (:func:`fields_read`); texts without a
+file (imported messages) are never vetoed.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engines.labelers.keyword import TermList, find_matches, packaged_terms
+from engines.labelers.path_veto import is_test_path
 
 RULES = ("keyword", "none")
 DEFAULT_RULE = "keyword"
+VETO = "test-only"
+VETO_FIELD = "file"
 
 # Where the diff of a message || diff text begins (representation.model_input).
 _DIFF_START = re.compile(r"\n\n(?=diff --git |@@ |--- )")
@@ -41,7 +50,7 @@ def floor_block(rule: str) -> dict[str, Any] | None:
         raise ValueError(f"rule floor {rule!r}: use {' or '.join(RULES)}")
     if rule == "none":
         return None
-    return {"labeler": f"keyword@{packaged_terms().version}", "reads": "message"}
+    return {"labeler": f"keyword@{packaged_terms().version}", "reads": "message", "vetoes": VETO}
 
 
 def recorded_floor(meta: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -62,15 +71,51 @@ def rule_fires(text: str, terms: TermList | None = None) -> bool:
     return bool(find_matches(message_part(text), terms))
 
 
+def vetoes(block: Mapping[str, Any] | None) -> bool:
+    """Whether a floor record carries the test-only veto."""
+    return bool(block) and block.get("vetoes") == VETO  # type: ignore[union-attr]
+
+
 def apply_floor(
     probs: Sequence[float], texts: Sequence[str], block: Mapping[str, Any] | None = None
 ) -> list[float]:
     """``probs`` with 1.0 wherever the rules fire on the matching text's message.
 
     ``block`` is the model's floor record; its list is used (the current one when None).
+    The veto is applied apart (:func:`apply_veto`): it reads the commit's file.
     """
     terms = floor_terms(block)
     return floored(probs, [rule_fires(t, terms) for t in texts])
+
+
+def apply_veto(
+    probs: Sequence[float], files: Sequence[str], block: Mapping[str, Any] | None
+) -> list[float]:
+    """``probs`` with 0.0 where the record vetoes and the matching commit's file is a
+    test, benchmark or example; the veto wins over the rules."""
+    if not vetoes(block):
+        return list(probs)
+    return [0.0 if is_test_path(f) else float(p) for p, f in zip(probs, files, strict=True)]
+
+
+def probabilities_by_field(
+    probabilities: Callable[[Sequence[str]], list[float]],
+    texts: Mapping[str, Sequence[str]],
+    field: str,
+    block: Mapping[str, Any] | None,
+) -> list[float]:
+    """A trained labeler's floored P(perf) of the texts of its own ``field``, with the
+    veto applied from the commits' ``file`` when the caller gave it."""
+    probs = probabilities(texts[field])
+    if VETO_FIELD in texts:
+        probs = apply_veto(probs, texts[VETO_FIELD], block)
+    return probs
+
+
+def fields_read(field: str, block: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The commit fields a model reading ``field`` needs: the commit's ``file`` too when
+    its floor vetoes."""
+    return (field, VETO_FIELD) if vetoes(block) else (field,)
 
 
 def floored(probs: Sequence[float], flags: Sequence[bool]) -> list[float]:
@@ -92,6 +137,8 @@ def describe_floor(block: Mapping[str, Any] | None) -> str:
     if not block:
         return "none"
     text = f"{block['labeler']} (messages it matches are perf)"
+    if vetoes(block):
+        text += "; commits changing a test, benchmark or example are non-perf"
     current = f"keyword@{packaged_terms().version}"
     name = str(block["labeler"])
     if name.startswith("keyword@") and name != current:
