@@ -219,8 +219,9 @@ def train(
         typer.Option(
             "--rule-floor",
             help="keyword: messages the keyword rules match are perf whatever the model"
-            " believes (it decides the rest; a student trained on one source misses what the"
-            " rules catch on another); none: the model alone decides.",
+            " believes, and commits whose file is a test, benchmark or example are non-perf"
+            " (it decides the rest; a student trained on one source misses what the rules"
+            " catch on another); none: the model alone decides.",
         ),
     ] = DEFAULT_RULE,
     prior: Annotated[
@@ -318,8 +319,8 @@ def train(
     out 15% of its examples to choose the decision threshold (TF-IDF:
     out-of-fold scores).
 
-    Messages the keyword rules match are perf whatever the model believes, unless
-    --rule-floor none."""
+    Messages the keyword rules match are perf whatever the model believes, and commits
+    that change a test, benchmark or example are non-perf, unless --rule-floor none."""
     if kind == ENSEMBLE:
         _train_ensemble(members, combiner, dev, eval_set, rule, seed, as_json, db)
         return
