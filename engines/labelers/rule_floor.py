@@ -26,6 +26,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from engines.labelers.base import Prediction
+from engines.labelers.calibration import verdict
 from engines.labelers.keyword import TermList, find_matches, packaged_terms
 from engines.labelers.path_veto import is_test_path
 
@@ -144,3 +146,26 @@ def describe_floor(block: Mapping[str, Any] | None) -> str:
     if name.startswith("keyword@") and name != current:
         text += f"; {current} is newer: retrain to put it under the model"
     return text
+
+
+class RuleLayered:
+    """What a trained labeler with a rule layer (a student, a TF-IDF model) adds to its
+    own :meth:`probabilities` (floored, on its own field): the fields it reads, with the
+    commit's file when its floor vetoes, and predictions that apply the veto."""
+
+    input_field: str
+    floor: dict[str, Any] | None
+    threshold: float
+
+    def probabilities(self, texts: Sequence[str]) -> list[float]:
+        raise NotImplementedError
+
+    @property
+    def input_fields(self) -> tuple[str, ...]:
+        """Its own field, and the commit's ``file`` when its floor vetoes."""
+        return fields_read(self.input_field, self.floor)
+
+    def predict_fields(self, texts: Mapping[str, Sequence[str]]) -> list[Prediction]:
+        """perf iff the floored, vetoed P(perf) reaches the model's threshold."""
+        probs = probabilities_by_field(self.probabilities, texts, self.input_field, self.floor)
+        return [verdict(p, self.threshold) for p in probs]

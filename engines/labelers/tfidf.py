@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import pickle
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +23,7 @@ from engines.files import staged_file, update_json_atomically, write_text_atomic
 from engines.labelers.base import Prediction
 from engines.labelers.calibration import DEFAULT_THRESHOLD, threshold_of, verdict
 from engines.labelers.inputs import recorded_input
-from engines.labelers.rule_floor import (
-    apply_floor,
-    fields_read,
-    probabilities_by_field,
-    recorded_floor,
-)
+from engines.labelers.rule_floor import RuleLayered, apply_floor, recorded_floor
 
 KINDS = ("lr", "svm")
 FEATURES = ("text", "fields")
@@ -218,7 +213,7 @@ def to_prediction(p: float, threshold: float = DEFAULT_THRESHOLD) -> Prediction:
     return verdict(p, threshold)
 
 
-class TfidfLabeler:
+class TfidfLabeler(RuleLayered):
     """A fitted TF-IDF model loaded from its directory (only load directories you trust:
     the model is a pickle)."""
 
@@ -244,13 +239,3 @@ class TfidfLabeler:
         if isinstance(texts, str):
             raise TypeError("predict() takes a sequence of texts, not a single string")
         return [to_prediction(p, self.threshold) for p in self.probabilities(texts)]
-
-    @property
-    def input_fields(self) -> tuple[str, ...]:
-        """Its own field, and ``model_input`` when its floor's veto must read the diff."""
-        return fields_read(self.input_field, self.floor)
-
-    def predict_fields(self, texts: Mapping[str, Sequence[str]]) -> list[Prediction]:
-        """As :meth:`predict` on its own field, with the floor's veto read from the diff."""
-        probs = probabilities_by_field(self.probabilities, texts, self.input_field, self.floor)
-        return [to_prediction(p, self.threshold) for p in probs]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,12 +21,7 @@ from engines.files import update_json_atomically
 from engines.labelers.base import Prediction
 from engines.labelers.calibration import threshold_of, verdict
 from engines.labelers.inputs import recorded_input
-from engines.labelers.rule_floor import (
-    apply_floor,
-    fields_read,
-    probabilities_by_field,
-    recorded_floor,
-)
+from engines.labelers.rule_floor import RuleLayered, apply_floor, recorded_floor
 from engines.labelers.student.data import LABELS, length_sorted_batches, pad_id_of, padded
 from engines.labelers.student.text_heads import cuts_safely, encode_heads
 
@@ -200,7 +195,7 @@ def read_meta(path: str | Path) -> dict[str, Any]:
     return json.loads(meta_path.read_text(encoding="utf-8"))
 
 
-class StudentLabeler:
+class StudentLabeler(RuleLayered):
     """A trained student loaded from its directory; labels texts in batches.
 
     The label is perf iff P(perf) reaches the model's stored decision threshold (0.5 for
@@ -323,13 +318,3 @@ class StudentLabeler:
         if isinstance(texts, str):
             raise TypeError("predict() takes a sequence of texts, not a single string")
         return [verdict(p, self.threshold) for p in self.probabilities(texts)]
-
-    @property
-    def input_fields(self) -> tuple[str, ...]:
-        """Its own field, and ``model_input`` when its floor's veto must read the diff."""
-        return fields_read(self.input_field, self.floor)
-
-    def predict_fields(self, texts: Mapping[str, Sequence[str]]) -> list[Prediction]:
-        """As :meth:`predict` on its own field, with the floor's veto read from the diff."""
-        probs = probabilities_by_field(self.probabilities, texts, self.input_field, self.floor)
-        return [verdict(p, self.threshold) for p in probs]
