@@ -53,13 +53,7 @@ from engines.labelers.calibration import (
     parse_objective,
 )
 from engines.labelers.inputs import input_block, recorded_input, resolve_field
-from engines.labelers.rule_floor import (
-    floor_block,
-    floor_flags,
-    floor_terms,
-    floored,
-    rule_fires,
-)
+from engines.labelers.rule_floor import floor_block, floor_flags, floor_terms, floored, rule_fires
 from engines.labelers.storing import predict_stored
 from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import (

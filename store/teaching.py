@@ -9,17 +9,18 @@ from store.connection import Store
 
 TEXT_FIELDS = ("message", "model_input")
 FILE_FIELD = "file"
-_COLUMNS = {
-    "message": "c.message",
-    "model_input": "c.model_input",
-    FILE_FIELD: "i.path",  # the file a mined or imported commit changes ("" when none)
+# The file a mined or imported commit changes ("" when none) lives on its items row.
+_FROM = {
+    "message": "SELECT c.item_id, c.message FROM commits c",
+    "model_input": "SELECT c.item_id, c.model_input FROM commits c",
+    FILE_FIELD: "SELECT c.item_id, i.path FROM commits c JOIN items i ON i.id = c.item_id",
 }
 
 
 def commit_texts(store: Store, item_ids: Sequence[int], field: str) -> dict[int, str]:
     """``message``, ``model_input`` or ``file`` of the given commit items; other items
     are absent."""
-    if field not in _COLUMNS:
+    if field not in _FROM:
         known = " or ".join((*TEXT_FIELDS, FILE_FIELD))
         raise ValueError(f"unknown commit text field {field!r}; use {known}")
     found: dict[int, str] = {}
@@ -28,9 +29,7 @@ def commit_texts(store: Store, item_ids: Sequence[int], field: str) -> dict[int,
         chunk = ids[start : start + 900]
         marks = ",".join("?" * len(chunk))
         for item_id, text in store._conn.execute(
-            f"SELECT c.item_id, {_COLUMNS[field]} FROM commits c JOIN items i ON i.id ="
-            f" c.item_id WHERE c.item_id IN ({marks})",
-            chunk,
+            f"{_FROM[field]} WHERE c.item_id IN ({marks})", chunk
         ):
             found[int(item_id)] = text or ""
     return found

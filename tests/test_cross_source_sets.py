@@ -51,12 +51,16 @@ def test_the_nine_sets_are_there() -> None:
     ]
 
 
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        assert reader.fieldnames == COLUMNS, path
+        return list(reader)
+
+
 @pytest.mark.parametrize("folder", SETS, ids=lambda p: p.name)
 def test_every_row_is_a_well_formed_reference_with_a_label(folder: Path) -> None:
-    with (folder / "labels.csv").open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        assert reader.fieldnames == COLUMNS
-        rows = list(reader)
+    rows = _rows(folder / "labels.csv")
     keys = [(r["repo"], r["commit"]) for r in rows]
     assert keys == sorted(keys) and len(set(keys)) == len(keys)
     for n, row in enumerate(rows, start=2):
@@ -84,13 +88,6 @@ def test_the_readme_states_the_counts_of_the_file(folder: Path) -> None:
     assert found, f"{folder.name}/README.md has no bold 'all' row"
     stated = [int(x.replace(",", "")) for x in found.groups()]
     assert stated == [counts["perf"], counts["non-perf"], counts["perf"] + counts["non-perf"]]
-
-
-def _rows(path: Path) -> list[dict[str, str]]:
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        assert reader.fieldnames == COLUMNS, path
-        return list(reader)
 
 
 def test_rounds_4_to_7_carry_a_second_opinion() -> None:
@@ -122,13 +119,14 @@ def test_the_readme_states_the_agreement_of_the_two_labelers(second: Path) -> No
     """The README's kappa and count of agreeing rows, computed here from the two files
     with the function ``curator agree`` uses."""
     first = {r["commit"]: r["label"] for r in _rows(second.parent / "labels.csv")}
-    pairs = [(first[r["commit"]], r["label"]) for r in _rows(second)]
+    rows = _rows(second)
+    pairs = [(first[r["commit"]], r["label"]) for r in rows]
     kappa, observed = cohen_kappa(pairs)
     assert kappa is not None and observed is not None
     agreeing = sum(a == b for a, b in pairs)
     readme = " ".join((second.parent / "README.md").read_text(encoding="utf-8").split())
     assert f"Cohen's kappa **{kappa:.3f}** ({agreeing} of {len(pairs)} rows agree" in readme
-    disagreeing = [r["commit"][:10] for r in _rows(second) if r["label"] != first[r["commit"]]]
+    disagreeing = [r["commit"][:10] for r in rows if r["label"] != first[r["commit"]]]
     assert all(f"`{sha}`" in readme for sha in disagreeing)
 
 

@@ -75,7 +75,7 @@ def rule_fires(text: str, terms: TermList | None = None) -> bool:
 
 def vetoes(block: Mapping[str, Any] | None) -> bool:
     """Whether a floor record carries the test-only veto."""
-    return bool(block) and block.get("vetoes") == VETO  # type: ignore[union-attr]
+    return block is not None and block.get("vetoes") == VETO
 
 
 def apply_floor(

@@ -88,6 +88,13 @@ def floored_probabilities(
     that learned from messages only)."""
     tokenizer, model = load_encoder(model_dir)
     model.to(device)
+    return floored_by(model, tokenizer, rows, terms, device, field)
+
+
+def floored_by(
+    model: Any, tokenizer: Any, rows: list[Example], terms: Any, device: Any, field: str
+) -> tuple[list[float], list[bool]]:
+    """:func:`floored_probabilities` of a model already loaded on ``device``."""
     texts = [message_of(e) if field == "message" else e.text for e in rows]
     probs = positive_probabilities(model, tokenizer, texts, 128, 256, device)
     flags = [bool(find_matches(message_of(e), terms)) for e in rows]

@@ -45,7 +45,6 @@ from engines.labelers.student.infer import (  # noqa: E402
     default_base,
     load_encoder,
     pick_device,
-    positive_probabilities,
 )
 from engines.labelers.student.prior import (  # noqa: E402
     apply_prior,
@@ -53,7 +52,7 @@ from engines.labelers.student.prior import (  # noqa: E402
     packaged_prior,
 )
 from engines.labelers.student.train import TrainConfig, train_student  # noqa: E402
-from tests.benchmarks.experiment_perf_prior import message_of, scores  # noqa: E402
+from tests.benchmarks.experiment_perf_prior import floored_by, message_of, scores  # noqa: E402
 
 RECIPES: dict[str, dict[str, Any]] = {
     "2 epochs, lr 5e-5 (default)": {"epochs": 2},
@@ -77,10 +76,7 @@ class Scorer:
     def floored(
         self, model: Any, tokenizer: Any, rows: Sequence[Example], field: str
     ) -> list[float]:
-        texts = [message_of(e) if field == "message" else e.text for e in rows]
-        probs = positive_probabilities(model, tokenizer, texts, 128, 256, self.device)
-        rules = [bool(find_matches(message_of(e), self.terms)) for e in rows]
-        return [1.0 if r else p for p, r in zip(probs, rules, strict=True)]
+        return floored_by(model, tokenizer, list(rows), self.terms, self.device, field)[0]
 
     def threshold(self, model: Any, tokenizer: Any, held: Sequence[Example], field: str) -> float:
         probs = self.floored(model, tokenizer, held, field)
