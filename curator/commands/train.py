@@ -219,7 +219,7 @@ def train(
         typer.Option(
             "--rule-floor",
             help="keyword: messages the keyword rules match are perf whatever the model"
-            " believes, and commits whose file is a test, benchmark or example are non-perf"
+            " believes, and commits that change only tests, benchmarks or examples are non-perf"
             " (it decides the rest; a student trained on one source misses what the rules"
             " catch on another); none: the model alone decides.",
         ),
@@ -320,7 +320,7 @@ def train(
     out-of-fold scores).
 
     Messages the keyword rules match are perf whatever the model believes, and commits
-    that change a test, benchmark or example are non-perf, unless --rule-floor none."""
+    that change only tests, benchmarks or examples are non-perf, unless --rule-floor none."""
     if kind == ENSEMBLE:
         _train_ensemble(members, combiner, dev, eval_set, rule, seed, as_json, db)
         return

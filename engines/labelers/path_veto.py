@@ -11,7 +11,8 @@ file it changes is one of these.
 A path counts when a directory on it is named like a test, benchmark, fuzzing or
 example tree (``tests/``, ``src/test/``, ``benchmarks/``, ``jmh/``, ``examples/``...) or
 the file is named like a test or benchmark (``test_x.py``, ``x_test.cc``,
-``FooTest.java``, ``bench_x.c``). Mined and imported commits carry their one file.
+``FooTest.java``, ``bench_x.c``). A commit is vetoed only when every file it changes
+counts (:func:`only_tests`): a change to a source file and its test is judged as usual.
 """
 
 from __future__ import annotations
@@ -33,3 +34,10 @@ _JAVA_TEST = re.compile(r"(^|/)(Tests?|Test[A-Z0-9_]\w*|\w+Tests?)\.java$")
 def is_test_path(path: str) -> bool:
     """Whether ``path`` lies in a test, benchmark or example tree, or names a test."""
     return bool(_TEST_PATH.search(path) or _JAVA_TEST.search(path))
+
+
+def only_tests(files: str) -> bool:
+    """Whether ``files`` (one path per line) names at least one file and all are tests,
+    benchmarks or examples."""
+    paths = [line.strip() for line in files.splitlines() if line.strip()]
+    return bool(paths) and all(is_test_path(p) for p in paths)

@@ -14,10 +14,10 @@ text), as the keyword labeler does. A model records its floor in its metadata
 packaged list moves on; models trained without one have none.
 
 Models trained since the floor gained a veto (``"vetoes": "test-only"`` in the record)
-also call a commit non-perf, whatever the rules and the model say, when the file it
+also call a commit non-perf, whatever the rules and the model say, when every file it
 changes is a test, benchmark or example (engines.labelers.path_veto). The veto reads the
-commit's ``file`` beside the model's own text (:func:`fields_read`); texts without a
-file (imported messages) are never vetoed.
+commit's ``files`` beside the model's own text (:func:`fields_read`); texts without
+files (imported messages) are never vetoed.
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ from typing import Any
 from engines.labelers.base import Prediction
 from engines.labelers.calibration import verdict
 from engines.labelers.keyword import TermList, find_matches, packaged_terms
-from engines.labelers.path_veto import is_test_path
+from engines.labelers.path_veto import only_tests
 
 RULES = ("keyword", "none")
 DEFAULT_RULE = "keyword"
 VETO = "test-only"
-VETO_FIELD = "file"
+VETO_FIELD = "files"
 
 # Where the diff of a message || diff text begins (representation.model_input).
 _DIFF_START = re.compile(r"\n\n(?=diff --git |@@ |--- )")
@@ -84,7 +84,7 @@ def apply_floor(
     """``probs`` with 1.0 wherever the rules fire on the matching text's message.
 
     ``block`` is the model's floor record; its list is used (the current one when None).
-    The veto is applied apart (:func:`apply_veto`): it reads the commit's file.
+    The veto is applied apart (:func:`apply_veto`): it reads the files the commit changes.
     """
     terms = floor_terms(block)
     return floored(probs, [rule_fires(t, terms) for t in texts])
@@ -93,11 +93,12 @@ def apply_floor(
 def apply_veto(
     probs: Sequence[float], files: Sequence[str], block: Mapping[str, Any] | None
 ) -> list[float]:
-    """``probs`` with 0.0 where the record vetoes and the matching commit's file is a
-    test, benchmark or example; the veto wins over the rules."""
+    """``probs`` with 0.0 where the record vetoes and every file the matching commit
+    changes (one per line) is a test, benchmark or example; the veto wins over the
+    rules."""
     if not vetoes(block):
         return list(probs)
-    return [0.0 if is_test_path(f) else float(p) for p, f in zip(probs, files, strict=True)]
+    return [0.0 if only_tests(f) else float(p) for p, f in zip(probs, files, strict=True)]
 
 
 def probabilities_by_field(
@@ -107,7 +108,7 @@ def probabilities_by_field(
     block: Mapping[str, Any] | None,
 ) -> list[float]:
     """A trained labeler's floored P(perf) of the texts of its own ``field``, with the
-    veto applied from the commits' ``file`` when the caller gave it."""
+    veto applied from the commits' ``files`` when the caller gave them."""
     probs = probabilities(texts[field])
     if VETO_FIELD in texts:
         probs = apply_veto(probs, texts[VETO_FIELD], block)
@@ -115,7 +116,7 @@ def probabilities_by_field(
 
 
 def fields_read(field: str, block: Mapping[str, Any] | None) -> tuple[str, ...]:
-    """The commit fields a model reading ``field`` needs: the commit's ``file`` too when
+    """The commit fields a model reading ``field`` needs: the commit's ``files`` too when
     its floor vetoes."""
     return (field, VETO_FIELD) if vetoes(block) else (field,)
 
@@ -140,7 +141,7 @@ def describe_floor(block: Mapping[str, Any] | None) -> str:
         return "none"
     text = f"{block['labeler']} (messages it matches are perf)"
     if vetoes(block):
-        text += "; commits changing a test, benchmark or example are non-perf"
+        text += "; commits changing only tests, benchmarks or examples are non-perf"
     current = f"keyword@{packaged_terms().version}"
     name = str(block["labeler"])
     if name.startswith("keyword@") and name != current:
@@ -151,7 +152,7 @@ def describe_floor(block: Mapping[str, Any] | None) -> str:
 class RuleLayered:
     """What a trained labeler with a rule layer (a student, a TF-IDF model) adds to its
     own :meth:`probabilities` (floored, on its own field): the fields it reads, with the
-    commit's file when its floor vetoes, and predictions that apply the veto."""
+    commit's files when its floor vetoes, and predictions that apply the veto."""
 
     input_field: str
     floor: dict[str, Any] | None
