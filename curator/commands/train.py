@@ -229,7 +229,7 @@ def train(
         typer.Option(
             "--prior",
             help="perf: a student trained from the packaged MiniLM starts from the perf prior"
-            " shipped with Curator (what MiniLM learned from 2,454 commits of 39 projects the"
+            " shipped with Curator (what MiniLM learned from 4,039 commits of 63 projects the"
             " team labeled); none: from MiniLM alone. Ignored with --base or --from-model.",
         ),
     ] = "perf",
