@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from engines.commits.labeling import label_rows
 from engines.labelers.path_veto import is_test_path, only_tests
+from engines.labelers.registry import load_labeler
 from engines.labelers.rule_floor import (
     VETO_FIELD,
     apply_veto,
@@ -24,6 +26,7 @@ from engines.labelers.rule_floor import (
 )
 from store import open_store
 from store.items import keys_to_ids
+from store.records import CommitRow
 from store.sets import latest_predictions
 from store.teaching import commit_texts, diff_files
 
@@ -134,6 +137,39 @@ def test_a_student_from_the_cli_vetoes_a_commit_that_changes_a_test(split, tmp_p
         "d-test": "non-perf",
         "d-both": "perf",
     }
+
+    # mining pre-labels rows before they are stored: the same calls from a row's file list
+    student = load_labeler_from(tmp_path / "cli.db", info["model"])
+    mined = [_mined_row(["tests/test_scan.py"]), _mined_row(["src/scan.c", "tests/test_scan.py"])]
+    label_rows(mined, [student])
+    assert [row.predictions[0].label for row in mined] == ["non-perf", "perf"]
+
+
+def load_labeler_from(db: Path, name: str):  # type: ignore[no-untyped-def]
+    with open_store(db) as store:
+        return load_labeler(store, name)
+
+
+def _mined_row(files: list[str]) -> CommitRow:
+    return CommitRow(
+        source="acme/scan",
+        sha="0" * 40,
+        branch="main",
+        author_date="2026-01-01T00:00:00+00:00",
+        message="Speed up the scanner",
+        diff=_git_diff(*files),
+        file=files[0],
+        files=files,
+        language="c",
+        functions=[],
+        code_before="",
+        code_after="",
+        added=1,
+        deleted=1,
+        model_input="Speed up the scanner",
+        function_md5=None,
+        diff_hash="",
+    )
 
 
 def _git_diff(*paths: str) -> str:

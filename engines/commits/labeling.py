@@ -20,9 +20,16 @@ def label_rows(rows: Sequence[CommitRow], labelers: Sequence[Labeler]) -> None:
     if not rows:
         return
     for labeler in labelers:
-        predictions = run_labeler(labeler, lambda f: [getattr(row, f) for row in rows])
+        predictions = run_labeler(labeler, lambda f: [_text(row, f) for row in rows])
         for row, p in zip(rows, predictions, strict=True):
             row.predictions.append(PredictionRow(labeler.name, p.label, p.score, p.details))
+
+
+def _text(row: CommitRow, field: str) -> str:
+    """A row's field as the store's ``commit_texts`` gives it: ``files``, a list on the
+    row, one path per line."""
+    value = getattr(row, field)
+    return "\n".join(value) if isinstance(value, list | tuple) else value
 
 
 def labelers_for(specs: Sequence[LabelerSpec]) -> list[Labeler]:
