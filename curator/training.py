@@ -68,6 +68,7 @@ from engines.labelers.student import (
 from engines.labelers.student.data import stratified_holdout
 from engines.labelers.student.infer import read_meta
 from engines.labelers.student.infer import update_meta as update_student_meta
+from engines.labelers.student.prior import prior_diffs as start_prior_diffs
 from store import Store
 from store.labeling_inputs import item_sources
 from store.models import ModelRow, current_model, list_models, models_dir, register_model
@@ -259,18 +260,22 @@ class _Data:
     missing: int
 
 
-def _examples(store: Store, items: Sequence[LabeledItem], config: TrainConfig, kind: str) -> _Data:
-    """Examples in the resolved input field (``auto``: messages when no training commit
-    has a diff, else message || diff); with message || diff and diff dropout on, an
-    example that has a diff also carries its message alone (the student drops the diff
-    in some epochs; TF-IDF learns from both copies)."""
+def _examples(
+    store: Store, items: Sequence[LabeledItem], config: TrainConfig, kind: str, warm: bool
+) -> _Data:
+    """Examples in the resolved input field (``auto``: messages when neither a training
+    commit nor the perf prior a fresh student starts from had a diff, else message ||
+    diff); with message || diff and diff dropout on, an example that has a diff also
+    carries its message alone (the student drops the diff in some epochs; TF-IDF learns
+    from both copies)."""
     ids = [x.item_id for x in items]
     messages = commit_texts(store, ids, "message")
     with_diff = commits_with_diff(store, list(messages))
     present = [x for x in items if x.item_id in messages]
     n_diff = sum(1 for x in present if x.item_id in with_diff)
+    prior_diffs = start_prior_diffs(config) if kind == STUDENT and not warm else 0
     try:
-        field_name = resolve_field(config.input_field, n_diff)
+        field_name = resolve_field(config.input_field, n_diff, prior_diffs)
     except ValueError as exc:
         raise TrainingRefused(str(exc)) from exc
     texts = messages if field_name == "message" else commit_texts(store, ids, field_name)
@@ -295,6 +300,8 @@ def _examples(store: Store, items: Sequence[LabeledItem], config: TrainConfig, k
     )
     if copies:
         record["diff_dropout"] = 0.0
+    if field_name == "model_input" and prior_diffs:
+        record["prior_examples_with_diff"] = prior_diffs
     resolved = replace(config, input_field=field_name)
     return _Data(examples, resolved, record, len(items) - len(present))
 
@@ -316,7 +323,7 @@ def run_training(
     except ValueError as exc:
         raise TrainingRefused(str(exc)) from exc
     items, counts = gather(store, request)
-    data = _examples(store, items, request.config, request.kind)
+    data = _examples(store, items, request.config, request.kind, bool(request.from_model))
     config = data.config
     try:
         dev = _held_out(store, request.dev_set, request.rule, config.input_field)

@@ -109,6 +109,7 @@ def build(
             "shared_messages": len(shared),
             **{name: len(rows) for name, rows in sets.items()},
         },
+        "examples_with_diff": sum(1 for e in examples if e.message is not None),
         "training": {
             "epochs_run": result.epochs_run,
             "best_dev_f1": result.best_dev_f1,

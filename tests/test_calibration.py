@@ -27,11 +27,12 @@ from engines.labelers.calibration import (
     reliability,
     verdict,
 )
-from engines.labelers.inputs import input_mismatch, resolve_field
+from engines.labelers.inputs import describe, input_mismatch, resolve_field
 from engines.labelers.registry import load_labeler
 from engines.labelers.rule_floor import floor_block
 from engines.labelers.student import StudentLabeler, TrainConfig, read_meta
 from engines.labelers.student.data import hard_example, stratified_holdout
+from engines.labelers.student.prior import packaged_prior
 from store import Store
 from tests.conftest import ROOT
 
@@ -203,8 +204,11 @@ def _import(store: Store, tmp_path: Path, keep_diff: Any) -> None:
 
 
 def test_a_student_on_messages_only_learns_and_reads_messages(store: Store, tmp_path: Path):
+    """Without the perf prior (which learned from diffs) a student that saw no diff
+    reads messages."""
     _import(store, tmp_path, lambda n: False)
-    outcome = run_training(store, TrainRequest(vote_sets=("gt-sample",), config=TINY))
+    plain = replace(TINY, prior="none")
+    outcome = run_training(store, TrainRequest(vote_sets=("gt-sample",), config=plain))
     assert outcome.model is not None
     params = outcome.model.params
     assert params["input"]["field"] == "message" and params["input"]["requested"] == "auto"
@@ -232,6 +236,36 @@ def test_a_student_on_messages_only_learns_and_reads_messages(store: Store, tmp_
     labeler = load_labeler(store, outcome.model.name)
     assert labeler.input_field == "message"
     assert labeler.threshold == params["decision"]["threshold"]  # type: ignore[attr-defined]
+
+
+def test_a_student_from_the_prior_reads_diffs_its_own_votes_lacked(
+    store: Store, tmp_path: Path
+) -> None:
+    """The packaged prior learned from message || diff, so a student that starts from it
+    reads message || diff even when none of its votes had a diff, records why, and is
+    not warned about diffs it will see."""
+    _import(store, tmp_path, lambda n: False)
+    outcome = run_training(store, TrainRequest(vote_sets=("gt-sample",), config=TINY))
+    assert outcome.model is not None
+    record = outcome.model.params["input"]
+    shipped = packaged_prior()
+    assert shipped is not None and shipped.meta["examples_with_diff"] > 0
+    assert record["field"] == "model_input" and record["examples_with_diff"] == 0
+    assert record["prior_examples_with_diff"] == shipped.meta["examples_with_diff"]
+    assert record["diff_dropout"] == 0.0  # no example of its own had a diff to drop
+    assert f"its prior learned from {shipped.meta['examples_with_diff']:,} diffs" in describe(
+        record
+    )
+    assert input_mismatch("s", record, "model_input", 10, 0) is None
+    assert load_labeler(store, outcome.model.name).input_field == "model_input"
+    assert resolve_field("auto", 0, 5) == "model_input" and resolve_field("message", 0, 5) == (
+        "message"
+    )
+    # without that record, diffs a model never saw are still warned of
+    unseen = {k: v for k, v in record.items() if k != "prior_examples_with_diff"}
+    assert "no training example had a diff" in (
+        input_mismatch("s", unseen, "model_input", 10, 0) or ""
+    )
 
 
 def test_a_student_on_mixed_inputs_reads_message_and_diff_with_dropout(

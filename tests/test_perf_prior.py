@@ -160,6 +160,8 @@ def test_curator_train_starts_from_the_prior_and_says_so(split, tmp_path: Path) 
     assert meta["prior"]["name"] == "perf-prior@2" and meta["config"]["prior"] == "perf"
     shown = ANSI.sub("", split("models", "show", info["model"]).output)
     assert "started from: perf-prior@2 (rank 32; learned from" in shown
+    assert meta["input"]["prior_examples_with_diff"] == 4039
+    assert "its prior learned from 4,039 diffs" in " ".join(shown.split())
 
     plain = split("train", "--votes", "tr", *TINY, "--prior", "none", "--json")
     assert plain.exit_code == 0, plain.output

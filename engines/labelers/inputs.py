@@ -9,7 +9,9 @@ A model records an ``input`` block in its metadata and its ``models`` row::
 ``field`` is the commit text it reads (``message`` or ``model_input``, message || diff);
 ``diff_dropout`` the probability that a diff-bearing example was shown as its message
 alone in an epoch (the student); ``message_copies`` how many message-only copies of
-diff-bearing examples were added to the training data (TF-IDF's equivalent).
+diff-bearing examples were added to the training data (TF-IDF's equivalent). A student
+that started from a perf prior which learned from message || diff also records
+``prior_examples_with_diff``: it reads diffs even when its own examples had none.
 """
 
 from __future__ import annotations
@@ -23,14 +25,14 @@ CHOICES = (AUTO, *FIELDS)
 DEFAULT_DIFF_DROPOUT = 0.3
 
 
-def resolve_field(requested: str, examples_with_diff: int) -> str:
-    """``auto`` -> ``message`` when no training example has a diff, else ``model_input``;
-    an explicit field stays as it is."""
+def resolve_field(requested: str, examples_with_diff: int, prior_with_diff: int = 0) -> str:
+    """``auto`` -> ``message`` when neither a training example nor the prior the model
+    starts from had a diff, else ``model_input``; an explicit field stays as it is."""
     if requested not in CHOICES:
         raise ValueError(f"input {requested!r}: use {', '.join(CHOICES)}")
     if requested != AUTO:
         return requested
-    return "model_input" if examples_with_diff else "message"
+    return "model_input" if examples_with_diff or prior_with_diff else "message"
 
 
 def input_block(
@@ -78,6 +80,8 @@ def describe(record: Mapping[str, Any]) -> str:
             text += f", diff dropout {dropout:g}"
         if record.get("message_copies"):
             text += f", {record['message_copies']} message-only copies"
+        if field == "model_input" and record.get("prior_examples_with_diff"):
+            text += f"; its prior learned from {record['prior_examples_with_diff']:,} diffs"
         text += ")"
     return text
 
@@ -99,7 +103,7 @@ def input_mismatch(
     with_diff = record.get("examples_with_diff")
     if not isinstance(with_diff, int):
         return None  # an older model: what it saw is not recorded
-    if with_diff == 0 and n_without_diff < n_items:
+    if with_diff == 0 and n_without_diff < n_items and not record.get("prior_examples_with_diff"):
         return (
             f"{name} learned from message || diff but no training example had a diff;"
             f" {n_items - n_without_diff} of {n_items} items here have one"

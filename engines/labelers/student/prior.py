@@ -195,6 +195,18 @@ def start_from_prior(model: Any, config: Any) -> dict[str, Any] | None:
     return prior_block(info, changed)
 
 
+def prior_diffs(config: Any) -> int:
+    """How many of the examples the prior :func:`start_from_prior` would apply for
+    ``config`` learned from carried a diff (0 when none would be applied)."""
+    if config.prior != "perf" or config.base is not None:
+        return 0
+    info = packaged_prior()
+    if info is None or not fits_base(info):
+        return 0
+    recorded = info.meta.get("examples_with_diff")
+    return recorded if isinstance(recorded, int) and recorded > 0 else 0
+
+
 def prior_block(info: PriorInfo, changed: int) -> dict[str, Any]:
     """The ``prior`` record stored with a student that started from it."""
     return {
