@@ -192,8 +192,9 @@ def train(
         str,
         typer.Option(
             "--input",
-            help="Text to learn from: auto (messages when no training commit has a diff, else"
-            " message || diff with diff dropout), model_input or message.",
+            help="Text to learn from: auto (messages when neither a training commit nor the"
+            " perf prior a student starts from had a diff, else message || diff with diff"
+            " dropout), model_input or message.",
         ),
     ] = "auto",
     diff_dropout: Annotated[
