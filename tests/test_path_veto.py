@@ -8,6 +8,7 @@ source file and its test, stay perf."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,7 @@ from store.items import keys_to_ids
 from store.records import CommitRow
 from store.sets import latest_predictions
 from store.teaching import commit_texts, diff_files
+from tests.synthetic_commits import minimal_commit
 
 TINY = ("--epochs", "1", "--max-length", "64", "--batch", "8", "--lr", "1e-4", "--max-steps", "2")
 
@@ -140,7 +142,10 @@ def test_a_student_from_the_cli_vetoes_a_commit_that_changes_a_test(split, tmp_p
 
     # mining pre-labels rows before they are stored: the same calls from a row's file list
     student = load_labeler_from(tmp_path / "cli.db", info["model"])
-    mined = [_mined_row(["tests/test_scan.py"]), _mined_row(["src/scan.c", "tests/test_scan.py"])]
+    mined = [
+        _mined_row(1, ["tests/test_scan.py"]),
+        _mined_row(2, ["src/scan.c", "tests/test_scan.py"]),
+    ]
     label_rows(mined, [student])
     assert [row.predictions[0].label for row in mined] == ["non-perf", "perf"]
 
@@ -150,26 +155,9 @@ def load_labeler_from(db: Path, name: str):  # type: ignore[no-untyped-def]
         return load_labeler(store, name)
 
 
-def _mined_row(files: list[str]) -> CommitRow:
-    return CommitRow(
-        source="acme/scan",
-        sha="0" * 40,
-        branch="main",
-        author_date="2026-01-01T00:00:00+00:00",
-        message="Speed up the scanner",
-        diff=_git_diff(*files),
-        file=files[0],
-        files=files,
-        language="c",
-        functions=[],
-        code_before="",
-        code_after="",
-        added=1,
-        deleted=1,
-        model_input="Speed up the scanner",
-        function_md5=None,
-        diff_hash="",
-    )
+def _mined_row(i: int, files: list[str]) -> CommitRow:
+    row = minimal_commit(i, "Speed up the scanner", file=files[0])
+    return replace(row, files=files, diff=_git_diff(*files))
 
 
 def _git_diff(*paths: str) -> str:
