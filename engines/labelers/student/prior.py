@@ -180,10 +180,8 @@ def start_from_prior(model: Any, config: Any) -> dict[str, Any] | None:
     applied (asked for none, another base, or no prior fits the installed base)."""
     if config.prior not in CHOICES:
         raise ValueError(f"prior {config.prior!r}: use {', '.join(CHOICES)}")
-    if config.prior == "none" or config.base is not None:
-        return None
-    info = packaged_prior()
-    if info is None or not fits_base(info):
+    info = _prior_for(config)
+    if info is None:
         return None
     try:
         changed = apply_prior(model, load_prior_tensors(info.weights))
@@ -198,13 +196,19 @@ def start_from_prior(model: Any, config: Any) -> dict[str, Any] | None:
 def prior_diffs(config: Any) -> int:
     """How many of the examples the prior :func:`start_from_prior` would apply for
     ``config`` learned from carried a diff (0 when none would be applied)."""
-    if config.prior != "perf" or config.base is not None:
-        return 0
-    info = packaged_prior()
-    if info is None or not fits_base(info):
-        return 0
-    recorded = info.meta.get("examples_with_diff")
+    info = _prior_for(config)
+    recorded = info.meta.get("examples_with_diff") if info is not None else None
     return recorded if isinstance(recorded, int) and recorded > 0 else 0
+
+
+def _prior_for(config: Any) -> PriorInfo | None:
+    """The prior a student trained with ``config`` starts from: the packaged one (or
+    ``$CURATOR_PERF_PRIOR``'s) when it asks for ``perf`` from the default base and the
+    prior fits that base as installed; else None."""
+    if config.prior != "perf" or config.base is not None:
+        return None
+    info = packaged_prior()
+    return info if info is not None and fits_base(info) else None
 
 
 def prior_block(info: PriorInfo, changed: int) -> dict[str, Any]:
