@@ -274,7 +274,7 @@ def run_learning_curve(
     except ValueError as exc:
         raise TrainingRefused(str(exc)) from exc
     items = _new_votes(store, train)
-    data = _examples(store, items, config, STUDENT, warm=True)
+    data = _examples(store, items, config, STUDENT, start)
     config = data.config
     field_name = config.input_field
     try:

@@ -52,7 +52,7 @@ from engines.labelers.calibration import (
     decide,
     parse_objective,
 )
-from engines.labelers.inputs import input_block, recorded_input, resolve_field
+from engines.labelers.inputs import diffs_learned, input_block, recorded_input, resolve_field
 from engines.labelers.rule_floor import floor_block, floor_flags, floor_terms, floored, rule_fires
 from engines.labelers.storing import predict_stored
 from engines.labelers.student import FAMILY as STUDENT
@@ -261,21 +261,27 @@ class _Data:
 
 
 def _examples(
-    store: Store, items: Sequence[LabeledItem], config: TrainConfig, kind: str, warm: bool
+    store: Store,
+    items: Sequence[LabeledItem],
+    config: TrainConfig,
+    kind: str,
+    start: ModelRow | None = None,
 ) -> _Data:
-    """Examples in the resolved input field (``auto``: messages when neither a training
-    commit nor the perf prior a fresh student starts from had a diff, else message ||
-    diff); with message || diff and diff dropout on, an example that has a diff also
-    carries its message alone (the student drops the diff in some epochs; TF-IDF learns
-    from both copies)."""
+    """Examples in the resolved input field (``auto``: messages when no training commit
+    had a diff and the student starts neither from a perf prior nor from a model
+    (``start``, a warm start) that learned from diffs, else message || diff); with
+    message || diff and diff dropout on, an example that has a diff also carries its
+    message alone (the student drops the diff in some epochs; TF-IDF learns from both
+    copies)."""
     ids = [x.item_id for x in items]
     messages = commit_texts(store, ids, "message")
     with_diff = commits_with_diff(store, list(messages))
     present = [x for x in items if x.item_id in messages]
     n_diff = sum(1 for x in present if x.item_id in with_diff)
-    prior_diffs = start_prior_diffs(config) if kind == STUDENT and not warm else 0
+    prior_diffs = start_prior_diffs(config) if kind == STUDENT and start is None else 0
+    start_diffs = diffs_learned(recorded_input(start.params)) if start is not None else 0
     try:
-        field_name = resolve_field(config.input_field, n_diff, prior_diffs)
+        field_name = resolve_field(config.input_field, n_diff, prior_diffs + start_diffs)
     except ValueError as exc:
         raise TrainingRefused(str(exc)) from exc
     texts = messages if field_name == "message" else commit_texts(store, ids, field_name)
@@ -302,6 +308,8 @@ def _examples(
         record["diff_dropout"] = 0.0
     if field_name == "model_input" and prior_diffs:
         record["prior_examples_with_diff"] = prior_diffs
+    if field_name == "model_input" and start_diffs:
+        record["start_examples_with_diff"] = start_diffs
     resolved = replace(config, input_field=field_name)
     return _Data(examples, resolved, record, len(items) - len(present))
 
@@ -323,7 +331,7 @@ def run_training(
     except ValueError as exc:
         raise TrainingRefused(str(exc)) from exc
     items, counts = gather(store, request)
-    data = _examples(store, items, request.config, request.kind, bool(request.from_model))
+    data = _examples(store, items, request.config, request.kind, _start_of(store, request))
     config = data.config
     try:
         dev = _held_out(store, request.dev_set, request.rule, config.input_field)
@@ -591,6 +599,16 @@ def _rules_on(
     terms = floor_terms(floor)
     guessed = {i: LABELS[int(rule_fires(texts[i], terms))] for i in texts}
     return evaluate(f"keyword@{terms.version}", truth, guessed, BINARY).as_json()
+
+
+def _start_of(store: Store, request: TrainRequest) -> ModelRow | None:
+    """The student a warm start begins from (None without ``--from-model``)."""
+    if not request.from_model or request.kind != STUDENT:
+        return None
+    try:
+        return resolve_start(store, request.from_model)
+    except ValueError as exc:
+        raise TrainingRefused(str(exc)) from exc
 
 
 def _warm_start(

@@ -27,7 +27,7 @@ from engines.labelers.calibration import (
     reliability,
     verdict,
 )
-from engines.labelers.inputs import describe, input_mismatch, resolve_field
+from engines.labelers.inputs import describe, diffs_learned, input_mismatch, resolve_field
 from engines.labelers.registry import load_labeler
 from engines.labelers.rule_floor import floor_block
 from engines.labelers.student import StudentLabeler, TrainConfig, read_meta
@@ -266,6 +266,51 @@ def test_a_student_from_the_prior_reads_diffs_its_own_votes_lacked(
     assert "no training example had a diff" in (
         input_mismatch("s", unseen, "model_input", 10, 0) or ""
     )
+
+
+def test_a_warm_start_reads_what_the_model_it_starts_from_read(
+    store: Store, tmp_path: Path
+) -> None:
+    """Warm-started on votes without diffs, a student keeps the reading of the model it
+    starts from: message || diff after one that read diffs (through the prior here),
+    recording how many that model learned from; messages after one that read messages."""
+    _import(store, tmp_path, lambda n: False)
+    reader = run_training(store, TrainRequest(vote_sets=("gt-sample",), config=TINY))
+    plain = run_training(
+        store, TrainRequest(vote_sets=("gt-sample",), config=replace(TINY, prior="none"))
+    )
+    assert reader.model is not None and plain.model is not None
+    assert plain.model.params["input"]["field"] == "message"
+    warm = replace(TINY, layers=None)
+    after_reader = run_training(
+        store, TrainRequest(vote_sets=("gt-sample",), config=warm, from_model=reader.model.name)
+    )
+    after_plain = run_training(
+        store, TrainRequest(vote_sets=("gt-sample",), config=warm, from_model=plain.model.name)
+    )
+    assert after_reader.model is not None and after_plain.model is not None
+    record = after_reader.model.params["input"]
+    started = diffs_learned(reader.model.params["input"])
+    assert started == reader.model.params["input"]["prior_examples_with_diff"] > 0
+    assert record["field"] == "model_input" and record["examples_with_diff"] == 0
+    assert record["start_examples_with_diff"] == started
+    assert "prior_examples_with_diff" not in record  # a warm start does not apply the prior
+    assert f"the model it started from learned from {started:,} diffs" in describe(record)
+    assert input_mismatch("s", record, "model_input", 10, 0) is None
+    assert load_labeler(store, after_reader.model.name).input_field == "model_input"
+    assert after_plain.model.params["input"]["field"] == "message"
+    assert "start_examples_with_diff" not in after_plain.model.params["input"]
+    assert diffs_learned(plain.model.params["input"]) == 0
+    # an explicit --input still decides
+    told = run_training(
+        store,
+        TrainRequest(
+            vote_sets=("gt-sample",),
+            config=replace(warm, input_field="message"),
+            from_model=reader.model.name,
+        ),
+    )
+    assert told.model is not None and told.model.params["input"]["field"] == "message"
 
 
 def test_a_student_on_mixed_inputs_reads_message_and_diff_with_dropout(

@@ -11,7 +11,10 @@ A model records an ``input`` block in its metadata and its ``models`` row::
 alone in an epoch (the student); ``message_copies`` how many message-only copies of
 diff-bearing examples were added to the training data (TF-IDF's equivalent). A student
 that started from a perf prior which learned from message || diff also records
-``prior_examples_with_diff``: it reads diffs even when its own examples had none.
+``prior_examples_with_diff``: it reads diffs even when its own examples had none. A
+student warm-started from a model that reads message || diff records
+``start_examples_with_diff`` (all the diffs that model had learned from) and keeps
+reading message || diff.
 """
 
 from __future__ import annotations
@@ -33,6 +36,16 @@ def resolve_field(requested: str, examples_with_diff: int, prior_with_diff: int 
     if requested != AUTO:
         return requested
     return "model_input" if examples_with_diff or prior_with_diff else "message"
+
+
+def diffs_learned(record: Mapping[str, Any]) -> int:
+    """How many diffs a model that reads message || diff learned from: its own examples',
+    its prior's and those of the model it was warm-started from (0 when it reads
+    messages)."""
+    if record.get("field", "model_input") != "model_input":
+        return 0
+    keys = ("examples_with_diff", "prior_examples_with_diff", "start_examples_with_diff")
+    return sum(v for v in (record.get(k) for k in keys) if isinstance(v, int))
 
 
 def input_block(
@@ -82,6 +95,9 @@ def describe(record: Mapping[str, Any]) -> str:
             text += f", {record['message_copies']} message-only copies"
         if field == "model_input" and record.get("prior_examples_with_diff"):
             text += f"; its prior learned from {record['prior_examples_with_diff']:,} diffs"
+        if field == "model_input" and record.get("start_examples_with_diff"):
+            started = record["start_examples_with_diff"]
+            text += f"; the model it started from learned from {started:,} diffs"
         text += ")"
     return text
 
@@ -103,7 +119,8 @@ def input_mismatch(
     with_diff = record.get("examples_with_diff")
     if not isinstance(with_diff, int):
         return None  # an older model: what it saw is not recorded
-    if with_diff == 0 and n_without_diff < n_items and not record.get("prior_examples_with_diff"):
+    inherited = record.get("prior_examples_with_diff") or record.get("start_examples_with_diff")
+    if with_diff == 0 and n_without_diff < n_items and not inherited:
         return (
             f"{name} learned from message || diff but no training example had a diff;"
             f" {n_items - n_without_diff} of {n_items} items here have one"
