@@ -193,8 +193,8 @@ def train(
         typer.Option(
             "--input",
             help="Text to learn from: auto (messages when neither a training commit nor the"
-            " perf prior a student starts from had a diff, else message || diff with diff"
-            " dropout), model_input or message.",
+            " perf prior or --from-model student a student starts from had a diff, else"
+            " message || diff with diff dropout), model_input or message.",
         ),
     ] = "auto",
     diff_dropout: Annotated[
