@@ -331,7 +331,8 @@ def run_training(
     except ValueError as exc:
         raise TrainingRefused(str(exc)) from exc
     items, counts = gather(store, request)
-    data = _examples(store, items, request.config, request.kind, _start_of(store, request))
+    start = _start_of(store, request)
+    data = _examples(store, items, request.config, request.kind, start)
     config = data.config
     try:
         dev = _held_out(store, request.dev_set, request.rule, config.input_field)
@@ -349,7 +350,7 @@ def run_training(
         counts["held_out"] = {"fraction": config.holdout, **_label_counts(holdout)}
         counts["train"] = _label_counts(examples)
         counts["train_total"] = len(examples)
-    config, examples, notes = _warm_start(store, request, config, examples, counts)
+    config, examples, notes = _warm_start(store, request, start, config, examples, counts)
     root = models_dir(store)
     root.mkdir(parents=True, exist_ok=True)
     staging = root / f".staging-{uuid.uuid4().hex[:12]}"
@@ -602,7 +603,8 @@ def _rules_on(
 
 
 def _start_of(store: Store, request: TrainRequest) -> ModelRow | None:
-    """The student a warm start begins from (None without ``--from-model``)."""
+    """The student a warm start begins from, resolved once for the run (None without
+    ``--from-model`` or for another kind, which :func:`_warm_start` refuses)."""
     if not request.from_model or request.kind != STUDENT:
         return None
     try:
@@ -614,6 +616,7 @@ def _start_of(store: Store, request: TrainRequest) -> ModelRow | None:
 def _warm_start(
     store: Store,
     request: TrainRequest,
+    start: ModelRow | None,
     config: TrainConfig,
     examples: list[Example],
     counts: dict[str, Any],
@@ -624,11 +627,10 @@ def _warm_start(
         return config, examples, []
     if request.kind != STUDENT:
         raise TrainingRefused(f"--from-model warm-starts students only, not {request.kind}")
+    assert start is not None  # resolved by _start_of for every student warm start
     try:
         banned = held_out_sources(store, (request.dev_set, request.eval_set))
-        warm = prepare_warm_start(
-            store, request.from_model, request.replay, config, examples, banned
-        )
+        warm = prepare_warm_start(start, request.replay, config, examples, banned)
     except ValueError as exc:
         raise TrainingRefused(str(exc)) from exc
     counts["replay"] = {"from": warm.model, **warm.counts}

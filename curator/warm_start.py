@@ -1,8 +1,9 @@
 """Warm starts: train a student from a registered student's weights instead of the
 packaged base, mixing in a replay sample of what that student learned from.
 
-:func:`prepare_warm_start` resolves ``student@N`` / ``@latest`` / ``@current`` through the
-registry, points the training config at that model's directory and adds ``replay`` x
+:func:`resolve_start` resolves ``student@N`` / ``@latest`` / ``@current`` through the
+registry; :func:`prepare_warm_start` points the training config at that model's
+directory and adds ``replay`` x
 len(new) of its saved replay examples (seeded; those from the run's dev/eval
 repositories are left out, so no held-out repository leaks in through the old data).
 A model without a replay file warm-starts without replay, and the note says so.
@@ -74,15 +75,14 @@ def warm_config(config: TrainConfig, start: ModelRow) -> TrainConfig:
 
 
 def prepare_warm_start(
-    store: Store,
-    name: str,
+    start: ModelRow,
     ratio: float,
     config: TrainConfig,
     examples: Sequence[Example],
     banned_sources: set[str],
 ) -> WarmStart:
-    """The warm-started config and the new examples with their replay share."""
-    start = resolve_start(store, name)
+    """The config warm-started from ``start`` (resolved by :func:`resolve_start`) and the
+    new examples with their replay share."""
     warm = warm_config(config, start)
     mixed, counts, note = with_replay(start, examples, ratio, config.seed, banned_sources)
     return WarmStart(start.name, warm.resolved_base(), warm, mixed, counts, note)
