@@ -18,8 +18,17 @@ from annotation.agreement import cohen_kappa
 from tests.conftest import ROOT
 from tests.gitrepo import GitRepo
 
-SETS = sorted(p.parent for p in (ROOT / "sample_data").glob("cross_source*/labels.csv"))
-SECOND = sorted((ROOT / "sample_data").glob("cross_source*/second_opinion.csv"))
+
+
+def _natural(path: Path) -> list[str | int]:
+    """Sort key that puts round10 after round9."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(path))]
+
+
+SETS = sorted(
+    (p.parent for p in (ROOT / "sample_data").glob("cross_source*/labels.csv")), key=_natural
+)
+SECOND = sorted((ROOT / "sample_data").glob("cross_source*/second_opinion.csv"), key=_natural)
 SCRIPT = ROOT / "scripts" / "cross_source_texts.py"
 COLUMNS = ["repo", "commit", "path", "label", "category", "note"]
 CATEGORIES = {
@@ -36,7 +45,7 @@ CATEGORIES = {
 SOURCE = re.compile(r"\.(py|c|h|cc|cpp|cxx|hh|hpp|hxx|java)$")
 
 
-def test_the_eleven_sets_are_there() -> None:
+def test_the_twelve_sets_are_there() -> None:
     names = [s.name for s in SETS]
     assert names == [
         "cross_source",
@@ -50,6 +59,7 @@ def test_the_eleven_sets_are_there() -> None:
         "cross_source_round7",
         "cross_source_round8",
         "cross_source_round9",
+        "cross_source_round10",
     ]
 
 
@@ -92,7 +102,7 @@ def test_the_readme_states_the_counts_of_the_file(folder: Path) -> None:
     assert stated == [counts["perf"], counts["non-perf"], counts["perf"] + counts["non-perf"]]
 
 
-def test_rounds_4_to_9_carry_a_second_opinion() -> None:
+def test_rounds_4_to_10_carry_a_second_opinion() -> None:
     assert [p.parent.name for p in SECOND] == [
         "cross_source_round4",
         "cross_source_round5",
@@ -100,6 +110,7 @@ def test_rounds_4_to_9_carry_a_second_opinion() -> None:
         "cross_source_round7",
         "cross_source_round8",
         "cross_source_round9",
+        "cross_source_round10",
     ]
 
 
