@@ -230,7 +230,7 @@ def train(
         typer.Option(
             "--prior",
             help="perf: a student trained from the packaged MiniLM starts from the perf prior"
-            " shipped with Curator (what MiniLM learned from 4,432 commits of 69 projects the"
+            " shipped with Curator (what MiniLM learned from 4,834 commits of 75 projects the"
             " team labeled); none: from MiniLM alone. Ignored with --base or --from-model.",
         ),
     ] = "perf",
