@@ -19,7 +19,6 @@ from tests.conftest import ROOT
 from tests.gitrepo import GitRepo
 
 
-
 def _natural(path: Path) -> list[str | int]:
     """Sort key that puts round10 after round9."""
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(path))]
