@@ -356,7 +356,7 @@ def run_training(
     staging = root / f".staging-{uuid.uuid4().hex[:12]}"
     try:
         if request.kind == STUDENT:
-            fallback = _start_threshold(store, request.from_model)
+            fallback = _start_threshold(start)
             trained = _train_student(
                 config, examples, dev, holdout, fallback, staging, progress, cancel
             )
@@ -423,12 +423,11 @@ def _dev_examples(held: _Held) -> list[Example]:
     return [hard_example(held.texts[i], int(held.truth[i] == POSITIVE)) for i in sorted(held.texts)]
 
 
-def _start_threshold(store: Store, from_model: str | None) -> tuple[float, str]:
+def _start_threshold(start: ModelRow | None) -> tuple[float, str]:
     """The threshold a student keeps when its held-out slice is too small to choose one
     on: the warm start's own, else the default."""
-    if not from_model:
+    if start is None:
         return DEFAULT_THRESHOLD, "default"
-    start = resolve_start(store, from_model)
     decision = read_meta(start.path or "").get("decision") or {}
     return float(decision.get("threshold", DEFAULT_THRESHOLD)), f"from {start.name}"
 
@@ -604,9 +603,11 @@ def _rules_on(
 
 def _start_of(store: Store, request: TrainRequest) -> ModelRow | None:
     """The student a warm start begins from, resolved once for the run (None without
-    ``--from-model`` or for another kind, which :func:`_warm_start` refuses)."""
-    if not request.from_model or request.kind != STUDENT:
+    ``--from-model``); only students warm-start."""
+    if not request.from_model:
         return None
+    if request.kind != STUDENT:
+        raise TrainingRefused(f"--from-model warm-starts students only, not {request.kind}")
     try:
         return resolve_start(store, request.from_model)
     except ValueError as exc:
@@ -623,11 +624,8 @@ def _warm_start(
 ) -> tuple[TrainConfig, list[Example], list[str]]:
     """The config and examples to train on: unchanged, or warm-started with replay
     (old examples join the training part only, never the held-out slice)."""
-    if not request.from_model:
+    if start is None:
         return config, examples, []
-    if request.kind != STUDENT:
-        raise TrainingRefused(f"--from-model warm-starts students only, not {request.kind}")
-    assert start is not None  # resolved by _start_of for every student warm start
     try:
         banned = held_out_sources(store, (request.dev_set, request.eval_set))
         warm = prepare_warm_start(start, request.replay, config, examples, banned)

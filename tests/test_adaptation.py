@@ -167,6 +167,11 @@ def test_warm_start_refusals_are_one_line(split, tmp_path: Path) -> None:  # typ
             run_training(store, TrainRequest(vote_sets=("tr",), from_model="keyword@1"))
         with pytest.raises(TrainingRefused, match="no student has been promoted"):
             run_training(store, TrainRequest(vote_sets=("tr",), from_model="student@current"))
+        with pytest.raises(TrainingRefused, match="warm-starts students only, not tfidf-lr"):
+            run_training(
+                store,
+                TrainRequest(vote_sets=("tr",), kind="tfidf-lr", from_model="student@latest"),
+            )
         assert list_models(store) == []
 
 
