@@ -6,7 +6,8 @@ labeled text once, mean-pooled and normalized, as the student reads it (message 
 diff, 128 tokens). A logistic regression learns from the shared messages and the
 ``--set`` folders listed before ``--target``'s position in the list, and is scored on
 the target under the keyword floor, with the threshold chosen on out-of-fold scores of
-the team rows (ties nearest 0.5) and at 0.5. ``NAME+NAME`` joins two encoders' vectors.
+the team rows (``choose_threshold``, as ``curator train`` chooses) and at 0.5.
+``NAME+NAME`` joins two encoders' vectors.
 
 Nothing is fine-tuned, so this compares what the encoders already know; embeddings are
 cached under ``--cache``. On two CPU cores MiniLM takes minutes, mpnet about an hour
@@ -35,7 +36,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from build_perf_prior import set_examples, shared_examples  # noqa: E402
 
-from engines.labelers.keyword import find_matches  # noqa: E402
+from engines.labelers.calibration import choose_threshold, scores_at  # noqa: E402
+from engines.labelers.rule_floor import rule_fires  # noqa: E402
 from engines.labelers.student.data import Example  # noqa: E402
 from engines.labelers.student.infer import DEFAULT_MAX_LENGTH, load_tokenizer  # noqa: E402
 
@@ -76,18 +78,8 @@ def cached(cache: Path, encoder: str, directory: str, name: str, rows: list[Exam
     return np.load(path)
 
 
-def f1(gold: np.ndarray, calls: np.ndarray) -> float:
-    tp = int((gold & calls).sum())
-    return 2 * tp / (int(gold.sum()) + int(calls.sum())) if tp else 0.0
-
-
-def _ruled(row: Example) -> bool:
-    return bool(find_matches(row.message or row.text))
-
-
-def best_threshold(gold: np.ndarray, scores: np.ndarray) -> float:
-    grid = np.round(np.arange(0.05, 0.96, 0.01), 2)
-    return max(grid, key=lambda t: (f1(gold, scores >= t), -abs(t - 0.5)))
+def f1(gold: np.ndarray, scores: np.ndarray, threshold: float) -> float:
+    return scores_at(scores.tolist(), gold.astype(int).tolist(), threshold)["f1"] or 0.0
 
 
 def score(
@@ -99,25 +91,26 @@ def score(
     names = [name for name in sets if name != "shared"]
     learn = ["shared", *names[: names.index(target)]]
     x = np.vstack([vectors[n] for n in learn])
-    y = np.concatenate([[row.label for row in sets[n]] for n in learn]).astype(bool)
+    y = np.concatenate([[row.label for row in sets[n]] for n in learn])
     team = np.concatenate([np.full(len(sets[n]), n != "shared") for n in learn])
-    ruled = np.array([_ruled(row) for n in learn for row in sets[n]])
+    ruled = np.array([rule_fires(row.text) for n in learn for row in sets[n]])
     out_of_fold = np.zeros(len(y))
     for fit, held in StratifiedKFold(5, shuffle=True, random_state=0).split(x, y):
         model = LogisticRegression(C=C, max_iter=3000).fit(x[fit], y[fit])
         out_of_fold[held] = model.predict_proba(x[held])[:, 1]
-    threshold = best_threshold(y[team], np.where(ruled, 1.0, out_of_fold)[team])
+    floored_team = np.where(ruled, 1.0, out_of_fold)[team]
+    threshold, _ = choose_threshold(floored_team.tolist(), y[team].tolist())
     model = LogisticRegression(C=C, max_iter=3000).fit(x, y)
     rows = sets[target]
-    gold = np.array([row.label for row in rows], dtype=bool)
-    rules = np.array([_ruled(row) for row in rows])
+    gold = np.array([row.label for row in rows])
+    rules = np.array([rule_fires(row.text) for row in rows])
     floored = np.where(rules, 1.0, model.predict_proba(vectors[target])[:, 1])
     return {
         "learned_from": f"{len(learn)} sets, shared to {learn[-1]}",
-        "threshold": float(threshold),
-        "f1_at_threshold": round(f1(gold, floored >= threshold), 3),
-        "f1_at_half": round(f1(gold, floored >= 0.5), 3),
-        "rules": round(f1(gold, rules), 3),
+        "threshold": round(threshold, 3),
+        "f1_at_threshold": round(f1(gold, floored, threshold), 3),
+        "f1_at_half": round(f1(gold, floored, 0.5), 3),
+        "rules": round(f1(gold, rules.astype(float), 0.5), 3),
     }
 
 
