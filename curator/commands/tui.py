@@ -36,6 +36,7 @@ def run_app(db: Path | None, annotator: str | None, set_name: str | None = None)
         kernel_memory_mb=s.kernel_memory_mb,
         opencl_device=s.opencl_device,
         lease_minutes=s.lease_minutes,
+        cache=s.cache,
     ).run()
 
 

@@ -38,12 +38,13 @@ class CuratorApp(App[None]):
         kernel_memory_mb: int | None = None,
         opencl_device: str | None = None,
         lease_minutes: int = 10,
+        cache: Path | None = None,
     ) -> None:
         super().__init__()
         if theme:
             self.theme = theme
         self.service: CurationService = CurationService(
-            db_path, annotator, kernel_memory_mb, opencl_device, lease_minutes
+            db_path, annotator, kernel_memory_mb, opencl_device, lease_minutes, cache
         )
         # The item detail screen's actions, registered here (engines contribute some).
         self.item_actions = ActionRegistry([COPY_KEY, CHECK_KERNEL])

@@ -4,10 +4,10 @@ checked as it is typed, and the :class:`TrainRequest` the settings make."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from curator.training import KINDS, TrainRequest
 from engines.labelers.student import DEFAULT_MAX_LENGTH, TrainConfig
+from engines.labelers.student.bases import check_base
 
 NONE = "none"
 
@@ -39,7 +39,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("lr", "learning rate", "number", "AdamW step size"),
     Setting("max_length", "max length", "number", "tokens the student reads per item"),
     Setting("layers", "layers", "number", "keep N encoder layers (empty: all)"),
-    Setting("base", "base model", "text", "local Hugging Face directory (empty: packaged)"),
+    Setting(
+        "base", "base model", "text", "Hugging Face directory, minilm or mpnet (empty: packaged)"
+    ),
     Setting("from_model", "warm start from", "choice", "a registered student (none: the base)"),
     Setting("replay", "replay", "number", "warm start: old examples mixed in per new one"),
     Setting("soft", "soft labels", "toggle", "learn the teacher's confidence too"),
@@ -113,10 +115,11 @@ class TrainForm:
         if not text:
             self.base = None
             return
-        path = Path(text).expanduser()
-        if not (path / "config.json").is_file():
-            raise FormError(f"{text}: not a Hugging Face model directory (no config.json)")
-        self.base = str(path.resolve())
+        try:
+            # A named base (mpnet) is only checked here; the training worker unpacks it.
+            self.base = check_base(text)
+        except ValueError as exc:
+            raise FormError(str(exc)) from None
 
     def toggle_set(self, name: str) -> None:
         if name in self.votes:

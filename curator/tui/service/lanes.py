@@ -9,6 +9,7 @@ lane; screens call the service's named methods.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from annotation.routing import DEFAULT_LEASE_MINUTES
+from curator.settings import default_cache
 from store import Store, open_store
 
 T = TypeVar("T")
@@ -51,8 +53,11 @@ class ServiceBase:
         kernel_memory_mb: int | None = None,
         opencl_device: str | None = None,
         lease_minutes: float = DEFAULT_LEASE_MINUTES,
+        cache: Path | None = None,
     ) -> None:
         self.db_path = Path(db_path)
+        # Where named student bases (mpnet) are unpacked once.
+        self.cache = cache if cache is not None else default_cache(os.environ)
         self.annotator = annotator
         # How long an item served by routing stays claimed by this annotator.
         self.lease_minutes = lease_minutes

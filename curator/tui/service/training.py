@@ -26,6 +26,7 @@ from curator.training import (
 from curator.tui.service.lanes import ServiceBase
 from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import TrainProgress
+from engines.labelers.student.bases import resolve_base
 from store import Store, open_store
 from store.models import ModelRow, Promotion, current_model, list_models, promote_model
 from store.teaching import teacher_names
@@ -132,6 +133,11 @@ class TrainingService(ServiceBase):
         None when ``cancel`` stopped the run (nothing registered). ``registered`` hears
         of the new model before the previous version is scored. Raises
         :class:`TrainingRefused` when the request cannot be trained."""
+        try:
+            base = resolve_base(request.config.base, self.cache)
+        except (OSError, ValueError) as exc:
+            raise TrainingRefused(f"base model {exc}") from exc
+        request = replace(request, config=replace(request.config, base=base))
         with open_store(self.db_path) as store:
             outcome = run_training(store, request, progress, cancel)
             if outcome.model is None:
