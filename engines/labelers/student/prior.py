@@ -11,10 +11,14 @@ base, one of:
 - ``NAME.delta``: the whole change, for small weights (biases, LayerNorms);
 - ``NAME.value``: the tuned weight itself, for weights the base lacks (the head).
 
-Its JSON sidecar records the base it was cut from (the package and version), the rank,
-what it learned from and how it scored. The prior is applied only to that base: a
-student trained from another ``--base`` or warm-started from a registered model starts
-from those weights as they are.
+Its JSON sidecar records the base it was cut from (``base``: a named base of
+:mod:`engines.labelers.student.bases`, ``minilm`` when absent; the package and its
+version), the rank, what it learned from and how it scored. The prior is applied only to
+that base as installed: the packaged MiniLM, or a named base such as ``mpnet`` unpacked by
+``--base mpnet``. A student trained from any other ``--base`` folder or warm-started
+from a registered model starts from those weights as they are. Curator ships the MiniLM
+prior (``perf_prior.safetensors``); a prior of another named base is packaged as
+``perf_prior_NAME.safetensors`` or named by ``$CURATOR_PERF_PRIOR``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.files import staged_file, write_text_atomically
+from engines.labelers.student.bases import DEFAULT_NAME, base_identity
 
 PRIOR_NAME = "perf-prior"
 PRIOR_FILE = "perf_prior.safetensors"
@@ -35,7 +40,6 @@ PRIOR_META = "perf_prior.json"
 MIN_FACTORED_DIM = 256
 CHOICES = ("perf", "none")
 ENV_FOLDER = "CURATOR_PERF_PRIOR"
-_PREFIX = "bert."
 
 
 @dataclass(frozen=True)
@@ -50,13 +54,14 @@ class PriorInfo:
         return f"{PRIOR_NAME}@{self.meta.get('version', 1)}"
 
 
-def packaged_prior() -> PriorInfo | None:
+def packaged_prior(base: str = DEFAULT_NAME) -> PriorInfo | None:
     """The prior in the folder ``$CURATOR_PERF_PRIOR`` names, else the one shipped with
-    Curator; None when there is none."""
+    Curator for the named ``base``; None when there is none."""
     override = os.environ.get(ENV_FOLDER)
     folder = Path(override) if override else Path(str(resources.files("engines.labelers.student")))
-    weights = folder / PRIOR_FILE
-    meta = folder / PRIOR_META
+    stem = "perf_prior" if override or base == DEFAULT_NAME else f"perf_prior_{base}"
+    weights = folder / f"{stem}.safetensors"
+    meta = folder / f"{stem}.json"
     if not weights.is_file() or not meta.is_file():
         if override:
             raise ValueError(f"{ENV_FOLDER}={override}: no {PRIOR_FILE} and {PRIOR_META} there")
@@ -80,17 +85,22 @@ def base_version() -> str | None:
         return None
 
 
-def fits_base(info: PriorInfo) -> bool:
-    """Whether the prior was cut from the default base as installed here."""
-    return info.meta.get("base_package_version") == base_version()
+def fits_base(info: PriorInfo, base: str = DEFAULT_NAME, version: str | None = None) -> bool:
+    """Whether the prior was cut from the named ``base`` as installed here (``version``:
+    its package's version; the installed MiniLM's when ``base`` is the default)."""
+    if info.meta.get("base", DEFAULT_NAME) != base:
+        return False
+    installed = base_version() if base == DEFAULT_NAME else version
+    return installed is not None and info.meta.get("base_package_version") == installed
 
 
 def _base_key(key: str, base: Mapping[str, Any]) -> str | None:
+    """The base's name for a classifier weight: the same, or without the classifier's
+    prefix for its encoder (``bert.``, ``mpnet.``...)."""
     if key in base:
         return key
-    if key.startswith(_PREFIX) and key[len(_PREFIX) :] in base:
-        return key[len(_PREFIX) :]
-    return None
+    _, _, rest = key.partition(".")
+    return rest if rest and rest in base else None
 
 
 def low_rank_prior(base: Mapping[str, Any], tuned: Mapping[str, Any], rank: int) -> dict[str, Any]:
@@ -202,13 +212,20 @@ def prior_diffs(config: Any) -> int:
 
 
 def _prior_for(config: Any) -> PriorInfo | None:
-    """The prior a student trained with ``config`` starts from: the packaged one (or
-    ``$CURATOR_PERF_PRIOR``'s) when it asks for ``perf`` from the default base and the
-    prior fits that base as installed; else None."""
-    if config.prior != "perf" or config.base is not None:
+    """The prior a student trained with ``config`` starts from: the packaged one for its
+    base (or ``$CURATOR_PERF_PRIOR``'s) when it asks for ``perf`` from the default base
+    or a named base, and the prior fits that base as installed; else None."""
+    if config.prior != "perf":
         return None
-    info = packaged_prior()
-    return info if info is not None and fits_base(info) else None
+    if config.base is None:
+        name, version = DEFAULT_NAME, None
+    else:
+        identity = base_identity(config.base)
+        if identity is None:
+            return None
+        name, version = identity
+    info = packaged_prior(name)
+    return info if info is not None and fits_base(info, name, version) else None
 
 
 def prior_block(info: PriorInfo, changed: int) -> dict[str, Any]:
