@@ -176,9 +176,11 @@ class FakeApp:
         kernel_memory_mb: int | None = None,
         opencl_device: str | None = None,
         lease_minutes: int = 10,
+        cache: Path | None = None,
     ):
         self.seen = {
             "lease_minutes": lease_minutes,
+            "cache": cache,
             "path": path,
             "who": who,
             "open_set": open_set,
@@ -211,6 +213,7 @@ def test_the_app_falls_back_to_the_login_name(
     assert seen["who"] == "login-lee" and seen["theme"] is None
     assert seen["kernel_memory_mb"] == 4096 and seen["opencl_device"] is None
     assert Path(seen["path"]).resolve() == place["work"] / "curator.db"
+    assert seen["cache"] == load_settings().cache  # where --base mpnet is unpacked
 
 
 def test_the_app_takes_annotator_and_theme_from_settings(
@@ -229,6 +232,7 @@ def test_the_app_takes_annotator_and_theme_from_settings(
         "kernel_memory_mb": 512,
         "opencl_device": "pthread",
         "lease_minutes": 10,
+        "cache": open_app(monkeypatch)["cache"],
     }
     monkeypatch.setenv("CURATOR_ANNOTATOR", "eve")
     assert open_app(monkeypatch)["who"] == "eve"
