@@ -74,6 +74,15 @@ def describe_prior(family: str, prior: Any, warm_start: Any = None) -> str | Non
     return f"{prior.get('name')} (rank {prior.get('rank')}; learned from {total:,} labeled commits)"
 
 
+def skipped_text(learned: dict[str, Any]) -> str:
+    """What a student starting from the perf prior left out (``counts["prior_learned"]``)."""
+    skipped, kept = learned.get("skipped", 0), learned.get("kept", 0)
+    text = f"left out {skipped:,} examples the perf prior had already learned"
+    if not kept:
+        return f"{text}: nothing new to fine-tune on, so the model is the prior as it is"
+    return f"{text}; fine-tuned on the other {kept:,}"
+
+
 def input_text(params: dict[str, Any], metrics: dict[str, Any]) -> str:
     """What the model reads, e.g. ``message || diff (...), read in fields: ...`` for a
     TF-IDF model that reads message and changed lines apart."""

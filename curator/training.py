@@ -68,7 +68,10 @@ from engines.labelers.student import (
 from engines.labelers.student.data import stratified_holdout
 from engines.labelers.student.infer import read_meta
 from engines.labelers.student.infer import update_meta as update_student_meta
+from engines.labelers.student.learned import CHOICES as PRIOR_EXAMPLE_CHOICES
+from engines.labelers.student.learned import message_digest
 from engines.labelers.student.prior import prior_diffs as start_prior_diffs
+from engines.labelers.student.prior import prior_learned
 from store import Store
 from store.labeling_inputs import item_sources
 from store.models import ModelRow, current_model, list_models, models_dir, register_model
@@ -258,6 +261,9 @@ class _Data:
     config: TrainConfig
     record: dict[str, Any]
     missing: int
+    learned: frozenset[int] = frozenset()
+    """Items whose message the perf prior the student starts from already learned (to
+    be left out of its fine-tuning)."""
 
 
 def _examples(
@@ -311,7 +317,39 @@ def _examples(
     if field_name == "model_input" and start_diffs:
         record["start_examples_with_diff"] = start_diffs
     resolved = replace(config, input_field=field_name)
-    return _Data(examples, resolved, record, len(items) - len(present))
+    learned = _learned_by_prior(config, messages) if kind == STUDENT and start is None else None
+    return _Data(examples, resolved, record, len(items) - len(present), learned or frozenset())
+
+
+def _learned_by_prior(config: TrainConfig, messages: dict[int, str]) -> frozenset[int]:
+    """The items whose message the prior a student starts from learned, when it skips
+    them (``prior_examples`` ``skip``)."""
+    if config.prior_examples not in PRIOR_EXAMPLE_CHOICES:
+        choices = ", ".join(PRIOR_EXAMPLE_CHOICES)
+        raise TrainingRefused(f"prior examples {config.prior_examples!r}: use {choices}")
+    if config.prior_examples != "skip":
+        return frozenset()
+    try:
+        digests = prior_learned(config)
+    except ValueError as exc:
+        raise TrainingRefused(str(exc)) from exc
+    if not digests:
+        return frozenset()
+    return frozenset(i for i, text in messages.items() if message_digest(text) in digests)
+
+
+def _skip_learned(
+    examples: list[Example], learned: frozenset[int], counts: dict[str, Any]
+) -> tuple[list[Example], list[Example] | None]:
+    """The examples to fine-tune on, without those the prior learned, and the ones to
+    keep as the replay sample (None: the same)."""
+    if not learned:
+        return examples, None
+    kept = [e for e in examples if e.item_id not in learned]
+    counts["prior_learned"] = {"skipped": len(examples) - len(kept), "kept": len(kept)}
+    counts["train"] = _label_counts(kept)
+    counts["train_total"] = len(kept)
+    return kept, examples
 
 
 def _score(store: Store, labeler: Labeler, held: _Held) -> Evaluation:
@@ -350,6 +388,7 @@ def run_training(
         counts["held_out"] = {"fraction": config.holdout, **_label_counts(holdout)}
         counts["train"] = _label_counts(examples)
         counts["train_total"] = len(examples)
+    examples, replay = _skip_learned(examples, data.learned, counts)
     config, examples, notes = _warm_start(store, request, start, config, examples, counts)
     root = models_dir(store)
     root.mkdir(parents=True, exist_ok=True)
@@ -358,7 +397,7 @@ def run_training(
         if request.kind == STUDENT:
             fallback = _start_threshold(start)
             trained = _train_student(
-                config, examples, dev, holdout, fallback, staging, progress, cancel
+                config, examples, dev, holdout, fallback, staging, progress, cancel, replay
             )
             if trained is None:
                 return TrainOutcome(None, counts, {}, cancelled=True, notes=notes)
@@ -441,13 +480,15 @@ def _train_student(
     staging: Path,
     progress: Callable[[TrainProgress], None] | None,
     cancel: threading.Event | None,
+    replay: Sequence[Example] | None = None,
 ) -> _Trained | None:
     """Fine-tune on ``examples``, stop early on the dev set and choose the threshold
     there (without one, the held-out slice chooses the threshold only: a slice of the
-    training source says little about when to stop for another); None when cancelled."""
+    training source says little about when to stop for another); None when cancelled.
+    ``replay``: the examples to keep the replay sample of, when not ``examples``."""
     tuning = _dev_examples(dev) if dev else list(holdout)
     early_stop = tuning if dev else []
-    result = train_student(config, examples, early_stop, staging, progress, cancel)
+    result = train_student(config, examples, early_stop, staging, progress, cancel, replay)
     if result.cancelled:
         return None
     update_student_meta(staging, rule_floor=floor_block(config.rule_floor))

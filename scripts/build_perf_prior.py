@@ -12,6 +12,11 @@ about half an hour.
         --set cross_source=build/cross_source --set more=build/more ... \\
         --out engines/labelers/student
 
+Beside the prior goes ``perf_prior.learned``, the digests of every message it learned
+from, so a student starting from it leaves those votes out of its fine-tuning.
+``--learned-only`` writes that list alone for a prior already in ``--out`` (from the same
+``--shared`` and ``--set`` arguments it was built from).
+
 ``--out`` elsewhere and ``CURATOR_PERF_PRIOR=that folder`` make ``curator train`` start
 from a prior of your own (for instance one built from your team's votes).
 
@@ -84,6 +89,13 @@ def set_examples(folder: Path, source: str) -> list[Example]:
     return out
 
 
+def learned_digests(examples: list[Example]) -> list[str]:
+    """The digests of the messages of ``examples`` (the message alone, diff or not)."""
+    from engines.labelers.student.learned import message_digest
+
+    return [message_digest(e.message if e.message is not None else e.text) for e in examples]
+
+
 @dataclass(frozen=True)
 class Base:
     """The named base a prior is cut from, resolved to its model directory."""
@@ -151,16 +163,27 @@ def build(
         "seconds": round(time.monotonic() - started, 1),
     }
     with_diff = sum(1 for e in examples if e.message is not None)
-    return _write(base, tensors, out, rank, version, learned_from, with_diff, training)
+    learned = learned_digests(examples)
+    return _write(base, tensors, out, rank, version, learned_from, with_diff, training, learned)
 
 
 def cut_from_student(student: Path, out: Path, base: Base, rank: int, version: int) -> dict:
     """The prior of a student already trained from ``base``: its change to the base's
     weights cut to ``rank``, with what its sidecar says it learned from."""
+    from engines.labelers.student.bases import base_identity
+
     recorded = json.loads((student / "curator_student.json").read_text(encoding="utf-8"))
     config = recorded.get("config") or {}
-    if (config.get("base") is None) != (base.name == "minilm"):
-        raise SystemExit(f"{student}: not trained from --base {base.name}")
+    trained_from = config.get("base")
+    if base.name == "minilm":
+        fits = trained_from is None
+    else:
+        identity = base_identity(trained_from) if trained_from else None
+        fits = identity is not None and identity == (base.name, base.package_version)
+    if not fits:
+        raise SystemExit(
+            f"{student}: not trained from --base {base.name} (its base: {trained_from})"
+        )
     tensors = _cut(base, student, rank)
     reads = recorded.get("input") or {}
     learned_from = {
@@ -192,6 +215,7 @@ def _write(
     learned_from: dict,
     with_diff: int,
     training: dict,
+    learned: list[str] | None = None,
 ) -> dict:
     from engines.labelers.student.prior import write_prior
 
@@ -207,7 +231,7 @@ def _write(
         "built": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "commit": _head(),
     }
-    write_prior(tensors, meta, out)
+    write_prior(tensors, meta, out, learned)
     return meta
 
 
@@ -224,6 +248,32 @@ def _head() -> str | None:
     return done.stdout.strip() or None
 
 
+def _sets(parser: argparse.ArgumentParser, specs: list[str]) -> dict[str, list[Example]]:
+    sets = {}
+    for spec in specs:
+        name, sep, folder = spec.partition("=")
+        if not sep:
+            parser.error(f"--set {spec!r}: use NAME=FOLDER")
+        sets[name] = set_examples(Path(folder), name)
+    return sets
+
+
+def _learned_only(out: Path, shared: list[Example], sets: dict[str, list[Example]]) -> None:
+    """Write the learned list of the prior in ``out``, checking the counts its sidecar
+    recorded against the examples given."""
+    from engines.labelers.student.learned import write_learned
+    from engines.labelers.student.prior import LEARNED_SUFFIX, PRIOR_FILE, PRIOR_META
+
+    meta = json.loads((out / PRIOR_META).read_text(encoding="utf-8"))
+    recorded = meta.get("learned_from") or {}
+    given = {"shared_messages": len(shared), **{n: len(rows) for n, rows in sets.items()}}
+    if recorded != given:
+        raise SystemExit(f"{out / PRIOR_META}: learned from {recorded}, but given {given}")
+    examples = shared + [e for rows in sets.values() for e in rows]
+    path = (out / PRIOR_FILE).with_suffix(LEARNED_SUFFIX)
+    print(f"{path}: {write_learned(path, learned_digests(examples))} digests")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, help="perf-commit-messages folder")
@@ -238,10 +288,20 @@ def main() -> None:
     parser.add_argument(
         "--version", type=int, default=1, help="the prior's version: perf-prior@VERSION"
     )
+    parser.add_argument(
+        "--learned-only",
+        action="store_true",
+        help="write only the learned digests of the prior already in --out",
+    )
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     if args.version < 1:
         parser.error("--version must be at least 1")
+    if args.learned_only:
+        if args.shared is None:
+            parser.error("--learned-only needs the --shared (and --set) it was built from")
+        _learned_only(args.out, shared_examples(args.shared), _sets(parser, args.set))
+        return
     base = named_base(args.base)
     if args.from_student is not None:
         meta = cut_from_student(args.from_student, args.out, base, args.rank, args.version)
@@ -249,12 +309,7 @@ def main() -> None:
         return
     if args.shared is None:
         parser.error("--shared is required unless --from-student is given")
-    sets = {}
-    for spec in args.set:
-        name, sep, folder = spec.partition("=")
-        if not sep:
-            parser.error(f"--set {spec!r}: use NAME=FOLDER")
-        sets[name] = set_examples(Path(folder), name)
+    sets = _sets(parser, args.set)
     shared = shared_examples(args.shared)
     meta = build(shared, sets, args.out, args.rank, args.epochs, args.seed, args.version, base)
     print(json.dumps(meta, indent=2))

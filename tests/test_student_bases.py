@@ -140,6 +140,16 @@ def test_train_from_mpnet_through_the_cli(  # type: ignore[no-untyped-def]
         check=False,
     )
     assert cut.returncode == 0, cut.stderr
+    plain = split("train", "--votes", "tr", "--base", default_base(), *args, "--json")
+    refused = subprocess.run(
+        [*command, "--from-student", json.loads(plain.stdout)["path"], "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert refused.returncode == 1 and "not trained from --base mpnet" in refused.stderr
+    assert not (tmp_path / "perf_prior.json").exists()
     sidecar = json.loads((tmp_path / "prior" / "perf_prior.json").read_text())
     assert sidecar["base"] == "mpnet" and sidecar["base_package_version"] == "0.0.1"
     assert sidecar["learned_from"]["student"] == Path(first["path"]).name

@@ -13,7 +13,7 @@ from rich.text import Text
 from curator.cli_context import annotator_or_login, open_db
 from curator.commands.options import AnnotatorOption, DbOption, JsonOption
 from curator.console import out
-from curator.models_report import model_report
+from curator.models_report import model_report, skipped_text
 from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table
 from curator.presentation.model_scores import below_the_rules_lines, scores_table
 from curator.presentation.text import one_line
@@ -268,6 +268,9 @@ def show_command(
         out.print(Text(f"rule floor: {data['rule_floor_text']}"))
     if data["prior_text"]:
         out.print(Text(f"started from: {data['prior_text']}"))
+    learned = (data["counts"] or {}).get("prior_learned")
+    if learned:
+        out.print(Text(skipped_text(learned)))
     out.print(Text(_decision_line(data)))
     if data["scores"]:
         out.print(_scores_table(data))

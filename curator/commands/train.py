@@ -19,7 +19,7 @@ from curator.commands.options import DbOption
 from curator.commands.train_curve import parse_orders, parse_sizes, run_curve
 from curator.console import err, out
 from curator.ensemble_training import EnsembleRequest, train_ensemble
-from curator.models_report import input_text, score_rows
+from curator.models_report import input_text, score_rows, skipped_text
 from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table, warn
 from curator.presentation.model_scores import below_the_rules_lines, scores_table
 from curator.presentation.progress import training_bar
@@ -32,6 +32,7 @@ from engines.labelers.rule_floor import DEFAULT_RULE, describe_floor, recorded_f
 from engines.labelers.rule_floor import RULES as FLOOR_RULES
 from engines.labelers.student import DEFAULT_MAX_LENGTH, TrainConfig, TrainProgress
 from engines.labelers.student.bases import resolve_base
+from engines.labelers.student.learned import CHOICES as LEARNED_CHOICES
 from engines.labelers.student.prior import CHOICES as PRIOR_CHOICES
 
 
@@ -69,6 +70,9 @@ def _summary(outcome: TrainOutcome) -> None:
     counts = outcome.counts
     if "train_total" in counts:
         out.print(Text(f"training examples: {counts.get('train_total')} {counts.get('train')}"))
+    learned = counts.get("prior_learned")
+    if learned:
+        out.print(Text(skipped_text(learned)))
     if model.params.get("input"):
         out.print(Text(f"input: {input_text(model.params, outcome.metrics)}"))
         out.print(Text(f"rule floor: {describe_floor(recorded_floor(model.params))}"))
@@ -110,7 +114,13 @@ def _train_with_bar(db: Path | None, request: TrainRequest) -> TrainOutcome:
 
 
 def _check_options(
-    kind: str, text: str, base: str | None, objective: str, rule_floor: str, prior: str
+    kind: str,
+    text: str,
+    base: str | None,
+    objective: str,
+    rule_floor: str,
+    prior: str,
+    prior_examples: str,
 ) -> str | None:
     if kind not in KINDS:
         fail(f"--kind must be one of {', '.join((*KINDS, ENSEMBLE))}, not {kind!r}", EXIT_USAGE)
@@ -121,6 +131,9 @@ def _check_options(
         fail(f"--rule-floor must be one of {choices}, not {rule_floor!r}", EXIT_USAGE)
     if prior not in PRIOR_CHOICES:
         fail(f"--prior must be one of {', '.join(PRIOR_CHOICES)}, not {prior!r}", EXIT_USAGE)
+    if prior_examples not in LEARNED_CHOICES:
+        choices = ", ".join(LEARNED_CHOICES)
+        fail(f"--prior-examples must be one of {choices}, not {prior_examples!r}", EXIT_USAGE)
     try:
         parse_objective(objective)
     except ValueError as exc:
@@ -245,6 +258,17 @@ def train(
             " or --from-model.",
         ),
     ] = "perf",
+    prior_examples: Annotated[
+        str,
+        typer.Option(
+            "--prior-examples",
+            help="train: a student starting from the perf prior fine-tunes on every vote;"
+            " skip: it leaves out the votes whose message the prior already learned (the"
+            " shared messages and the team's sets it was built from; they still choose the"
+            " threshold), which trains several times faster on the shared messages at about"
+            " the same quality on other sources (docs/labelers.md, Round 14).",
+        ),
+    ] = "train",
     exclude_overlap: Annotated[
         bool,
         typer.Option("--exclude-overlap", help="Drop training items from dev/eval repositories."),
@@ -336,7 +360,7 @@ def train(
     if kind == ENSEMBLE:
         _train_ensemble(members, combiner, dev, eval_set, rule, seed, as_json, db)
         return
-    base_dir = _check_options(kind, text, base, objective, rule_floor, prior)
+    base_dir = _check_options(kind, text, base, objective, rule_floor, prior, prior_examples)
     config = TrainConfig(
         base=base_dir,
         epochs=epochs,
@@ -353,6 +377,7 @@ def train(
         threshold_objective=objective,
         rule_floor=rule_floor,
         prior=prior,
+        prior_examples=prior_examples,
     )
     request = TrainRequest(
         kind=kind,

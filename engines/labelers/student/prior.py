@@ -19,13 +19,17 @@ that base as installed: the packaged MiniLM, or a named base such as ``mpnet`` u
 from a registered model starts from those weights as they are. Curator ships the MiniLM
 prior (``perf_prior.safetensors``); a prior of another named base is packaged as
 ``perf_prior_NAME.safetensors`` or named by ``$CURATOR_PERF_PRIOR``.
+
+Beside them, ``perf_prior.learned`` (optional) lists digests of the messages the prior
+learned from (:mod:`engines.labelers.student.learned`), so a student starting from it
+need not read them again.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -33,11 +37,13 @@ from typing import Any
 
 from engines.files import staged_file, write_text_atomically
 from engines.labelers.student.bases import DEFAULT_NAME, base_identity
+from engines.labelers.student.learned import read_learned, write_learned
 
 PRIOR_NAME = "perf-prior"
 PRIOR_STEM = "perf_prior"
 PRIOR_FILE = f"{PRIOR_STEM}.safetensors"
 PRIOR_META = f"{PRIOR_STEM}.json"
+LEARNED_SUFFIX = ".learned"
 MIN_FACTORED_DIM = 256
 CHOICES = ("perf", "none")
 ENV_FOLDER = "CURATOR_PERF_PRIOR"
@@ -53,6 +59,11 @@ class PriorInfo:
     @property
     def label(self) -> str:
         return f"{PRIOR_NAME}@{self.meta.get('version', 1)}"
+
+    @property
+    def learned(self) -> Path:
+        """Where the digests of the messages it learned from are kept (if anywhere)."""
+        return self.weights.with_suffix(LEARNED_SUFFIX)
 
 
 def packaged_prior(base: str = DEFAULT_NAME) -> PriorInfo | None:
@@ -174,15 +185,33 @@ def load_prior_tensors(path: Path) -> dict[str, Any]:
         raise ValueError(f"{path}: not a perf prior ({exc})") from exc
 
 
-def write_prior(tensors: Mapping[str, Any], meta: Mapping[str, Any], folder: Path) -> Path:
-    """Write the prior and its sidecar into ``folder`` atomically; return the weights' path."""
+def write_prior(
+    tensors: Mapping[str, Any],
+    meta: Mapping[str, Any],
+    folder: Path,
+    learned: Iterable[str] | None = None,
+) -> Path:
+    """Write the prior, its sidecar and (given ``learned``, the digests of the messages
+    it learned from) its learned list into ``folder`` atomically; return the weights'
+    path."""
     from safetensors.torch import save_file
 
     weights = folder / PRIOR_FILE
     with staged_file(weights) as staging:
         save_file(dict(tensors), str(staging))
+    if learned is not None:
+        write_learned(weights.with_suffix(LEARNED_SUFFIX), learned)
     write_text_atomically(folder / PRIOR_META, json.dumps(dict(meta), indent=2) + "\n")
     return weights
+
+
+def prior_learned(config: Any) -> frozenset[str]:
+    """The digests of the messages learned by the prior :func:`start_from_prior` would
+    apply for ``config`` (empty when none would be applied or it lists none)."""
+    info = _prior_for(config)
+    if info is None or not info.learned.is_file():
+        return frozenset()
+    return read_learned(info.learned)
 
 
 def start_from_prior(model: Any, config: Any) -> dict[str, Any] | None:

@@ -70,6 +70,10 @@ class TrainConfig:
     prior: str = "perf"
     """``perf``: a student trained from the packaged base starts from it plus the packaged
     perf prior (engines.labelers.student.prior); ``none``: from the base alone."""
+    prior_examples: str = "train"
+    """``train``: a student starting from the perf prior reads every example; ``skip``: it
+    leaves out of its fine-tuning those whose message the prior already learned
+    (engines.labelers.student.learned)."""
     holdout: float = 0.15
     """Without a dev set, this stratified share of the training examples is held out for
     early stopping and the threshold (0 turns it off)."""
@@ -188,12 +192,18 @@ def train_student(
     out_dir: Path,
     progress: ProgressFn | None = None,
     cancel: threading.Event | None = None,
+    replay: Sequence[Example] | None = None,
 ) -> TrainResult:
     """Fine-tune the base encoder on ``train``; keep the epoch with the best dev F1 (the
-    last epoch when ``dev`` is empty) and save it with its tokenizer to ``out_dir``."""
+    last epoch when ``dev`` is empty) and save it with its tokenizer to ``out_dir``, with
+    a replay sample of ``replay`` (default: ``train``).
+
+    With no ``train`` examples the run saves the base plus its perf prior as they are (a
+    student whose every example the prior already learned); without a prior that is a
+    ValueError."""
     import torch
 
-    if not train:
+    if not train and config.prior != "perf":
         raise ValueError("no training examples")
     if config.epochs < 1 or config.batch_size < 1 or config.max_length < 8:
         raise ValueError("epochs and batch size must be positive, max length at least 8")
@@ -203,6 +213,8 @@ def train_student(
     device = pick_device(config.device)
     tokenizer, model = load_encoder(config.resolved_base())
     prior = start_from_prior(model, config)
+    if not train and prior is None:
+        raise ValueError("no training examples")
     if config.layers is not None:
         keep_layers(model, config.layers)
     positions = getattr(model.config, "max_position_embeddings", None)
@@ -246,7 +258,7 @@ def train_student(
     dev_f1: float | None = None
     epochs_run = 0
     cancelled = False
-    for epoch in range(1, config.epochs + 1):
+    for epoch in range(1, config.epochs + 1 if train else 1):
         ids = _epoch_ids(full_ids, message_ids, config.diff_dropout, dropout_rng)
         lengths = [len(x) for x in ids]
         model.train()
@@ -313,7 +325,8 @@ def train_student(
     if best_state is not None and best_epoch != epochs_run:
         model.load_state_dict(best_state)
     save_student(model, tokenizer, out_dir, config, result)
-    write_replay(out_dir, train, config.seed)  # what a warm start from this model replays
+    # what a warm start from this model replays
+    write_replay(out_dir, train if replay is None else replay, config.seed)
     return result
 
 
