@@ -292,3 +292,6 @@ def test_the_form_starts_from_the_perf_prior_unless_turned_off() -> None:
     form.prior, form.same_repos = False, True
     request = form.request()
     assert request.config.prior == "none" and request.same_repos is True
+    assert request.config.prior_examples == "train" and form.shown("skip_learned") == "no"
+    form.skip_learned = True
+    assert form.request().config.prior_examples == "skip"

@@ -50,6 +50,9 @@ SETTINGS: tuple[Setting, ...] = (
         "same_repos", "same repos", "toggle", "votes may share repos, never items, with dev/eval"
     ),
     Setting("prior", "perf prior", "toggle", "packaged base: start from MiniLM + the perf prior"),
+    Setting(
+        "skip_learned", "skip prior's votes", "toggle", "leave out votes the perf prior learned"
+    ),
 )
 
 
@@ -75,6 +78,7 @@ class TrainForm:
     exclude_overlap: bool = False
     same_repos: bool = False
     prior: bool = True
+    skip_learned: bool = False
 
     def shown(self, key: str) -> str:
         value = getattr(self, key)
@@ -146,6 +150,7 @@ class TrainForm:
             layers=self.layers,
             soft=self.soft,
             prior="perf" if self.prior else "none",
+            prior_examples="skip" if self.skip_learned else "train",
         )
         return TrainRequest(
             kind=self.kind,
