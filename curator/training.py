@@ -429,7 +429,7 @@ def run_training(
             "eval": request.eval_set,
             "rule": request.rule,
             "counts": counts,
-            "config": asdict(config),
+            "config": _config_record(config, training),
             "input": data.record,
             "decision": decision,
             "rule_floor": floor_block(config.rule_floor),
@@ -447,6 +447,15 @@ def run_training(
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _config_record(config: TrainConfig, training: dict[str, Any]) -> dict[str, Any]:
+    """The config as stored with the model, with the step size the student took when
+    the run chose it (``lr`` None)."""
+    record = asdict(config)
+    if record.get("lr") is None and training.get("lr") is not None:
+        record["lr"] = training["lr"]
+    return record
 
 
 _Trained = tuple[Labeler, dict[str, Any], list[float] | None, dict[str, Any]]
@@ -501,6 +510,7 @@ def _train_student(
         "seconds": round(result.seconds, 1),
         "history": result.history,
         "prior": result.prior,
+        "lr": result.lr,
     }
     texts = [e.text for e in tuning]
     probs = labeler.probabilities(texts) if tuning else []

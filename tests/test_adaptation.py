@@ -96,7 +96,9 @@ def test_warm_start_loads_the_old_weights_and_mixes_replay(split, tmp_path: Path
         first = run_training(store, TrainRequest(vote_sets=("tr",), config=SOURCE))
         assert first.model is not None and first.model.path
         saved = read_replay(first.model.path)
-        assert saved is not None and len(saved) == first.counts["train_total"]
+        # The replay sample keeps the votes the perf prior learned, which it trained without.
+        skipped = first.counts.get("prior_learned", {}).get("skipped", 0)
+        assert saved is not None and len(saved) == first.counts["train_total"] + skipped
 
         warm = run_training(
             store,
@@ -312,7 +314,8 @@ def test_same_repos_scores_a_project_on_its_other_commits(split, tmp_path: Path)
     assert counts["shared_repositories"] >= 1
     # own-b's items are what it is scored on: every one of them is dropped from training
     held = counts["held_out"]
-    learned = counts["train_total"] + held.get("perf", 0) + held.get("non-perf", 0)
+    skipped = counts.get("prior_learned", {}).get("skipped", 0)  # the perf prior's own
+    learned = counts["train_total"] + skipped + held.get("perf", 0) + held.get("non-perf", 0)
     assert counts["dropped_for_overlap"] >= len(ids[1::2]) - 1
     assert learned == counts["human"]["settled"] - counts["dropped_for_overlap"]
     assert learned <= len(ids[0::2])

@@ -321,8 +321,11 @@ def test_a_student_on_mixed_inputs_reads_message_and_diff_with_dropout(
     assert outcome.model is not None
     record = outcome.model.params["input"]
     assert record["field"] == "model_input" and record["diff_dropout"] == 0.3
-    gathered = outcome.counts["train_total"] + sum(
-        v for k, v in outcome.counts["held_out"].items() if k != "fraction"
+    skipped = outcome.counts.get("prior_learned", {}).get("skipped", 0)  # the prior's own
+    gathered = (
+        outcome.counts["train_total"]
+        + skipped
+        + sum(v for k, v in outcome.counts["held_out"].items() if k != "fraction")
     )
     assert record["examples_with_diff"] + record["examples_without_diff"] == gathered
     assert 15 <= record["examples_with_diff"] <= 20 and record["examples_without_diff"] >= 15

@@ -77,7 +77,7 @@ def test_a_student_leaves_out_the_votes_its_prior_learned(
     folder = tmp_path / "prior"
     _own_prior(folder, [message_digest(m) for m in messages[::2]])
     monkeypatch.setenv(ENV_FOLDER, str(folder))
-    trained = split("train", "--votes", "tr", "--prior-examples", "skip", *TINY, "--json")
+    trained = split("train", "--votes", "tr", *TINY, "--json")  # skip is the default
     assert trained.exit_code == 0, trained.output
     counts = json.loads(trained.stdout)["counts"]
     skipped = counts["prior_learned"]["skipped"]
@@ -160,3 +160,18 @@ def test_the_build_script_lists_what_an_existing_prior_learned(tmp_path: Path) -
     wrong = subprocess.run([*args[:-4], "--out", str(out)], capture_output=True, text=True)
     assert wrong.returncode == 1 and "learned from" in wrong.stderr
     assert read_learned(out / "perf_prior.learned") == want
+
+
+def test_a_student_from_the_prior_takes_a_smaller_step_unless_told(split) -> None:  # type: ignore[no-untyped-def]
+    steps = ("--epochs", "1", "--max-length", "32", "--batch", "8", "--max-steps", "1")
+    taken = {}
+    for flags in ((), ("--prior", "none"), ("--lr", "3e-5")):
+        trained = split("train", "--votes", "tr", *steps, *flags, "--json")
+        assert trained.exit_code == 0, trained.output
+        info = json.loads(trained.stdout)
+        meta = json.loads((Path(info["path"]) / "curator_student.json").read_text())
+        assert meta["config"]["lr"] == info["metrics"]["training"]["lr"]
+        taken[flags] = meta["config"]["lr"]
+    assert taken == {(): 1e-5, ("--prior", "none"): 5e-5, ("--lr", "3e-5"): 3e-5}
+    shown = split("models", "show", "student@1", "--json")
+    assert json.loads(shown.stdout)["training"]["lr"] == 1e-5

@@ -292,6 +292,10 @@ def test_the_form_starts_from_the_perf_prior_unless_turned_off() -> None:
     form.prior, form.same_repos = False, True
     request = form.request()
     assert request.config.prior == "none" and request.same_repos is True
-    assert request.config.prior_examples == "train" and form.shown("skip_learned") == "no"
-    form.skip_learned = True
-    assert form.request().config.prior_examples == "skip"
+    assert request.config.prior_examples == "skip" and form.shown("skip_learned") == "yes"
+    assert request.config.lr is None and form.shown("lr") == "auto"
+    form.skip_learned = False
+    form.set_number("lr", "2e-5")
+    assert form.request().config.prior_examples == "train" and form.request().config.lr == 2e-5
+    form.set_number("lr", "")
+    assert form.request().config.lr is None

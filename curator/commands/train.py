@@ -178,7 +178,15 @@ def train(
     ] = None,
     epochs: Annotated[int, typer.Option("--epochs", min=1)] = 3,
     batch: Annotated[int, typer.Option("--batch", min=1, help="Training batch size.")] = 32,
-    lr: Annotated[float, typer.Option("--lr", min=0.0, help="AdamW learning rate.")] = 5e-5,
+    lr: Annotated[
+        float | None,
+        typer.Option(
+            "--lr",
+            min=0.0,
+            help="AdamW learning rate (default 5e-5; 1e-5 for a student that starts from the"
+            " perf prior).",
+        ),
+    ] = None,
     dev: Annotated[
         str | None, typer.Option("--dev", help="Set for early stopping (dev F1).")
     ] = None,
@@ -262,13 +270,13 @@ def train(
         str,
         typer.Option(
             "--prior-examples",
-            help="train: a student starting from the perf prior fine-tunes on every vote;"
-            " skip: it leaves out the votes whose message the prior already learned (the"
-            " shared messages and the team's sets it was built from; they still choose the"
-            " threshold), which trains several times faster on the shared messages at about"
-            " the same quality on other sources (docs/labelers.md, Round 14).",
+            help="skip: a student starting from the perf prior leaves out of its"
+            " fine-tuning the votes whose message the prior already learned (the shared"
+            " messages and the team's sets it was built from; they still choose the"
+            " threshold); train: it reads them again, which pulls it back toward their"
+            " source (docs/labelers.md, Round 15).",
         ),
-    ] = "train",
+    ] = "skip",
     exclude_overlap: Annotated[
         bool,
         typer.Option("--exclude-overlap", help="Drop training items from dev/eval repositories."),

@@ -36,7 +36,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("eval", "eval set", "choice", "scores and the comparison with the previous model"),
     Setting("epochs", "epochs", "number", "passes over the training data"),
     Setting("batch", "batch size", "number", "examples per step"),
-    Setting("lr", "learning rate", "number", "AdamW step size"),
+    Setting("lr", "learning rate", "number", "AdamW step size (empty: 5e-5, 1e-5 from the prior)"),
     Setting("max_length", "max length", "number", "tokens the student reads per item"),
     Setting("layers", "layers", "number", "keep N encoder layers (empty: all)"),
     Setting(
@@ -68,7 +68,7 @@ class TrainForm:
     eval: str | None = None
     epochs: int = 3
     batch: int = 32
-    lr: float = 5e-5
+    lr: float | None = None
     max_length: int = DEFAULT_MAX_LENGTH
     layers: int | None = None
     base: str | None = None
@@ -78,7 +78,7 @@ class TrainForm:
     exclude_overlap: bool = False
     same_repos: bool = False
     prior: bool = True
-    skip_learned: bool = False
+    skip_learned: bool = True
 
     def shown(self, key: str) -> str:
         value = getattr(self, key)
@@ -87,7 +87,7 @@ class TrainForm:
         if isinstance(value, bool):
             return "yes" if value else "no"
         if value is None:
-            return {"layers": "all", "base": "packaged MiniLM"}.get(key, NONE)
+            return {"layers": "all", "base": "packaged MiniLM", "lr": "auto"}.get(key, NONE)
         if isinstance(value, float):
             return f"{value:g}"
         return str(value)
@@ -95,8 +95,8 @@ class TrainForm:
     def set_number(self, key: str, text: str) -> None:
         """Parse and check a typed number; raises :class:`FormError` naming the limits."""
         text = text.strip()
-        if key == "layers" and not text:
-            self.layers = None
+        if key in ("layers", "lr") and not text:
+            setattr(self, key, None)
             return
         try:
             value: float = float(text) if key in ("tau", "lr", "replay") else int(text)

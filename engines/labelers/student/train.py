@@ -18,7 +18,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,9 @@ from engines.labelers.student.infer import (
 from engines.labelers.student.prior import start_from_prior
 from engines.labelers.student.replay import write_replay
 
+DEFAULT_LR = 5e-5
+PRIOR_LR = 1e-5
+
 
 @dataclass(frozen=True)
 class TrainConfig:
@@ -46,7 +49,10 @@ class TrainConfig:
     base: str | None = None
     epochs: int = 3
     batch_size: int = 32
-    lr: float = 5e-5
+    lr: float | None = None
+    """AdamW's step size; None: :data:`DEFAULT_LR`, or :data:`PRIOR_LR` for a student that
+    starts from the perf prior (already a trained student: a full step pulls it back
+    toward the few examples it fine-tunes on)."""
     max_length: int = DEFAULT_MAX_LENGTH
     seed: int = 0
     soft: bool = False
@@ -70,10 +76,10 @@ class TrainConfig:
     prior: str = "perf"
     """``perf``: a student trained from the packaged base starts from it plus the packaged
     perf prior (engines.labelers.student.prior); ``none``: from the base alone."""
-    prior_examples: str = "train"
-    """``train``: a student starting from the perf prior reads every example; ``skip``: it
-    leaves out of its fine-tuning those whose message the prior already learned
-    (engines.labelers.student.learned)."""
+    prior_examples: str = "skip"
+    """``skip``: a student starting from the perf prior leaves out of its fine-tuning the
+    examples whose message the prior already learned (engines.labelers.student.learned);
+    ``train``: it reads them again."""
     holdout: float = 0.15
     """Without a dev set, this stratified share of the training examples is held out for
     early stopping and the threshold (0 turns it off)."""
@@ -111,6 +117,8 @@ class TrainResult:
     """Examples that carried their message alone (candidates for diff dropout)."""
     prior: dict[str, Any] | None = None
     """The perf prior the run started from (see engines.labelers.student.prior), if any."""
+    lr: float = DEFAULT_LR
+    """The step size the run took (``config.lr`` resolved)."""
 
 
 ProgressFn = Callable[[TrainProgress], None]
@@ -215,6 +223,8 @@ def train_student(
     prior = start_from_prior(model, config)
     if not train and prior is None:
         raise ValueError("no training examples")
+    lr = config.lr if config.lr is not None else PRIOR_LR if prior is not None else DEFAULT_LR
+    config = replace(config, lr=lr)
     if config.layers is not None:
         keep_layers(model, config.layers)
     positions = getattr(model.config, "max_position_embeddings", None)
@@ -236,9 +246,7 @@ def train_student(
     total = per_epoch * config.epochs
     if config.max_steps is not None:
         total = min(total, config.max_steps)
-    optimizer = torch.optim.AdamW(
-        model.parameters(), lr=config.lr, weight_decay=config.weight_decay
-    )
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=config.weight_decay)
     warmup = int(total * config.warmup_ratio)
 
     def schedule(step: int) -> float:
@@ -319,6 +327,7 @@ def train_student(
         history=history,
         with_message=len(droppable),
         prior=prior,
+        lr=lr,
     )
     if cancelled:
         return result
