@@ -317,8 +317,9 @@ def _examples(
     if field_name == "model_input" and start_diffs:
         record["start_examples_with_diff"] = start_diffs
     resolved = replace(config, input_field=field_name)
-    learned = _learned_by_prior(config, messages) if kind == STUDENT and start is None else None
-    return _Data(examples, resolved, record, len(items) - len(present), learned or frozenset())
+    skipping = kind == STUDENT and start is None
+    learned = _learned_by_prior(config, messages) if skipping else frozenset()
+    return _Data(examples, resolved, record, len(items) - len(present), learned)
 
 
 def _learned_by_prior(config: TrainConfig, messages: dict[int, str]) -> frozenset[int]:

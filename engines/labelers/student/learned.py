@@ -1,14 +1,15 @@
 """What a perf prior already learned: digests of its training examples' messages.
 
 A prior ships, beside its weights, a file of digests (``perf_prior.learned``: one hex
-digest per line, sorted) of the commit message of every example it learned from. With
-``curator train --prior-examples skip`` a student that starts from the prior leaves
-those examples out of its fine-tuning: the prior has learned them already, so a user who
-imports the shared messages gets the prior's student in a fraction of the time. They
-still serve for choosing the threshold and as the replay sample.
+digest per line, sorted) of the commit message of every example it learned from. By
+default (``curator train --prior-examples skip``) a student that starts from the prior
+leaves those examples out of its fine-tuning: the prior has learned them already, and
+read again they pull it back toward their own source. They still serve for choosing the
+threshold and as the replay sample.
 
-The digest reads the message with its whitespace collapsed, so an import that rewraps
-lines or trims the trailing newline still matches.
+The digest is SHA-256 of the message with its whitespace collapsed (so an import that
+rewraps lines or trims the trailing newline still matches), cut to 16 hex digits. It
+reads the message alone: the same message from another project counts as learned.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from pathlib import Path
 from engines.files import write_text_atomically
 
 DIGEST_CHARS = 16
-SCHEME = f"sha256 of the whitespace-collapsed message, first {DIGEST_CHARS} hex digits"
 CHOICES = ("skip", "train")
 
 
