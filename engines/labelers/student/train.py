@@ -211,8 +211,6 @@ def train_student(
     ValueError."""
     import torch
 
-    if not train and config.prior != "perf":
-        raise ValueError("no training examples")
     if config.epochs < 1 or config.batch_size < 1 or config.max_length < 8:
         raise ValueError("epochs and batch size must be positive, max length at least 8")
     started = time.monotonic()
