@@ -74,6 +74,15 @@ def shared_examples(folder: Path) -> list[Example]:
     return rows
 
 
+def _example(label: str, message: str, with_diff: str | None, source: str) -> Example:
+    """A labeled commit as the prior learns it: message || diff (``with_diff``) when it has
+    a diff, its message alone kept for diff dropout; else the message."""
+    y = int(label == "perf")
+    text = with_diff if with_diff is not None else message
+    kept = message if with_diff is not None else None
+    return Example(text, y, float(y), source, message=kept)
+
+
 def set_examples(folder: Path, source: str) -> list[Example]:
     """One example per vote of a folder of ``items.jsonl`` and ``votes.jsonl``: the
     message || diff, with the message alone kept for diff dropout."""
@@ -89,11 +98,9 @@ def set_examples(folder: Path, source: str) -> list[Example]:
             where = f"{folder}/votes.jsonl:{number}"
             print(f"{where}: skipped (no such item or label)", file=sys.stderr)
             continue
-        label = int(vote["label"] == "perf")
         diff = item.get("diff") or ""
-        text = model_input(item["message"], diff) if diff else item["message"]
-        message = item["message"] if diff else None
-        out.append(Example(text, label, float(label), source, message=message))
+        with_diff = model_input(item["message"], diff) if diff else None
+        out.append(_example(vote["label"], item["message"], with_diff, source))
     return out
 
 
@@ -124,11 +131,8 @@ def store_examples(db: Path, name: str) -> list[Example]:
     for x in items:
         if x.item_id not in messages:
             continue
-        label = int(x.label == "perf")
-        diff = x.item_id in with_diff
-        text = inputs[x.item_id] if diff else messages[x.item_id]
-        message = messages[x.item_id] if diff else None
-        out.append(Example(text, label, float(label), name, message=message))
+        text = inputs[x.item_id] if x.item_id in with_diff else None
+        out.append(_example(x.label, messages[x.item_id], text, name))
     if not out:
         raise SystemExit(f"--votes {name}: no settled perf/non-perf labels of commits in {db}")
     return out
