@@ -8,6 +8,7 @@ from itertools import pairwise
 from typing import Any
 
 from curator.training import perf_f1, train_total
+from engines.labelers.diff_decision import describe_diff_decision, diff_decision_of
 from engines.labelers.inputs import describe, recorded_input
 from engines.labelers.rule_floor import describe_floor, recorded_floor
 from store.models import ModelRow
@@ -125,6 +126,7 @@ def model_report(row: ModelRow, current: bool) -> dict[str, Any]:
         ),
         "threshold": decision["threshold"] if decision else 0.5,
         "decision": decision,
+        "diff_decision_text": describe_diff_decision(diff_decision_of(params)),
         "scores": score_rows(row.name, row.metrics),
         "training": _training(row.metrics),
     }

@@ -38,6 +38,7 @@ from annotation.training_data import (
     teacher_items,
     weak_items,
 )
+from curator.diff_choice import choose_diff_decision, inherited_diff_decision
 from curator.warm_start import (
     held_out_sources,
     prepare_warm_start,
@@ -52,8 +53,16 @@ from engines.labelers.calibration import (
     decide,
     parse_objective,
 )
+from engines.labelers.diff_decision import DIFF_KEY, DiffDecision, diff_decision_of
 from engines.labelers.inputs import diffs_learned, input_block, recorded_input, resolve_field
-from engines.labelers.rule_floor import floor_block, floor_flags, floor_terms, floored, rule_fires
+from engines.labelers.rule_floor import (
+    apply_floor,
+    floor_block,
+    floor_flags,
+    floor_terms,
+    floored,
+    rule_fires,
+)
 from engines.labelers.storing import predict_stored
 from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import (
@@ -397,8 +406,18 @@ def run_training(
     try:
         if request.kind == STUDENT:
             fallback = _start_threshold(start)
+            inherited = inherited_diff_decision(start, config)
             trained = _train_student(
-                config, examples, dev, holdout, fallback, staging, progress, cancel, replay
+                config,
+                examples,
+                dev,
+                holdout,
+                fallback,
+                staging,
+                progress,
+                cancel,
+                replay,
+                inherited,
             )
             if trained is None:
                 return TrainOutcome(None, counts, {}, cancelled=True, notes=notes)
@@ -491,11 +510,13 @@ def _train_student(
     progress: Callable[[TrainProgress], None] | None,
     cancel: threading.Event | None,
     replay: Sequence[Example] | None = None,
+    inherited: DiffDecision | None = None,
 ) -> _Trained | None:
     """Fine-tune on ``examples``, stop early on the dev set and choose the threshold
     there (without one, the held-out slice chooses the threshold only: a slice of the
     training source says little about when to stop for another); None when cancelled.
-    ``replay``: the examples to keep the replay sample of, when not ``examples``."""
+    ``replay``: the examples to keep the replay sample of, when not ``examples``.
+    ``inherited``: the diff decision of where it started (curator.diff_choice)."""
     tuning = _dev_examples(dev) if dev else list(holdout)
     early_stop = tuning if dev else []
     result = train_student(config, examples, early_stop, staging, progress, cancel, replay)
@@ -514,13 +535,20 @@ def _train_student(
         "lr": result.lr,
     }
     texts = [e.text for e in tuning]
-    probs = labeler.probabilities(texts) if tuning else []
+    raw = labeler.model_probabilities(texts) if tuning else []
     floor = floor_block(config.rule_floor)
+    probs = apply_floor(raw, texts, floor) if floor else raw
     flags = floor_flags(texts, floor)
     truth = [e.label for e in tuning]
     decision = student_decision(
         probs, truth, config.threshold_objective, dev.name if dev else None, flags, fallback
     )
+    where, tie = (f"dev:{dev.name}", 0.0) if dev else ("holdout", HOLDOUT_NEAR_TIE)
+    diff = choose_diff_decision(
+        raw, texts, truth, floor, config.threshold_objective, where, inherited, tie
+    )
+    if diff is not None:
+        decision[DIFF_KEY] = diff
     if not dev and tuning:  # how the model does on its held-out slice, at that threshold
         decided = floored(probs, flags) if flags is not None else probs
         training["holdout"] = _scores_at(tuning, decided, decision["threshold"])
@@ -622,6 +650,7 @@ def _record_decision(
     update = update_student_meta if kind == STUDENT else tfidf.update_meta
     update(staging, input=record, decision=decision)
     labeler.threshold = decision["threshold"]  # type: ignore[attr-defined]
+    labeler.diff = diff_decision_of({"decision": decision})  # type: ignore[attr-defined]
 
 
 def _scores_at(

@@ -272,6 +272,8 @@ def show_command(
     if learned:
         out.print(Text(skipped_text(learned)))
     out.print(Text(_decision_line(data)))
+    if data.get("diff_decision_text"):
+        out.print(Text(data["diff_decision_text"]))
     if data["scores"]:
         out.print(_scores_table(data))
         for line in below_the_rules_lines(data["scores"]):

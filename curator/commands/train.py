@@ -25,6 +25,7 @@ from curator.presentation.model_scores import below_the_rules_lines, scores_tabl
 from curator.presentation.progress import training_bar
 from curator.training import KINDS, TrainingRefused, TrainOutcome, TrainRequest, run_training
 from engines.labelers.calibration import DEFAULT_OBJECTIVE, parse_objective
+from engines.labelers.diff_decision import diff_decision_of
 from engines.labelers.ensemble import FAMILY as ENSEMBLE
 from engines.labelers.inputs import CHOICES as INPUT_CHOICES
 from engines.labelers.inputs import DEFAULT_DIFF_DROPOUT
@@ -85,6 +86,14 @@ def _summary(outcome: TrainOutcome) -> None:
                 f" details: curator models show {model.name}"
             )
         )
+        diff = diff_decision_of(model.params)
+        if diff is not None:
+            yields = (
+                f", the rules yield below P(perf) {diff.floor_yields_below:.4g}"
+                if diff.floor_yields_below is not None
+                else ""
+            )
+            out.print(Text(f"commits read with a diff: threshold {diff.threshold:.4g}{yields}"))
     replay = counts.get("replay")
     if replay:
         out.print(Text(f"warm start from {replay['from']}: {replay['mixed']} replayed examples"))

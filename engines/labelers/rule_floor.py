@@ -22,12 +22,12 @@ files (imported messages) are never vetoed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engines.labelers.base import Prediction
 from engines.labelers.calibration import verdict
+from engines.labelers.diff_decision import DiffDecision, has_diff, message_part, thresholds_for
 from engines.labelers.keyword import TermList, find_matches, packaged_terms
 from engines.labelers.path_veto import only_tests
 
@@ -35,15 +35,6 @@ RULES = ("keyword", "none")
 DEFAULT_RULE = "keyword"
 VETO = "test-only"
 VETO_FIELD = "files"
-
-# Where the diff of a message || diff text begins (representation.model_input).
-_DIFF_START = re.compile(r"\n\n(?=diff --git |@@ |--- )")
-
-
-def message_part(text: str) -> str:
-    """The commit message of a ``message`` or ``message || diff`` text."""
-    match = _DIFF_START.search(text)
-    return text[: match.start()] if match else text
 
 
 def floor_block(rule: str) -> dict[str, Any] | None:
@@ -79,15 +70,26 @@ def vetoes(block: Mapping[str, Any] | None) -> bool:
 
 
 def apply_floor(
-    probs: Sequence[float], texts: Sequence[str], block: Mapping[str, Any] | None = None
+    probs: Sequence[float],
+    texts: Sequence[str],
+    block: Mapping[str, Any] | None = None,
+    yields_below: float | None = None,
 ) -> list[float]:
     """``probs`` with 1.0 wherever the rules fire on the matching text's message.
 
     ``block`` is the model's floor record; its list is used (the current one when None).
-    The veto is applied apart (:func:`apply_veto`): it reads the files the commit changes.
+    ``yields_below`` (a model's diff decision): on a text with a diff whose own P(perf)
+    is below it, the floor does not fire. The veto is applied apart (:func:`apply_veto`):
+    it reads the files the commit changes.
     """
     terms = floor_terms(block)
-    return floored(probs, [rule_fires(t, terms) for t in texts])
+    flags = [rule_fires(t, terms) for t in texts]
+    if yields_below is not None:
+        flags = [
+            f and not (p < yields_below and has_diff(t))
+            for f, p, t in zip(flags, probs, texts, strict=True)
+        ]
+    return floored(probs, flags)
 
 
 def apply_veto(
@@ -157,6 +159,7 @@ class RuleLayered:
     input_field: str
     floor: dict[str, Any] | None
     threshold: float
+    diff: DiffDecision | None = None
 
     def probabilities(self, texts: Sequence[str]) -> list[float]:
         raise NotImplementedError
@@ -167,6 +170,8 @@ class RuleLayered:
         return fields_read(self.input_field, self.floor)
 
     def predict_fields(self, texts: Mapping[str, Sequence[str]]) -> list[Prediction]:
-        """perf iff the floored, vetoed P(perf) reaches the model's threshold."""
+        """perf iff the floored, vetoed P(perf) reaches the model's threshold (its diff
+        decision's for texts read with a diff)."""
         probs = probabilities_by_field(self.probabilities, texts, self.input_field, self.floor)
-        return [verdict(p, self.threshold) for p in probs]
+        limits = thresholds_for(texts[self.input_field], self.threshold, self.diff)
+        return [verdict(p, t) for p, t in zip(probs, limits, strict=True)]

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from engines.files import update_json_atomically
 from engines.labelers.base import Prediction
 from engines.labelers.calibration import threshold_of, verdict
+from engines.labelers.diff_decision import diff_decision_of, thresholds_for, yields_below
 from engines.labelers.inputs import recorded_input
 from engines.labelers.rule_floor import RuleLayered, apply_floor, recorded_floor
 from engines.labelers.student.data import LABELS, length_sorted_batches, pad_id_of, padded
@@ -223,6 +224,7 @@ class StudentLabeler(RuleLayered):
         self.input_record = recorded_input(meta)
         self.input_field: str = self.input_record["field"]
         self.threshold = threshold_of(meta)
+        self.diff = diff_decision_of(meta)
         self.floor = recorded_floor(meta)
         self.max_length: int = int(meta.get("max_length", DEFAULT_MAX_LENGTH))
         self.batch_size = batch_size
@@ -276,9 +278,12 @@ class StudentLabeler(RuleLayered):
         self.tokenize_threads = max(1, tokenize_threads)
 
     def probabilities(self, texts: Sequence[str]) -> list[float]:
-        """P(perf) of each text, with the model's rule floor applied when it has one."""
+        """P(perf) of each text, with the model's rule floor applied when it has one
+        (yielding where its diff decision says so)."""
         probs = self.model_probabilities(texts)
-        return apply_floor(probs, texts, self.floor) if self.floor else probs
+        if not self.floor:
+            return probs
+        return apply_floor(probs, texts, self.floor, yields_below(self.diff))
 
     def model_probabilities(self, texts: Sequence[str]) -> list[float]:
         """P(perf) as the network alone gives it."""
@@ -317,4 +322,5 @@ class StudentLabeler(RuleLayered):
     def predict(self, texts: Sequence[str]) -> list[Prediction]:
         if isinstance(texts, str):
             raise TypeError("predict() takes a sequence of texts, not a single string")
-        return [verdict(p, self.threshold) for p in self.probabilities(texts)]
+        limits = thresholds_for(texts, self.threshold, self.diff)
+        return [verdict(p, t) for p, t in zip(self.probabilities(texts), limits, strict=True)]

@@ -22,7 +22,9 @@ prior (``perf_prior.safetensors``); a prior of another named base is packaged as
 
 Beside them, ``perf_prior.learned`` (optional) lists digests of the messages the prior
 learned from (:mod:`engines.labelers.student.learned`), so a student starting from it
-need not read them again.
+need not read them again. The sidecar may also record a decision for commits read with
+a diff (``diff_decision``, :mod:`engines.labelers.diff_decision`), measured on team
+rounds the prior never learned from; its students inherit it.
 """
 
 from __future__ import annotations
@@ -30,12 +32,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from engines.files import staged_file, write_text_atomically
+from engines.labelers.diff_decision import DiffDecision, read_diff_decision
 from engines.labelers.student.bases import DEFAULT_NAME, base_identity
 from engines.labelers.student.learned import read_learned, write_learned
 
@@ -245,6 +248,16 @@ def prior_diffs(config: Any) -> int:
     info = _prior_for(config)
     recorded = info.meta.get("examples_with_diff") if info is not None else None
     return recorded if isinstance(recorded, int) and recorded > 0 else 0
+
+
+def prior_diff_decision(config: Any) -> DiffDecision | None:
+    """The decision for commits read with a diff that the prior :func:`start_from_prior`
+    would apply for ``config`` records (``diff_decision`` in its sidecar), if any."""
+    info = _prior_for(config)
+    found = read_diff_decision(info.meta.get("diff_decision")) if info is not None else None
+    if info is None or found is None:
+        return None
+    return replace(found, chosen_on=f"{info.label}: {found.chosen_on}")
 
 
 def _prior_for(config: Any) -> PriorInfo | None:

@@ -1,0 +1,63 @@
+"""The decision a student takes into its metadata for commits it reads with a diff
+(:mod:`engines.labelers.diff_decision`), settled when it is trained.
+
+Chosen on the items it is tuned on (its dev set, else the held-out slice of its votes)
+that carry a diff, when there are enough of each class; else inherited from where the
+student started: a warm start's own diff decision, or the one the perf prior records.
+A student that starts from neither, and has no such items, keeps one threshold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from engines.labelers.calibration import choose_threshold, enough_to_choose, scores_at
+from engines.labelers.diff_decision import DiffDecision, diff_decision_of, has_diff
+from engines.labelers.rule_floor import apply_floor
+from engines.labelers.student.infer import read_meta
+from engines.labelers.student.prior import prior_diff_decision
+from store.models import ModelRow
+
+
+def inherited_diff_decision(start: ModelRow | None, config: Any) -> DiffDecision | None:
+    """What a student trained with ``config`` inherits: its warm start's diff decision,
+    else (starting from the perf prior) the prior's."""
+    if start is not None:
+        return diff_decision_of(read_meta(start.path or ""))
+    return prior_diff_decision(config)
+
+
+def choose_diff_decision(
+    raw: Sequence[float],
+    texts: Sequence[str],
+    labels: Sequence[int],
+    floor: Mapping[str, Any] | None,
+    objective: str,
+    chosen_on: str,
+    inherited: DiffDecision | None,
+    near_tie: float = 0.0,
+) -> dict[str, Any] | None:
+    """The ``diff`` entry of a student's decision block, or None for one threshold.
+
+    ``raw`` is the network's own P(perf) of ``texts`` (before the floor); where enough
+    of the texts carry a diff, the threshold is chosen on those, floored with the
+    inherited ``floor_yields_below`` (none without an inheritance)."""
+    keep = [k for k, text in enumerate(texts) if has_diff(text)]
+    picked = [labels[k] for k in keep]
+    yields = inherited.floor_yields_below if inherited is not None else None
+    if keep and enough_to_choose(picked):
+        kept_texts = [texts[k] for k in keep]
+        probs = [raw[k] for k in keep]
+        if floor:
+            probs = apply_floor(probs, kept_texts, floor, yields)
+        threshold, met = choose_threshold(probs, picked, objective, near_tie)
+        chosen = DiffDecision(threshold, yields, f"{chosen_on}: its {len(keep)} items with a diff")
+        return {
+            **chosen.as_json(),
+            "objective_met": met,
+            "n": len(keep),
+            "positives": int(sum(picked)),
+            **scores_at(probs, picked, threshold),
+        }
+    return inherited.as_json() if inherited is not None else None
