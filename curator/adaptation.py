@@ -34,6 +34,7 @@ from annotation.training_data import (
     human_items,
     repository_overlap,
 )
+from curator.diff_choice import choose_diff_decision
 from curator.training import (
     TrainingRefused,
     TrainOutcome,
@@ -49,6 +50,8 @@ from curator.training import (
 )
 from curator.warm_start import held_out_sources, resolve_start, warm_config, with_replay
 from engines.labelers.base import Labeler
+from engines.labelers.calibration import HOLDOUT_NEAR_TIE
+from engines.labelers.diff_decision import DiffDecision, read_diff_decision
 from engines.labelers.rule_floor import floor_block
 from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import (
@@ -189,6 +192,27 @@ def _curve_threshold(
     return float(decision["threshold"])
 
 
+def _curve_diff(
+    labeler: StudentLabeler,
+    dev: Sequence[Example],
+    dev_name: str | None,
+    holdout: Sequence[Example],
+    objective: str,
+    inherited: DiffDecision | None,
+) -> DiffDecision | None:
+    """A curve model's decision for commits read with a diff, settled as a registered
+    model's is (curator.diff_choice), the starting model's standing in for its source."""
+    tuning = dev or holdout
+    texts = [e.text for e in tuning]
+    raw = labeler.model_probabilities(texts) if texts else []
+    where, tie = (f"dev:{dev_name}", 0.0) if dev else ("holdout", HOLDOUT_NEAR_TIE)
+    labels = [e.label for e in tuning]
+    chosen = choose_diff_decision(
+        raw, texts, labels, labeler.floor, objective, where, inherited, tie
+    )
+    return read_diff_decision(chosen)
+
+
 def _check(request: CurveRequest) -> None:
     train = request.train
     if not train.from_model:
@@ -300,6 +324,7 @@ def run_learning_curve(
     start_point = _point(store, 0, "start", labeler, held)
     p_start = labeler.probabilities([e.text for e in examples])
     start_threshold = labeler.threshold
+    start_diff = labeler.diff
     del labeler
     dev_examples = _dev_examples(dev) if dev else []
     banned = held_out_sources(store, (train.eval_set, train.dev_set))
@@ -342,6 +367,14 @@ def run_learning_curve(
                     holdout,
                     config.threshold_objective,
                     (start_threshold, f"from {start.name}"),
+                )
+                scored.diff = _curve_diff(
+                    scored,
+                    dev_examples,
+                    train.dev_set,
+                    holdout,
+                    config.threshold_objective,
+                    start_diff,
                 )
                 points.append(_point(store, n, order, scored, held, counts["mixed"]))
             finally:

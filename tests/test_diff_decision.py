@@ -74,6 +74,17 @@ def test_a_diff_decision_is_chosen_on_diff_items_when_enough_else_inherited() ->
     assert chosen["floor_yields_below"] == 0.1
     assert chosen["chosen_on"] == "dev:d: its 40 items with a diff" and chosen["n"] == 40
 
+    # where the inherited threshold does as well as the best there, it stands
+    level = [0.35 if y else 0.02 for y in labels]
+    kept = choose_diff_decision(level, with_diff, labels, None, "f1", "dev:d", inherited)
+    assert kept is not None and kept["threshold"] == 0.3 and kept["f1"] == 1.0
+    assert kept["chosen_on"].startswith("perf-prior@9: rounds; kept on dev:d: its 40 items")
+    # a precision target is the dev set's to choose, whatever was inherited
+    target = choose_diff_decision(
+        level, with_diff, labels, None, "precision:0.9", "dev:d", inherited
+    )
+    assert target is not None and target["threshold"] != 0.3
+
     # too few diff items of one class: the inheritance stands
     few = choose_diff_decision(raw[:6], with_diff[:6], labels[:6], None, "f1", "dev:d", inherited)
     assert few == inherited.as_json()
