@@ -73,7 +73,8 @@ def mine_cmd(repo: Path, db: Path) -> list[str]:
 
 def test_sigkill_then_rerun_equals_clean_run(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "repo")
-    build_history(repo, 150)
+    # long enough that the run is still storing when it is killed, even on a loaded machine
+    build_history(repo, 400)
     env = {**os.environ, "COLUMNS": "120"}
 
     clean_db = tmp_path / "clean.db"
@@ -91,7 +92,7 @@ def test_sigkill_then_rerun_equals_clean_run(tmp_path: Path) -> None:
     deadline = time.monotonic() + 60
     stored = 0
     while time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
+        time.sleep(0.01)
         if killed_db.exists():
             try:
                 conn = sqlite3.connect(killed_db, timeout=1)
