@@ -18,6 +18,9 @@ also call a commit non-perf, whatever the rules and the model say, when every fi
 changes is a test, benchmark or example (engines.labelers.path_veto). The veto reads the
 commit's ``files`` beside the model's own text (:func:`fields_read`); texts without
 files (imported messages) are never vetoed.
+
+A model's decision for commits read with a diff (engines.labelers.diff_decision) may set
+a level of the network's own P(perf) below which the floor gives way on such commits.
 """
 
 from __future__ import annotations
