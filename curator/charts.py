@@ -27,8 +27,11 @@ from annotation.trends import (
 )
 from curator.presentation.text import flat, strip_controls
 from engines.labelers.calibration import threshold_of
+from engines.labelers.diff_decision import diff_decision_of
 from store import Store
 from store.models import get_model, list_models
+from store.sets import set_item_ids
+from store.teaching import commits_with_diff
 
 CHARTS = ("labels", "agreement", "threshold", "audit", "learning", "active-learning")
 
@@ -113,10 +116,18 @@ def agreement_chart(store: Store, set_name: str) -> Chart:
     )
 
 
+def _mostly_with_diff(store: Store, set_id: int) -> bool:
+    ids = set_item_ids(store, set_id)
+    return bool(ids) and 2 * len(commits_with_diff(store, ids)) > len(ids)
+
+
 def threshold_chart(store: Store, set_name: str, labeler: str) -> Chart:
     set_row = require_set(store, set_name)
     model = get_model(store, labeler)
     chosen = threshold_of(model.params) if model is not None else None
+    diff = diff_decision_of(model.params) if model is not None else None
+    if diff is not None and _mostly_with_diff(store, set_row.id):
+        chosen = diff.threshold  # the one its commits were decided at
     curve = threshold_curve(store, set_row, labeler, chosen)
     if not curve.items:
         raise ChartError(f"{labeler} has no prediction on a settled item of {set_name}")

@@ -104,6 +104,11 @@ def test_training_from_the_prior_inherits_its_diff_decision_and_predictions_use_
     shown = " ".join(ANSI.sub("", split("models", "show", name).output).split())
     assert "commits read with a diff: perf iff P(perf) >= 0.3" in shown
 
+    # the threshold chart marks where commits with a diff were decided
+    assert split("predict", "gt-eval", "--labeler", name).exit_code == 0
+    chart = ANSI.sub("", split("chart", "threshold", "--set", "gt-eval", "--labeler", name).output)
+    assert "chosen 0.30" in chart
+
     printed = " ".join(ANSI.sub("", split("train", "--votes", "tr", *TINY).output).split())
     assert "commits read with a diff: threshold 0.3, the rules yield below P(perf) 0.1" in printed
 
