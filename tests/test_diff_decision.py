@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+from curator.adaptation import _curve_diff
 from curator.diff_choice import choose_diff_decision
 from engines.labelers.diff_decision import (
     DiffDecision,
@@ -18,6 +19,7 @@ from engines.labelers.diff_decision import (
     thresholds_for,
 )
 from engines.labelers.rule_floor import apply_floor, floor_block
+from engines.labelers.student import hard_example
 from engines.labelers.student.infer import StudentLabeler, update_meta
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -125,6 +127,13 @@ def test_training_from_the_prior_inherits_its_diff_decision_and_predictions_use_
         (Path(json.loads(plain.stdout)["path"]) / "curator_student.json").read_text()
     )
     assert "diff" not in plain_meta["decision"]
+
+    # a learning curve's point settles its diff decision as a registered model does
+    staged = StudentLabeler(path, "curve")
+    assert _curve_diff(staged, [], None, [], "f1", staged.diff) == staged.diff
+    few = [hard_example(f"commit {k}{DIFF}", k % 2) for k in range(12)]
+    assert _curve_diff(staged, few, "d", [], "f1", None) is None
+    assert _curve_diff(staged, few, "d", [], "f1", staged.diff) == staged.diff
 
     # the rules' match stays perf on the message; read with a diff, a decision whose floor
     # always yields and whose threshold nothing below 1.0 reaches calls it non-perf
