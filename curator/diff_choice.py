@@ -5,11 +5,15 @@ Chosen on the items it is tuned on (its dev set, else the held-out slice of its 
 that carry a diff, when there are enough of each class; else inherited from where the
 student started: a warm start's own diff decision, or the one the perf prior records.
 A student that starts from neither, and has no such items, keeps one threshold.
+
+A student fine-tuned on messages alone from the perf prior also keeps the prior beside
+it to read commits with a diff (engines.labelers.student.diff_reader).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from engines.labelers.calibration import (
@@ -20,8 +24,10 @@ from engines.labelers.calibration import (
 )
 from engines.labelers.diff_decision import DiffDecision, diff_decision_of, has_diff
 from engines.labelers.rule_floor import apply_floor
+from engines.labelers.student.data import Example
+from engines.labelers.student.diff_reader import record_diff_reader
 from engines.labelers.student.infer import read_meta
-from engines.labelers.student.prior import prior_diff_decision
+from engines.labelers.student.prior import applied_prior, prior_diff_decision
 from store.models import ModelRow
 
 # An inherited decision was measured on thousands of commits; a dev set of a couple of
@@ -83,3 +89,15 @@ def choose_diff_decision(
             **scores_at(probs, picked, threshold),
         }
     return inherited.as_json() if inherited is not None else None
+
+
+def keep_diff_reader(
+    config: Any, started_from: Any, examples: Sequence[Example], student_dir: Path
+) -> dict[str, Any] | None:
+    """Copy the prior into ``student_dir`` and return the ``diff_reader`` block when the
+    student started from it (``started_from``: the training's prior record) and learned
+    from messages alone; else None."""
+    if started_from is None or not examples or any(has_diff(e.text) for e in examples):
+        return None
+    info = applied_prior(config)
+    return record_diff_reader(student_dir, info) if info is not None else None

@@ -11,6 +11,7 @@ from curator.training import perf_f1, train_total
 from engines.labelers.diff_decision import describe_diff_decision, diff_decision_of
 from engines.labelers.inputs import describe, recorded_input
 from engines.labelers.rule_floor import describe_floor, recorded_floor
+from engines.labelers.student.diff_reader import describe_diff_reader, diff_reader_of
 from store.models import ModelRow
 
 SCORE_PARTS = ("dev", "eval", "holdout", "out_of_fold")
@@ -127,6 +128,7 @@ def model_report(row: ModelRow, current: bool) -> dict[str, Any]:
         "threshold": decision["threshold"] if decision else 0.5,
         "decision": decision,
         "diff_decision_text": describe_diff_decision(diff_decision_of(params)),
+        "diff_reader_text": describe_diff_reader(diff_reader_of(params)),
         "scores": score_rows(row.name, row.metrics),
         "training": _training(row.metrics),
     }

@@ -38,7 +38,7 @@ from annotation.training_data import (
     teacher_items,
     weak_items,
 )
-from curator.diff_choice import choose_diff_decision, inherited_diff_decision
+from curator.diff_choice import choose_diff_decision, inherited_diff_decision, keep_diff_reader
 from curator.warm_start import (
     held_out_sources,
     prepare_warm_start,
@@ -75,6 +75,7 @@ from engines.labelers.student import (
     train_student,
 )
 from engines.labelers.student.data import stratified_holdout
+from engines.labelers.student.diff_reader import diff_reader_of
 from engines.labelers.student.infer import read_meta
 from engines.labelers.student.infer import update_meta as update_student_meta
 from engines.labelers.student.learned import CHOICES as PRIOR_EXAMPLE_CHOICES
@@ -454,6 +455,8 @@ def run_training(
             "decision": decision,
             "rule_floor": floor_block(config.rule_floor),
         }
+        if request.kind == STUDENT and (reader := diff_reader_of(read_meta(staging))):
+            params["diff_reader"] = reader
         if request.from_model:
             params["warm_start"] = counts["replay"]["from"]
         if request.learning_curve is not None:
@@ -523,6 +526,9 @@ def _train_student(
     if result.cancelled:
         return None
     update_student_meta(staging, rule_floor=floor_block(config.rule_floor))
+    reader = keep_diff_reader(config, result.prior, examples, staging)
+    if reader is not None:
+        update_student_meta(staging, diff_reader=reader)
     labeler = StudentLabeler(staging, "staged", batch_size=64)
     training: dict[str, Any] = {
         "epochs_run": result.epochs_run,

@@ -272,8 +272,9 @@ def show_command(
     if learned:
         out.print(Text(skipped_text(learned)))
     out.print(Text(_decision_line(data)))
-    if data.get("diff_decision_text"):
-        out.print(Text(data["diff_decision_text"]))
+    for key in ("diff_decision_text", "diff_reader_text"):
+        if data.get(key):
+            out.print(Text(data[key]))
     if data["scores"]:
         out.print(_scores_table(data))
         for line in below_the_rules_lines(data["scores"]):

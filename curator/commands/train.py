@@ -33,6 +33,7 @@ from engines.labelers.rule_floor import DEFAULT_RULE, describe_floor, recorded_f
 from engines.labelers.rule_floor import RULES as FLOOR_RULES
 from engines.labelers.student import DEFAULT_MAX_LENGTH, TrainConfig, TrainProgress
 from engines.labelers.student.bases import resolve_base
+from engines.labelers.student.diff_reader import describe_diff_reader, diff_reader_of
 from engines.labelers.student.learned import CHOICES as LEARNED_CHOICES
 from engines.labelers.student.prior import CHOICES as PRIOR_CHOICES
 
@@ -94,6 +95,9 @@ def _summary(outcome: TrainOutcome) -> None:
                 else ""
             )
             out.print(Text(f"commits read with a diff: threshold {diff.threshold:.4g}{yields}"))
+        reader = describe_diff_reader(diff_reader_of(model.params))
+        if reader is not None:
+            out.print(Text(reader))
     replay = counts.get("replay")
     if replay:
         out.print(Text(f"warm start from {replay['from']}: {replay['mixed']} replayed examples"))

@@ -20,10 +20,20 @@ from typing import TYPE_CHECKING, Any
 from engines.files import update_json_atomically
 from engines.labelers.base import Prediction
 from engines.labelers.calibration import threshold_of, verdict
-from engines.labelers.diff_decision import diff_decision_of, thresholds_for, yields_below
+from engines.labelers.diff_decision import (
+    diff_decision_of,
+    has_diff,
+    thresholds_for,
+    yields_below,
+)
 from engines.labelers.inputs import recorded_input
 from engines.labelers.rule_floor import RuleLayered, apply_floor, recorded_floor
 from engines.labelers.student.data import LABELS, length_sorted_batches, pad_id_of, padded
+from engines.labelers.student.diff_reader import (
+    DIFF_READER_CACHE,
+    diff_reader_base,
+    diff_reader_of,
+)
 from engines.labelers.student.text_heads import cuts_safely, encode_heads
 
 if TYPE_CHECKING:
@@ -235,6 +245,11 @@ class StudentLabeler(RuleLayered):
             raise ValueError("choose one of int8 quantization, bf16 and OpenVINO")
         self.quantized = quantized
         self.openvino: OpenVinoClassifier | None = None
+        # texts with a diff go through the weights it started from when it records them
+        self.diff_block = diff_reader_of(meta)
+        self.model: Any = None  # the torch model; None on the OpenVINO runtime
+        self.diff_model: Any = None
+        self.diff_openvino: OpenVinoClassifier | None = None
         if openvino:
             from engines.labelers.student.openvino import OpenVinoClassifier, openvino_available
 
@@ -245,6 +260,10 @@ class StudentLabeler(RuleLayered):
 
             self.tokenizer = load_tokenizer(path)
             self.openvino = OpenVinoClassifier(path, lambda: load_encoder(path)[1])
+            if self.diff_block:
+                self.diff_openvino = OpenVinoClassifier(
+                    path, lambda: self._load_diff_reader(meta), DIFF_READER_CACHE
+                )
             self.device = pick_device("cpu")
             self.bf16 = False
             self._setup_feeding(tokenize_threads)
@@ -252,19 +271,32 @@ class StudentLabeler(RuleLayered):
         self.tokenizer, model = load_encoder(path)
         if quantized:
             self.device = pick_device("cpu")
-            model = quantize(model)
             self.bf16 = False
         else:
             self.device = pick_device(device)
-            model = model.to(self.device)
             # bf16 by default on a GPU; on a CPU only when asked (it needs AMX/AVX-512 BF16)
             self.bf16 = self.device.type == "cuda" if bf16 is None else bf16
-            if self.bf16:
-                import torch
-
-                model = model.to(torch.bfloat16)
-        self.model = model.eval()
+        self.model = self._prepared(model)
+        if self.diff_block:
+            self.diff_model = self._prepared(self._load_diff_reader(meta))
         self._setup_feeding(tokenize_threads)
+
+    def _prepared(self, model: Any) -> Any:
+        """``model`` quantized, or on the device (in bfloat16 when asked), for inference."""
+        if self.quantized:
+            return quantize(model).eval()
+        model = model.to(self.device)
+        if self.bf16:
+            import torch
+
+            model = model.to(torch.bfloat16)
+        return model.eval()
+
+    def _load_diff_reader(self, meta: dict[str, Any]) -> Any:
+        from engines.labelers.student.diff_reader import load_diff_reader
+
+        assert self.diff_block is not None
+        return load_diff_reader(self.path, self.diff_block, diff_reader_base(meta, self.diff_block))
 
     def _setup_feeding(self, tokenize_threads: int | None) -> None:
         from engines.labelers.student.pipeline import Encoder
@@ -286,20 +318,41 @@ class StudentLabeler(RuleLayered):
         return apply_floor(probs, texts, self.floor, yields_below(self.diff))
 
     def model_probabilities(self, texts: Sequence[str]) -> list[float]:
-        """P(perf) as the network alone gives it."""
-        if self.overlap:
-            return self._overlapped(texts)
-        return self.sequential_probabilities(texts)
+        """P(perf) as the network alone gives it (texts with a diff through the diff
+        reader when the student has one)."""
+        if not self.diff_block:
+            return self._read(texts, self.model, self.openvino)
+        with_diff = [has_diff(t) for t in texts]
+        out = [0.0] * len(texts)
+        for flag, model, runtime in (
+            (False, self.model, self.openvino),
+            (True, self.diff_model, self.diff_openvino),
+        ):
+            rows = [k for k, d in enumerate(with_diff) if d == flag]
+            if rows:
+                probs = self._read([texts[k] for k in rows], model, runtime)
+                for k, p in zip(rows, probs, strict=True):
+                    out[k] = p
+        return out
 
-    def _overlapped(self, texts: Sequence[str]) -> list[float]:
-        if self.openvino is not None:
-            return self.openvino.overlapped_probabilities(
+    def _read(
+        self, texts: Sequence[str], model: Any, runtime: OpenVinoClassifier | None
+    ) -> list[float]:
+        if self.overlap:
+            return self._overlapped(texts, model, runtime)
+        return self._sequential(texts, model, runtime)
+
+    def _overlapped(
+        self, texts: Sequence[str], model: Any, runtime: OpenVinoClassifier | None
+    ) -> list[float]:
+        if runtime is not None:
+            return runtime.overlapped_probabilities(
                 texts, self.encoder, self.pad_id, self.batch_tokens, self.tokenize_threads
             )
         from engines.labelers.student.pipeline import torch_probabilities
 
         return torch_probabilities(
-            self.model,
+            model,
             texts,
             self.encoder,
             self.pad_id,
@@ -308,15 +361,17 @@ class StudentLabeler(RuleLayered):
             self.tokenize_threads,
         )
 
-    def sequential_probabilities(self, texts: Sequence[str]) -> list[float]:
+    def _sequential(
+        self, texts: Sequence[str], model: Any, runtime: OpenVinoClassifier | None
+    ) -> list[float]:
         """The path before the overlapped pipeline: tokenize every text, then run
         length-sorted batches of ``batch_size`` items one after another."""
-        if self.openvino is not None:
+        if runtime is not None:
             pad_id = pad_id_of(self.tokenizer)
             ids = tokenize(self.tokenizer, texts, self.max_length)
-            return self.openvino.positive_probabilities(ids, pad_id, self.batch_size)
+            return runtime.positive_probabilities(ids, pad_id, self.batch_size)
         return positive_probabilities(
-            self.model, self.tokenizer, texts, self.max_length, self.batch_size, self.device
+            model, self.tokenizer, texts, self.max_length, self.batch_size, self.device
         )
 
     def predict(self, texts: Sequence[str]) -> list[Prediction]:

@@ -75,10 +75,15 @@ class OpenVinoClassifier:
     """A student compiled for OpenVINO's CPU plugin; :meth:`positive_probabilities` has
     the torch path's contract."""
 
-    def __init__(self, student_dir: str | Path, load_torch_model: Callable[[], Any]) -> None:
+    def __init__(
+        self,
+        student_dir: str | Path,
+        load_torch_model: Callable[[], Any],
+        cache_name: str = CACHE_DIR,
+    ) -> None:
         import openvino as ov
 
-        cache = Path(student_dir) / CACHE_DIR
+        cache = Path(student_dir) / cache_name
         if not (cache / MODEL_FILE).is_file():
             convert(load_torch_model(), cache)
         core = ov.Core()

@@ -260,6 +260,11 @@ def prior_diff_decision(config: Any) -> DiffDecision | None:
     return replace(found, chosen_on=f"{info.label}: {found.chosen_on}")
 
 
+def applied_prior(config: Any) -> PriorInfo | None:
+    """The prior :func:`start_from_prior` applies for ``config`` (None when none)."""
+    return _prior_for(config)
+
+
 def _prior_for(config: Any) -> PriorInfo | None:
     """The prior a student trained with ``config`` starts from: the packaged one for its
     base (or ``$CURATOR_PERF_PRIOR``'s) when it asks for ``perf`` from the default base
