@@ -97,7 +97,9 @@ def keep_diff_reader(
     """Copy the prior into ``student_dir`` and return the ``diff_reader`` block when the
     student started from it (``started_from``: the training's prior record) and learned
     from messages alone; else None."""
-    if started_from is None or not examples or any(has_diff(e.text) for e in examples):
-        return None
+    if started_from is None or not examples or config.input_field != "model_input":
+        return None  # nothing to keep, or it never reads a diff
+    if any(has_diff(e.text) for e in examples):
+        return None  # it learned how to read diffs itself
     info = applied_prior(config)
     return record_diff_reader(student_dir, info) if info is not None else None

@@ -104,6 +104,8 @@ def test_a_student_of_messages_keeps_its_start_to_read_diffs(trained) -> None:  
     # a student that learned from diffs, or from no prior, keeps no reader
     plain = cli("train", "--votes", "msgs", *TINY, "--prior", "none", "--json")
     assert "diff_reader" not in read_meta(Path(json.loads(plain.stdout)["path"]))
+    messages = cli("train", "--votes", "msgs", *TINY, "--input", "message", "--json")
+    assert "diff_reader" not in read_meta(Path(json.loads(messages.stdout)["path"]))
     sample = ROOT / "sample_data/annotation"
     assert cli("import", "items", str(sample / "items.jsonl"), "--set", "diffs").exit_code == 0
     assert cli("import", "votes", str(sample / "votes.csv")).exit_code == 0
