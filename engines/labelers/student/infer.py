@@ -33,6 +33,7 @@ from engines.labelers.student.diff_reader import (
     DIFF_READER_CACHE,
     diff_reader_base,
     diff_reader_of,
+    load_diff_reader,
 )
 from engines.labelers.student.text_heads import cuts_safely, encode_heads
 
@@ -293,8 +294,6 @@ class StudentLabeler(RuleLayered):
         return model.eval()
 
     def _load_diff_reader(self, meta: dict[str, Any]) -> Any:
-        from engines.labelers.student.diff_reader import load_diff_reader
-
         assert self.diff_block is not None
         return load_diff_reader(self.path, self.diff_block, diff_reader_base(meta, self.diff_block))
 
