@@ -50,9 +50,8 @@ from curator.training import (
 )
 from curator.warm_start import held_out_sources, resolve_start, warm_config, with_replay
 from engines.labelers.base import Labeler
-from engines.labelers.calibration import HOLDOUT_NEAR_TIE
 from engines.labelers.diff_decision import DiffDecision, read_diff_decision
-from engines.labelers.rule_floor import floor_block
+from engines.labelers.rule_floor import apply_floor, floor_block
 from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import (
     Example,
@@ -172,45 +171,31 @@ def _scored_point(n: int, order: str, scores: dict[str, Any], replayed: int = 0)
     return CurvePoint(n, order, perf.get("f1"), perf.get("precision"), perf.get("recall"), replayed)
 
 
-def _curve_threshold(
+def _curve_decision(
     labeler: StudentLabeler,
     dev: Sequence[Example],
     dev_name: str | None,
     holdout: Sequence[Example],
     objective: str,
     fallback: tuple[float, str],
-) -> float:
-    """A curve model's decision threshold, chosen as a registered model's is: on the
-    dev set, else on the held-out slice of its votes when that holds enough of each
-    class, for the run's objective; else the starting model's."""
+    inherited: DiffDecision | None,
+) -> tuple[float, DiffDecision | None]:
+    """A curve model's decision threshold and its decision for commits read with a
+    diff, chosen as a registered model's are: on the dev set, else on the held-out slice
+    of its votes when that holds enough of each class, for the run's objective; else the
+    starting model's (which stands in for its source for both). The network reads the
+    tuning items once."""
     tuning = dev or holdout
     if not tuning:
-        return fallback[0]
-    probs = labeler.probabilities([e.text for e in tuning])
-    labels = [e.label for e in tuning]
-    decision = student_decision(probs, labels, objective, dev_name if dev else None, None, fallback)
-    return float(decision["threshold"])
-
-
-def _curve_diff(
-    labeler: StudentLabeler,
-    dev: Sequence[Example],
-    dev_name: str | None,
-    holdout: Sequence[Example],
-    objective: str,
-    inherited: DiffDecision | None,
-) -> DiffDecision | None:
-    """A curve model's decision for commits read with a diff, settled as a registered
-    model's is (curator.diff_choice), the starting model's standing in for its source."""
-    tuning = dev or holdout
+        return fallback[0], inherited
     texts = [e.text for e in tuning]
-    raw = labeler.model_probabilities(texts) if texts else []
-    where, tie = (f"dev:{dev_name}", 0.0) if dev else ("holdout", HOLDOUT_NEAR_TIE)
     labels = [e.label for e in tuning]
-    chosen = choose_diff_decision(
-        raw, texts, labels, labeler.floor, objective, where, inherited, tie
-    )
-    return read_diff_decision(chosen)
+    raw = labeler.model_probabilities(texts)
+    probs = apply_floor(raw, texts, labeler.floor) if labeler.floor else raw
+    named = dev_name if dev else None
+    decision = student_decision(probs, labels, objective, named, None, fallback)
+    chosen = choose_diff_decision(raw, texts, labels, labeler.floor, objective, named, inherited)
+    return float(decision["threshold"]), read_diff_decision(chosen)
 
 
 def _check(request: CurveRequest) -> None:
@@ -360,20 +345,13 @@ def run_learning_curve(
                 report(f"{label}: scoring on {held.name}", run)
                 scored = StudentLabeler(staging, "curve", batch_size=64)
                 scored.floor = floor_block(config.rule_floor)
-                scored.threshold = _curve_threshold(
+                scored.threshold, scored.diff = _curve_decision(
                     scored,
                     dev_examples,
                     train.dev_set,
                     holdout,
                     config.threshold_objective,
                     (start_threshold, f"from {start.name}"),
-                )
-                scored.diff = _curve_diff(
-                    scored,
-                    dev_examples,
-                    train.dev_set,
-                    holdout,
-                    config.threshold_objective,
                     start_diff,
                 )
                 points.append(_point(store, n, order, scored, held, counts["mixed"]))

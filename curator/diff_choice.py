@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.labelers.calibration import (
+    HOLDOUT_NEAR_TIE,
     choose_threshold,
     enough_to_choose,
     parse_objective,
@@ -52,15 +53,17 @@ def choose_diff_decision(
     labels: Sequence[int],
     floor: Mapping[str, Any] | None,
     objective: str,
-    chosen_on: str,
+    dev_name: str | None,
     inherited: DiffDecision | None,
-    near_tie: float = 0.0,
 ) -> dict[str, Any] | None:
     """The ``diff`` entry of a student's decision block, or None for one threshold.
 
-    ``raw`` is the network's own P(perf) of ``texts`` (before the floor); where enough
-    of the texts carry a diff, the threshold is chosen on those, floored with the
-    inherited ``floor_yields_below`` (none without an inheritance)."""
+    ``raw`` is the network's own P(perf) of ``texts`` (before the floor), the dev set
+    ``dev_name``'s items, else (None) the held-out slice's, where near ties count as
+    the main threshold's do (``HOLDOUT_NEAR_TIE``). Where enough of the texts carry a
+    diff, the threshold is chosen on those, floored with the inherited
+    ``floor_yields_below`` (none without an inheritance)."""
+    chosen_on, near_tie = (f"dev:{dev_name}", 0.0) if dev_name else ("holdout", HOLDOUT_NEAR_TIE)
     keep = [k for k, text in enumerate(texts) if has_diff(text)]
     picked = [labels[k] for k in keep]
     yields = inherited.floor_yields_below if inherited is not None else None

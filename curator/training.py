@@ -53,7 +53,7 @@ from engines.labelers.calibration import (
     decide,
     parse_objective,
 )
-from engines.labelers.diff_decision import DIFF_KEY, DiffDecision, diff_decision_of
+from engines.labelers.diff_decision import DIFF_KEY, DiffDecision, read_diff_decision
 from engines.labelers.inputs import diffs_learned, input_block, recorded_input, resolve_field
 from engines.labelers.rule_floor import (
     apply_floor,
@@ -549,9 +549,8 @@ def _train_student(
     decision = student_decision(
         probs, truth, config.threshold_objective, dev.name if dev else None, flags, fallback
     )
-    where, tie = (f"dev:{dev.name}", 0.0) if dev else ("holdout", HOLDOUT_NEAR_TIE)
     diff = choose_diff_decision(
-        raw, texts, truth, floor, config.threshold_objective, where, inherited, tie
+        raw, texts, truth, floor, config.threshold_objective, dev.name if dev else None, inherited
     )
     if diff is not None:
         decision[DIFF_KEY] = diff
@@ -656,7 +655,7 @@ def _record_decision(
     update = update_student_meta if kind == STUDENT else tfidf.update_meta
     update(staging, input=record, decision=decision)
     labeler.threshold = decision["threshold"]  # type: ignore[attr-defined]
-    labeler.diff = diff_decision_of({"decision": decision})  # type: ignore[attr-defined]
+    labeler.diff = read_diff_decision(decision.get(DIFF_KEY))  # type: ignore[attr-defined]
 
 
 def _scores_at(

@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from curator.adaptation import _curve_diff
+from curator.adaptation import _curve_decision
 from curator.diff_choice import choose_diff_decision
 from engines.labelers.diff_decision import (
     DiffDecision,
@@ -62,15 +62,15 @@ def test_a_diff_decision_is_chosen_on_diff_items_when_enough_else_inherited() ->
     messages = [f"change {k}" for k in range(40)]
     labels = [k % 2 for k in range(40)]
     raw = [0.9 if y else 0.1 for y in labels]
-    kept = choose_diff_decision(raw, messages, labels, None, "f1", "holdout", inherited)
+    kept = choose_diff_decision(raw, messages, labels, None, "f1", None, inherited)
     assert kept == inherited.as_json()
-    assert choose_diff_decision(raw, messages, labels, None, "f1", "holdout", None) is None
+    assert choose_diff_decision(raw, messages, labels, None, "f1", None, None) is None
 
     # read with a diff, the perf commits score 0.2 and the others 0.02: a threshold
     # chosen on them falls between, and the inherited yield is kept
     with_diff = [f"change {k}{DIFF}" for k in range(40)]
     raw = [0.2 if y else 0.02 for y in labels]
-    chosen = choose_diff_decision(raw, with_diff, labels, None, "f1", "dev:d", inherited)
+    chosen = choose_diff_decision(raw, with_diff, labels, None, "f1", "d", inherited)
     assert chosen is not None
     assert 0.02 < chosen["threshold"] <= 0.2 and chosen["f1"] == 1.0
     assert chosen["floor_yields_below"] == 0.1
@@ -78,17 +78,15 @@ def test_a_diff_decision_is_chosen_on_diff_items_when_enough_else_inherited() ->
 
     # where the inherited threshold does as well as the best there, it stands
     level = [0.35 if y else 0.02 for y in labels]
-    kept = choose_diff_decision(level, with_diff, labels, None, "f1", "dev:d", inherited)
+    kept = choose_diff_decision(level, with_diff, labels, None, "f1", "d", inherited)
     assert kept is not None and kept["threshold"] == 0.3 and kept["f1"] == 1.0
     assert kept["chosen_on"].startswith("perf-prior@9: rounds; kept on dev:d: its 40 items")
     # a precision target is the dev set's to choose, whatever was inherited
-    target = choose_diff_decision(
-        level, with_diff, labels, None, "precision:0.9", "dev:d", inherited
-    )
+    target = choose_diff_decision(level, with_diff, labels, None, "precision:0.9", "d", inherited)
     assert target is not None and target["threshold"] != 0.3
 
     # too few diff items of one class: the inheritance stands
-    few = choose_diff_decision(raw[:6], with_diff[:6], labels[:6], None, "f1", "dev:d", inherited)
+    few = choose_diff_decision(raw[:6], with_diff[:6], labels[:6], None, "f1", "d", inherited)
     assert few == inherited.as_json()
 
 
@@ -130,10 +128,13 @@ def test_training_from_the_prior_inherits_its_diff_decision_and_predictions_use_
 
     # a learning curve's point settles its diff decision as a registered model does
     staged = StudentLabeler(path, "curve")
-    assert _curve_diff(staged, [], None, [], "f1", staged.diff) == staged.diff
+    assert _curve_decision(staged, [], None, [], "f1", (0.5, "s"), staged.diff) == (
+        0.5,
+        staged.diff,
+    )
     few = [hard_example(f"commit {k}{DIFF}", k % 2) for k in range(12)]
-    assert _curve_diff(staged, few, "d", [], "f1", None) is None
-    assert _curve_diff(staged, few, "d", [], "f1", staged.diff) == staged.diff
+    assert _curve_decision(staged, few, "d", [], "f1", (0.5, "s"), None)[1] is None
+    assert _curve_decision(staged, few, "d", [], "f1", (0.5, "s"), staged.diff)[1] == staged.diff
 
     # the rules' match stays perf on the message; read with a diff, a decision whose floor
     # always yields and whose threshold nothing below 1.0 reaches calls it non-perf
