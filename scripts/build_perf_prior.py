@@ -184,33 +184,108 @@ def build(
     out: Path,
     rank: int = DEFAULT_RANK,
     epochs: int = 3,
-    seed: int = 0,
+    seeds: tuple[int, ...] = (0,),
     version: int = 1,
     base: Base | None = None,
+    jobs: int = 1,
+    members: Path | None = None,
 ) -> dict:
-    """Train, cut to ``rank``, write the prior into ``out``; return its sidecar."""
-    from engines.labelers.student.data import stratified_holdout
-    from engines.labelers.student.train import TrainConfig, train_student
+    """Train one student per seed, average their weights when there are several (a
+    uniform model soup), cut the change to ``rank`` and write the prior into ``out``;
+    return its sidecar. ``jobs`` students train at once; ``members`` (a folder) also
+    gets each seed's own prior, in ``seedN``, for comparison."""
+    from safetensors.torch import load_file
 
+    from engines.labelers.student.prior import low_rank_prior
+
+    if not seeds:
+        raise ValueError("at least one seed is needed")
     base = base or named_base("minilm")
     examples = _all_examples(shared, sets)
     directory = None if base.name == "minilm" else str(base.directory)
-    config = TrainConfig(epochs=epochs, seed=seed, prior="none", base=directory)
-    fit, dev = stratified_holdout(examples, config.holdout, config.seed)
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory() as tmp:
-        result = train_student(config, fit, dev, Path(tmp) / "tuned")
-        tensors = _cut(base, Path(tmp) / "tuned", rank)
     learned_from = _learned_from(shared, sets)
-    training = {
-        "epochs_run": result.epochs_run,
-        "best_dev_f1": result.best_dev_f1,
+    with_diff = sum(1 for e in examples if e.message is not None)
+    learned = learned_digests(examples)
+    started = time.monotonic()
+    weights = load_file(str(base.directory / "model.safetensors"))
+    # Soup members share the first seed's head initialisation, so that their classifiers
+    # can be averaged.
+    init_seed = seeds[0] if len(seeds) > 1 else None
+    with tempfile.TemporaryDirectory() as tmp:
+        tuned = {seed: Path(tmp) / f"seed{seed}" for seed in seeds}
+        tasks = [(examples, directory, epochs, s, init_seed, tuned[s]) for s in seeds]
+        runs = _train_all(tasks, jobs)
+        states = {s: load_file(str(tuned[s] / "model.safetensors")) for s in seeds}
+    for seed, state in states.items() if members is not None else ():
+        factors = low_rank_prior(weights, state, rank)
+        training = _training(runs[seed], seed, started)
+        folder = members / f"seed{seed}"
+        _write(base, factors, folder, rank, version, learned_from, with_diff, training, learned)
+    tensors = low_rank_prior(weights, average_weights(list(states.values())), rank)
+    if len(seeds) == 1:
+        training = _training(runs[seeds[0]], seeds[0], started)
+    else:
+        training = {
+            "soup": "uniform average of the members' weights before the cut",
+            "members": [{"seed": s, **runs[s]} for s in seeds],
+            "seconds": round(time.monotonic() - started, 1),
+        }
+    return _write(base, tensors, out, rank, version, learned_from, with_diff, training, learned)
+
+
+def _training(run: dict, seed: int, started: float) -> dict:
+    return {
+        "epochs_run": run["epochs_run"],
+        "best_dev_f1": run["best_dev_f1"],
         "seed": seed,
         "seconds": round(time.monotonic() - started, 1),
     }
-    with_diff = sum(1 for e in examples if e.message is not None)
-    learned = learned_digests(examples)
-    return _write(base, tensors, out, rank, version, learned_from, with_diff, training, learned)
+
+
+def _train_one(task: tuple) -> tuple[int, dict]:
+    """Fine-tune one soup member (a process of its own when ``--jobs`` is above 1)."""
+    from engines.labelers.student.data import stratified_holdout
+    from engines.labelers.student.train import TrainConfig, TrainProgress, train_student
+
+    examples, directory, epochs, seed, init_seed, out = task
+    config = TrainConfig(
+        epochs=epochs, seed=seed, init_seed=init_seed, prior="none", base=directory
+    )
+    fit, dev = stratified_holdout(examples, config.holdout, config.seed)
+
+    def report(p: TrainProgress) -> None:
+        if p.phase == "epoch" or (p.phase == "train" and p.step % 200 == 0):
+            f1 = "" if p.dev_f1 is None else f", dev F1 {p.dev_f1:.3f}"
+            where = f"epoch {p.epoch}/{p.epochs}, step {p.step}/{p.steps}"
+            print(f"seed {seed}: {p.phase}, {where}{f1}", file=sys.stderr, flush=True)
+
+    result = train_student(config, fit, dev, out, progress=report)
+    return seed, {"epochs_run": result.epochs_run, "best_dev_f1": result.best_dev_f1}
+
+
+def _train_all(tasks: list[tuple], jobs: int) -> dict[int, dict]:
+    if jobs <= 1 or len(tasks) == 1:
+        return dict(_train_one(task) for task in tasks)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        return dict(pool.map(_train_one, tasks))
+
+
+def average_weights(states: list[dict]) -> dict:
+    """The uniform soup of state dicts of one architecture: the mean of each floating
+    tensor (others, such as position ids, are taken from the first)."""
+    import torch
+
+    soup = {}
+    for key, first in states[0].items():
+        if torch.is_floating_point(first):
+            soup[key] = torch.stack([state[key].float() for state in states]).mean(0)
+        else:
+            soup[key] = first
+    return soup
 
 
 def _all_examples(shared: list[Example], sets: dict[str, list[Example]]) -> list[Example]:
@@ -350,7 +425,14 @@ def main() -> None:
     )
     parser.add_argument("--rank", type=int, default=DEFAULT_RANK)
     parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed",
+        type=int,
+        action="append",
+        help="training seed (default 0); several seeds build a soup of their students",
+    )
+    parser.add_argument("--jobs", type=int, default=1, help="soup members trained at once")
+    parser.add_argument("--members", type=Path, help="also write each member's prior here")
     parser.add_argument(
         "--version", type=int, default=1, help="the prior's version: perf-prior@VERSION"
     )
@@ -377,7 +459,19 @@ def main() -> None:
         parser.error("--shared is required unless --from-student is given")
     sets = _sets(parser, args)
     shared = shared_examples(args.shared)
-    meta = build(shared, sets, args.out, args.rank, args.epochs, args.seed, args.version, base)
+    seeds = tuple(dict.fromkeys(args.seed or [0]))
+    meta = build(
+        shared,
+        sets,
+        args.out,
+        args.rank,
+        args.epochs,
+        seeds,
+        args.version,
+        base,
+        args.jobs,
+        args.members,
+    )
     print(json.dumps(meta, indent=2))
 
 

@@ -55,6 +55,9 @@ class TrainConfig:
     toward the few examples it fine-tunes on)."""
     max_length: int = DEFAULT_MAX_LENGTH
     seed: int = 0
+    init_seed: int | None = None
+    """Seed the new classifier head's initial weights with this instead of ``seed``: the
+    members of a model soup share one head to start from (None: ``seed``)."""
     soft: bool = False
     weight_decay: float = 0.01
     warmup_ratio: float = 0.1
@@ -215,9 +218,11 @@ def train_student(
         raise ValueError("epochs and batch size must be positive, max length at least 8")
     started = time.monotonic()
     use_all_cores()
-    seed_everything(config.seed)
+    seed_everything(config.seed if config.init_seed is None else config.init_seed)
     device = pick_device(config.device)
     tokenizer, model = load_encoder(config.resolved_base())
+    if config.init_seed is not None:
+        seed_everything(config.seed)
     prior = start_from_prior(model, config)
     if not train and prior is None:
         raise ValueError("no training examples")
