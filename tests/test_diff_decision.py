@@ -21,6 +21,7 @@ from engines.labelers.diff_decision import (
 from engines.labelers.rule_floor import apply_floor, floor_block
 from engines.labelers.student import hard_example
 from engines.labelers.student.infer import StudentLabeler, update_meta
+from engines.labelers.student.prior import packaged_prior
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 TINY = ("--epochs", "1", "--max-length", "64", "--batch", "8", "--lr", "1e-4", "--max-steps", "2")
@@ -99,10 +100,14 @@ def test_training_from_the_prior_inherits_its_diff_decision_and_predictions_use_
     name = json.loads(trained.stdout)["model"]
     meta = json.loads((path / "curator_student.json").read_text())
     diff = meta["decision"]["diff"]
-    assert diff["threshold"] == 0.3 and diff["floor_yields_below"] == 0.1
-    assert diff["chosen_on"].startswith("perf-prior@4: ")
+    packaged = packaged_prior()
+    assert packaged is not None
+    shipped = packaged.meta["diff_decision"]
+    assert diff["threshold"] == shipped["threshold"]
+    assert diff["floor_yields_below"] == shipped["floor_yields_below"]
+    assert diff["chosen_on"].startswith(f"perf-prior@{packaged.meta['version']}: ")
     shown = " ".join(ANSI.sub("", split("models", "show", name).output).split())
-    assert "commits read with a diff: perf iff P(perf) >= 0.3" in shown
+    assert f"commits read with a diff: perf iff P(perf) >= {shipped['threshold']}" in shown
 
     # the threshold chart marks where commits with a diff were decided
     assert split("predict", "gt-eval", "--labeler", name).exit_code == 0

@@ -24,6 +24,7 @@ from engines.labelers.student.infer import (
     update_meta,
 )
 from engines.labelers.student.openvino import openvino_available
+from engines.labelers.student.prior import packaged_prior
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -71,9 +72,12 @@ def test_a_student_of_messages_keeps_its_start_to_read_diffs(trained) -> None:  
     path = Path(info["path"])
     meta = read_meta(path)
     block = meta["diff_reader"]
-    assert block["prior"] == "perf-prior@4" and (path / DIFF_READER_FILE).is_file()
+    packaged = packaged_prior()
+    assert packaged is not None
+    name = f"perf-prior@{packaged.meta['version']}"
+    assert block["prior"] == name and (path / DIFF_READER_FILE).is_file()
     shown = " ".join(ANSI.sub("", cli("models", "show", info["model"]).output).split())
-    assert "commits with a diff are read through its base plus perf-prior@4" in shown
+    assert f"commits with a diff are read through its base plus {name}" in shown
 
     labeler = StudentLabeler(path, "t")
     start = load_diff_reader(path, block, default_base()).eval()

@@ -108,7 +108,7 @@ def test_the_packaged_prior_fits_the_installed_base_and_calls_perf_commits_perf(
     assert info.meta["rank"] >= 1 and sum(info.meta["learned_from"].values()) > 2000
     tokenizer, model = load_encoder(default_base())
     record = start_from_prior(model, TrainConfig())
-    assert record is not None and record["name"] == "perf-prior@4"
+    assert record is not None and record["name"] == f"perf-prior@{info.meta['version']}"
     texts = [
         "Avoid reallocating the token buffer on every call to the lexer",
         "Cache the compiled pattern instead of compiling it for each request",
@@ -157,11 +157,15 @@ def test_curator_train_starts_from_the_prior_and_says_so(split, tmp_path: Path) 
     assert trained.exit_code == 0, trained.output
     info = json.loads(trained.stdout)
     meta = json.loads((Path(info["path"]) / "curator_student.json").read_text())
-    assert meta["prior"]["name"] == "perf-prior@4" and meta["config"]["prior"] == "perf"
+    packaged = packaged_prior()
+    assert packaged is not None
+    name = f"perf-prior@{packaged.meta['version']}"
+    assert meta["prior"]["name"] == name and meta["config"]["prior"] == "perf"
     shown = ANSI.sub("", split("models", "show", info["model"]).output)
-    assert "started from: perf-prior@4 (rank 32; learned from" in shown
-    assert meta["input"]["prior_examples_with_diff"] == 4834
-    assert "its prior learned from 4,834 diffs" in " ".join(shown.split())
+    assert f"started from: {name} (rank 32; learned from" in shown
+    assert meta["input"]["prior_examples_with_diff"] == packaged.meta["examples_with_diff"]
+    diffs = f"{packaged.meta['examples_with_diff']:,}"
+    assert f"its prior learned from {diffs} diffs" in " ".join(shown.split())
 
     plain = split("train", "--votes", "tr", *TINY, "--prior", "none", "--json")
     assert plain.exit_code == 0, plain.output

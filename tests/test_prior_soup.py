@@ -14,6 +14,7 @@ import torch
 from safetensors.torch import load_file
 
 from engines.labelers.student.data import Example
+from engines.labelers.student.infer import _thread_budget
 from engines.labelers.student.train import TrainConfig, train_student
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,6 +42,13 @@ def test_average_weights_is_the_mean_of_each_float_tensor_and_keeps_the_rest() -
     soup = _script().average_weights([a, b])
     assert torch.equal(soup["w"], torch.tensor([2.0, 4.0]))
     assert torch.equal(soup["ids"], torch.tensor([0, 1]))
+
+
+def test_omp_num_threads_caps_the_threads_a_student_takes() -> None:
+    assert _thread_budget("4", 16) == 4
+    assert _thread_budget(None, 16) == 16
+    assert _thread_budget("0", 16) == 16 and _thread_budget("many", 16) == 16
+    assert _thread_budget(None, None) == 1
 
 
 def _head(seed: int, init_seed: int | None, out: Path) -> torch.Tensor:

@@ -67,9 +67,17 @@ def default_base() -> str:
 
 
 def use_all_cores() -> None:
+    """Let torch use every core, or ``OMP_NUM_THREADS`` of them when that is set (several
+    processes sharing a machine, as the soup members of ``scripts/build_perf_prior.py``)."""
     import torch
 
-    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    torch.set_num_threads(_thread_budget(os.environ.get("OMP_NUM_THREADS"), os.cpu_count()))
+
+
+def _thread_budget(requested: str | None, cores: int | None) -> int:
+    if requested and requested.strip().isdigit() and int(requested) > 0:
+        return int(requested)
+    return max(1, cores or 1)
 
 
 def pick_device(requested: str | None = None) -> Any:
