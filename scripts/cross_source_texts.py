@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_LABELS = ROOT / "sample_data" / "cross_source" / "labels.csv"
 ANNOTATOR = "cross-source"
 COLUMNS = ("repo", "commit", "path", "label", "category", "note")
+SKIP = "skip"  # a labeler who could not tell (a second opinion may say so): no vote
 LABELS = ("perf", "non-perf")
 
 # Languages as Curator's miner names them (engines/commits/languages.py).
@@ -130,6 +131,8 @@ def read_rows(path: Path) -> list[Row]:
         for record in reader:
             origin = f"{path.name}:{reader.line_num}"
             row = Row(origin, *((record.get(c) or "").strip() for c in COLUMNS))
+            if row.label == SKIP:
+                continue
             if row.label not in LABELS:
                 warn(f"{origin}: label {row.label!r} is not perf or non-perf")
             elif row.category and row.category not in CATEGORY_SLUGS:

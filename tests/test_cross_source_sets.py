@@ -44,7 +44,7 @@ CATEGORIES = {
 SOURCE = re.compile(r"\.(py|c|h|cc|cpp|cxx|hh|hpp|hxx|java)$")
 
 
-def test_the_twenty_three_sets_are_there() -> None:
+def test_the_twenty_four_sets_are_there() -> None:
     names = [s.name for s in SETS]
     assert names == [
         "cross_source",
@@ -70,6 +70,7 @@ def test_the_twenty_three_sets_are_there() -> None:
         "cross_source_round19",
         "cross_source_round20",
         "cross_source_round21",
+        "cross_source_round22",
     ]
 
 
@@ -112,7 +113,7 @@ def test_the_readme_states_the_counts_of_the_file(folder: Path) -> None:
     assert stated == [counts["perf"], counts["non-perf"], counts["perf"] + counts["non-perf"]]
 
 
-def test_rounds_4_to_21_carry_a_second_opinion() -> None:
+def test_rounds_4_to_22_carry_a_second_opinion() -> None:
     assert [p.parent.name for p in SECOND] == [
         "cross_source_round4",
         "cross_source_round5",
@@ -132,6 +133,7 @@ def test_rounds_4_to_21_carry_a_second_opinion() -> None:
         "cross_source_round19",
         "cross_source_round20",
         "cross_source_round21",
+        "cross_source_round22",
     ]
 
 
@@ -145,7 +147,7 @@ def test_a_second_opinion_relabels_rows_of_its_own_set(second: Path) -> None:
         where = f"{second.parent.name}/second_opinion.csv:{n}"
         assert (row["repo"], row["commit"]) in first, where
         assert row["path"] == first[(row["repo"], row["commit"])]["path"], where
-        assert row["label"] in ("perf", "non-perf"), where
+        assert row["label"] in ("perf", "non-perf", "skip"), where
         assert (row["category"] in CATEGORIES) == (row["label"] == "perf"), where
         assert row["note"].strip(), where
 
@@ -153,9 +155,10 @@ def test_a_second_opinion_relabels_rows_of_its_own_set(second: Path) -> None:
 @pytest.mark.parametrize("second", SECOND, ids=lambda p: p.parent.name)
 def test_the_readme_states_the_agreement_of_the_two_labelers(second: Path) -> None:
     """The README's kappa and count of agreeing rows, computed here from the two files
-    with the function ``curator agree`` uses."""
+    with the function ``curator agree`` uses (over the rows the second labeler did not
+    skip)."""
     first = {r["commit"]: r["label"] for r in _rows(second.parent / "labels.csv")}
-    rows = _rows(second)
+    rows = [r for r in _rows(second) if r["label"] != "skip"]
     pairs = [(first[r["commit"]], r["label"]) for r in rows]
     kappa, observed = cohen_kappa(pairs)
     assert kappa is not None and observed is not None
@@ -250,9 +253,13 @@ def test_the_script_writes_a_second_labelers_votes_under_the_name_given(tmp_path
         "category": "",
         "note": "A rename only.",
     }
-    labels = _labels(tmp_path / "second_opinion.csv", [row])
+    # A row the second labeler skipped is an abstention: no vote and no warning.
+    skipped = {**row, "commit": repo.commit("Tidy", {"src/scan.c": "int scan(void);\n"})}
+    skipped["label"] = "skip"
+    labels = _labels(tmp_path / "second_opinion.csv", [row, skipped])
     run = _script(labels, tmp_path / "clones", tmp_path / "b", "--annotator", "second-opinion")
     assert run.returncode == 0, run.stderr
+    assert "skip" not in run.stderr
     votes = [json.loads(x) for x in (tmp_path / "b" / "votes.jsonl").read_text().splitlines()]
     assert [(v["item"], v["annotator"], v["label"]) for v in votes] == [
         (f"acme/parser@{sha}", "second-opinion", "non-perf")
