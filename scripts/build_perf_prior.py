@@ -253,12 +253,12 @@ def _training(run: dict, seed: int, started: float) -> dict:
 
 def _train_one(task: tuple) -> tuple[int, dict]:
     """Fine-tune one soup member (a process of its own when ``--jobs`` is above 1)."""
+    import torch
+
     from engines.labelers.student.data import stratified_holdout
     from engines.labelers.student.train import TrainConfig, TrainProgress, train_student
 
     examples, directory, epochs, seed, init_seed, out = task
-    import torch
-
     # TF32 matrix products: several times the float32 rate on a recent GPU, and the
     # build averages and cuts the weights anyway.
     torch.set_float32_matmul_precision("high")
