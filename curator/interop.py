@@ -45,11 +45,33 @@ def import_file(
     )
 
 
+def export_targets(fmt: str, out: Path) -> list[Path]:
+    """The files an export to ``out`` writes: Label Studio's labeling config goes beside
+    its tasks (``NAME.label-config.xml``)."""
+    if fmt == "prodigy":
+        return [out]
+    return [out, out.with_name(f"{out.stem}.label-config.xml")]
+
+
+def check_targets(paths: list[Path], database: Path, force: bool) -> None:
+    """Refuse, before anything is written, a target that is the database, a folder, or
+    (without ``force``) an existing file."""
+    for path in paths:
+        if path.exists() and path.resolve() == database.resolve():
+            raise InteropUsageError(f"{path} is the database; choose another --out")
+        if path.is_dir():
+            raise InteropUsageError(f"{path} is a folder; --out names the file to write")
+        if path.exists() and not force:
+            raise InteropUsageError(f"{path} already exists (use --force to replace it)")
+
+
 def export_file(
-    store: Store, fmt: str, set_name: str, out: Path, binary: bool = False
+    store: Store, fmt: str, set_name: str, out: Path, binary: bool = False, force: bool = False
 ) -> tuple[int, int, list[Path]]:
     """Write the set for ``fmt``; returns (items, votes, files written). Label Studio
-    gets its labeling config beside the tasks (``NAME.label-config.xml``)."""
+    gets its labeling config beside the tasks (``NAME.label-config.xml``). An existing
+    file is replaced only with ``force``; the database and folders never are."""
+    check_targets(export_targets(fmt, out), store.path, force)
     target, items = set_for_export(store, set_name)
     votes = sum(len(item.votes) for item in items)
     if fmt == "prodigy":
@@ -64,7 +86,7 @@ def export_file(
         )
         return len(items), votes, [out]
     tasks = label_studio.export_tasks(target, items)
+    _, config = export_targets(fmt, out)
     write_text_atomically(out, json.dumps(tasks, indent=2, ensure_ascii=False) + "\n")
-    config = out.with_name(f"{out.stem}.label-config.xml")
     write_text_atomically(config, label_studio.labeling_config(target))
     return len(items), votes, [out, config]

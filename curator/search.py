@@ -39,6 +39,7 @@ class SearchRequest:
     labeler: str | None = None
     disagree: tuple[str, str] | None = None
     limit: int = 20
+    note_reader: str | None = None  # see store.search.Scope; not part of a set's recipe
 
     def params(self) -> dict[str, object]:
         """How a set drawn from this search was drawn (stored with the set)."""
@@ -108,7 +109,7 @@ def run_search(store: Store, request: SearchRequest) -> Found:
         if set_row is None:
             raise SearchError(f"no set named {request.set_name!r} (`curator set list`)")
     ids = _allowed_ids(store, request, set_row)
-    scope = Scope(request.kind, set_row.id if set_row else None, ids)
+    scope = Scope(request.kind, set_row.id if set_row else None, ids, request.note_reader)
     if ids is not None and not ids:
         return Found([])
     if not request.query.strip():

@@ -3,6 +3,7 @@ then a rename. Shared by the engines' own outputs and the CLI's reports."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -11,17 +12,37 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+_UMASK: list[int] = []
+
+
+def _new_file_mode() -> int:
+    """The mode ``open()`` gives a new file under this process's umask (read once: the
+    umask can only be read by setting it)."""
+    if not _UMASK:
+        current = os.umask(0o022)
+        os.umask(current)
+        _UMASK.append(current)
+    return 0o666 & ~_UMASK[0]
+
 
 @contextmanager
 def staged_file(path: Path) -> Iterator[Path]:
     """A temporary file beside ``path`` (folders created) for the block to write; moved
     into place when the block ends, removed (``path`` untouched) when it raises. For
-    writers that take a path (safetensors, pickle)."""
+    writers that take a path (safetensors, pickle). The file gets the mode of the one it
+    replaces, else the umask's, not the temporary file's private 0600."""
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
         yield Path(temp)
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode = _new_file_mode()
+        os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)

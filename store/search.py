@@ -171,6 +171,9 @@ class Scope:
     kind: str | None = None
     set_id: int | None = None
     item_ids: Sequence[int] | None = None
+    note_reader: str | None = None
+    """When given, notes on items of a blind set match only if this annotator wrote them:
+    a blind set hides the others' votes, their notes included."""
 
 
 def _scope_sql(source: FtsSource, scope: Scope, item: str) -> tuple[str, list[object]]:
@@ -184,6 +187,12 @@ def _scope_sql(source: FtsSource, scope: Scope, item: str) -> tuple[str, list[ob
         params.append(scope.set_id)
     if scope.item_ids is not None:
         where.append(f"{item} IN (SELECT item_id FROM temp.search_scope)")
+    if scope.note_reader is not None and source.table == "live_votes":
+        where.append(
+            "(t.annotator = ? OR NOT EXISTS (SELECT 1 FROM set_items AS si JOIN sets AS s"
+            f" ON s.id = si.set_id WHERE si.item_id = {item} AND s.blind = 1))"
+        )
+        params.append(scope.note_reader)
     return "".join(f" AND {w}" for w in where), params
 
 

@@ -594,8 +594,12 @@ def test_an_empty_path_in_a_config_file_is_named(
 
 def test_an_empty_curator_db_still_counts_as_unset(db: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(app, ["stats"], env={"CURATOR_DB": "", "COLUMNS": "200"})
-    assert result.exit_code == 0, result.output
+    env = {"CURATOR_DB": "", "COLUMNS": "200"}
+    read = CliRunner().invoke(app, ["stats"], env=env)
+    assert read.exit_code == 2 and read.output.startswith("error: curator.db: no such database")
+    items = str(SAMPLE / "items.jsonl")
+    made = CliRunner().invoke(app, ["import", "items", items, "--set", "gt"], env=env)
+    assert made.exit_code == 0, made.output
     assert (tmp_path / "curator.db").exists()
 
 
@@ -649,3 +653,26 @@ def test_odd_but_printable_annotator_names_stay_allowed(db: Path, name: str) -> 
     with open_store(db) as store:
         stored = raw_sql.scalar(store, "SELECT annotator FROM votes ORDER BY id DESC LIMIT 1")
     assert stored == name
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("set", "list"),
+        ("set", "show", "gt"),
+        ("stats",),
+        ("adjudicate", "gt"),
+        ("audit", "report", "a1"),
+        ("next", "gt", "--annotator", "ann"),
+        ("vote", "x", "perf", "--annotator", "ann"),
+        ("predict", "gt", "--labeler", "keyword@1"),
+        ("export", "prodigy", "gt", "--out", "p.jsonl"),
+    ],
+)
+def test_a_mistyped_database_path_is_named_and_not_created(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    typo = tmp_path / "nodir" / "typo.db"
+    result = CliRunner().invoke(app, ["--db", str(typo), *args], env={"COLUMNS": "200"})
+    assert result.exit_code == 2 and "no such database" in result.output
+    assert not typo.exists() and not typo.parent.exists()

@@ -114,7 +114,12 @@ def test_db_flag_beats_env_which_beats_the_current_directory(
     flag, env = tmp_path / "flag.db", tmp_path / "env.db"
     monkeypatch.setenv("CURATOR_DB", str(env))
 
+    items = tmp_path / "one.jsonl"
+    items.write_text('{"id": "c1", "message": "Speed up the parser"}\n')
+
     def location(*args: str) -> Path:
+        made = cli("import", "items", str(items), "--set", "s", *args)  # creates the store
+        assert made.exit_code == 0, made.output
         result = cli("stats", "--json", *args)
         assert result.exit_code == 0, result.output
         return Path(json.loads(text(result.stdout))["database"])
@@ -276,6 +281,9 @@ def test_stats_json_matches_the_store(
 
 
 def test_stats_on_an_empty_store(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    missing = cli("stats")
+    assert missing.exit_code == 2 and "no such database" in missing.output
+    open_store(tmp_path / "cli.db").close()
     result = cli("stats", "--json")
     assert result.exit_code == 0
     data = json.loads(text(result.stdout))

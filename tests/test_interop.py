@@ -146,6 +146,27 @@ def test_exports_follow_each_tool_s_shape(cli, voted: Path, tmp_path: Path) -> N
     assert binary.exit_code == 1 and "no set named 'nope'" in binary.output
 
 
+def test_an_export_never_overwrites_the_database_a_folder_or_a_file_unasked(  # type: ignore[no-untyped-def]
+    cli, voted: Path, tmp_path: Path
+) -> None:
+    before = voted.read_bytes()[:16]
+    over_db = cli("export", "prodigy", "gt-sample", "--out", str(voted), "--force")
+    assert over_db.exit_code == 2 and "is the database" in over_db.output
+    assert voted.read_bytes()[:16] == before and live(voted, "gt-sample")
+    kept = tmp_path / "kept.jsonl"
+    kept.write_text("mine\n")
+    kept.chmod(0o644)
+    refused = cli("export", "prodigy", "gt-sample", "--out", str(kept))
+    assert refused.exit_code == 2 and "already exists (use --force" in refused.output
+    assert kept.read_text() == "mine\n"
+    assert cli("export", "prodigy", "gt-sample", "--out", str(kept), "--force").exit_code == 0
+    assert kept.read_text() != "mine\n" and kept.stat().st_mode & 0o777 == 0o644
+    (tmp_path / "pair.label-config.xml").mkdir()
+    pair = cli("export", "label-studio", "gt-sample", "--out", str(tmp_path / "pair.json"))
+    assert pair.exit_code == 2 and "pair.label-config.xml is a folder" in pair.output
+    assert not (tmp_path / "pair.json").exists()  # neither half written
+
+
 def test_bad_lines_are_named_and_nothing_is_stored(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     bad = tmp_path / "bad.jsonl"
     good = (INTEROP / "prodigy.jsonl").read_text().splitlines()

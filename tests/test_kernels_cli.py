@@ -103,6 +103,9 @@ def test_check_a_set_of_kernels(cli) -> None:  # type: ignore[no-untyped-def]
 def test_check_needs_exactly_one_selection(cli) -> None:  # type: ignore[no-untyped-def]
     assert cli("check", "kernels").exit_code == 2
     assert cli("check", "kernels", "nope", "--unchecked").exit_code == 2
+    no_store = cli("check", "kernels", "--unchecked")
+    assert no_store.exit_code == 2 and "no such database" in no_store.output
+    open_store(Path(os.environ["CURATOR_DB"])).close()
     missing = cli("check", "kernels", "no-such-set")
     assert missing.exit_code == 2 and "no such set" in missing.output
 

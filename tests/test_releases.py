@@ -274,6 +274,30 @@ def test_an_existing_release_needs_force(cli, db, tmp_path) -> None:  # type: ig
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
+def test_force_replaces_only_a_release_and_never_the_database(cli, db, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    mine = tmp_path / "out" / "v1"
+    mine.mkdir(parents=True)
+    (mine / "notes.txt").write_text("keep me")
+    refused = cli("export", "v1", "--out", str(tmp_path / "out"), "--force")
+    assert refused.exit_code == 1 and "not a release (no manifest.json)" in refused.stderr
+    assert (mine / "notes.txt").read_text() == "keep me"
+    home = tmp_path / "home"
+    (home / "v1").mkdir(parents=True)
+    moved = home / "v1" / "store.db"
+    db.rename(moved)
+    (home / "v1" / "manifest.json").write_text("{}")
+    held = cli("--db", str(moved), "export", "v1", "--out", str(home), "--force")
+    assert held.exit_code == 1 and "it is never replaced" in held.stderr
+    with open_store(moved, create=False) as store:
+        assert raw_sql.scalar(store, "SELECT COUNT(*) FROM items") == 60
+    (tmp_path / "file").mkdir()
+    (tmp_path / "file" / "v1").write_text("a plain file")
+    over = cli("--db", str(moved), "export", "v1", "--out", str(tmp_path / "file"), "--force")
+    assert over.exit_code == 0, over.stderr
+    assert (tmp_path / "file" / "v1" / "manifest.json").is_file()
+    assert [p.name for p in (tmp_path / "file").iterdir()] == ["v1"]  # no .v1.old-PID left
+
+
 def test_a_bad_record_aborts_and_keeps_the_old_release(cli, db, tmp_path) -> None:  # type: ignore[no-untyped-def]
     out = str(tmp_path / "rel")
     assert cli("export", "v1", "--out", out).exit_code == 0

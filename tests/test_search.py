@@ -123,6 +123,27 @@ def test_the_index_follows_every_write(store: Store) -> None:
     integrity_ok(store)
 
 
+def test_a_reader_finds_others_notes_only_outside_blind_sets(store: Store) -> None:
+    a, b = item(store, "a"), item(store, "b")
+    labels = ["perf", "non-perf"]
+    create_set(store, NewSet(name="blind", kind="commit", labels=labels, blind=True), [a])
+    create_set(store, NewSet(name="open", kind="commit", labels=labels, blind=False), [b])
+    append_votes(
+        store,
+        [
+            VoteRow(a, "bob", "perf", note="bob saw a quokka"),
+            VoteRow(b, "bob", "perf", note="bob saw a quokka too"),
+            VoteRow(a, "ann", "perf", note="ann saw a wombat"),
+        ],
+    )
+    assert sorted(ids(store, "quokka")) == sorted([a, b])  # no reader: every note
+    assert ids(store, "quokka", note_reader="ann") == [b]
+    assert sorted(ids(store, "quokka", note_reader="bob")) == sorted([a, b])
+    assert ids(store, "wombat", note_reader="ann") == [a]
+    assert ids(store, "wombat", note_reader="bob") == []
+    assert ids(store, "cache", note_reader="ann") == ids(store, "cache")  # texts stay open
+
+
 def test_sqlite_utils_sees_the_indexes_it_lays_out(store: Store) -> None:
     import sqlite_utils
 

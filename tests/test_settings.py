@@ -19,6 +19,7 @@ from curator.settings import (
     load_settings,
     user_config_path,
 )
+from store import open_store
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -158,6 +159,7 @@ def test_vote_requires_an_annotator_and_says_how_to_set_one(
 
 def test_vote_takes_the_annotator_from_curator_toml(place: dict[str, Path]) -> None:
     place["project"].write_text('annotator = "pat"\n', encoding="utf-8")
+    open_store(place["project"].parent / "curator.db").close()
     # No such item: the vote gets past the annotator check and fails on the item (exit 1).
     result = CliRunner().invoke(app, ["vote", "x-1", "perf"], catch_exceptions=False)
     assert result.exit_code == 1, result.output

@@ -187,9 +187,9 @@ def test_max_tokens_cuts_the_text_the_teacher_sees(cli, tmp_path: Path, llm: Fak
 def test_usage_errors_and_a_dead_endpoint(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     assert cli("teach", "--model", "m").exit_code == 2
     assert cli("teach", "pool", "--unlabeled", "--model", "m").exit_code == 2
+    _import(cli, tmp_path, {"a": "faster"})
     assert cli("teach", "nosuch", "--model", "m").exit_code == 1
     assert cli("teach", "--unlabeled", "--model", "m", "--endpoint", "ftp://x").exit_code == 2
-    _import(cli, tmp_path, {"a": "faster"})
     with FakeLLM() as dead:
         url = dead.url
     result = cli(

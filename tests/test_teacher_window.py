@@ -62,7 +62,8 @@ def test_teach_window_of_a_model_directory(cli, tmp_path: Path, minilm: str) -> 
     assert details["window"].endswith("(8 tokens)")
 
 
-def test_window_of_an_unregistered_student_is_a_one_line_error(cli) -> None:  # type: ignore[no-untyped-def]
+def test_window_of_an_unregistered_student_is_a_one_line_error(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    open_store(tmp_path / "cli.db").close()
     result = cli("teach", "--unlabeled", "--model", "m", "--window-of", "student@latest")
     assert result.exit_code == 1
     assert "--window-of student@latest" in result.output

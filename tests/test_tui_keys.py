@@ -26,3 +26,13 @@ def test_at_most_nine_labels_get_digits() -> None:
     keys = label_keys([f"l{i}" for i in range(12)])
     digits = [k.key for k in keys if k.key.isdigit() and k.key != "0"]
     assert digits == [str(i) for i in range(1, 10)]
+
+
+def test_a_label_never_takes_a_digit_or_a_symbol_that_means_something_else() -> None:
+    keys = label_keys(["?huh", "3x", "0day", "/path", "alpha", "gamma"])
+    assert key_for(keys, "?") is None
+    assert key_for(keys, "/") is None
+    assert key_for(keys, "3") == "0day"  # labels take digits by position only
+    assert key_for(keys, "6") == "gamma"
+    assert key_for(keys, "0") == "skip"
+    assert [k.key for k in keys].count("3") == 1

@@ -32,7 +32,7 @@ def adjudicate(
 ) -> None:
     """Final labels: unanimous and majority items settle; ties and skips are conflicts,
     settled by an adjudicator's vote (`curator vote ITEM LABEL --adjudicate`)."""
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         s = load_set(store, set_name)
         decisions = decisions_for_set(store, s, rule)
         conflicts = [d for d in decisions if d.status == "conflict"]

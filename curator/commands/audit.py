@@ -80,7 +80,7 @@ def draw(
     """Draw an audit sample (Cochran's size with finite-population correction)."""
     if positive and label:
         fail("--positive and --label exclude each other", EXIT_USAGE)
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         try:
             result = draw_audit(
                 store,
@@ -141,7 +141,7 @@ def report(
     db: DbOption = None,
 ) -> None:
     """Precision so far with its Wilson interval, overall and per stratum."""
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         try:
             r = audit_report(store, name, rule)
         except SetError as exc:

@@ -79,7 +79,7 @@ def check_kernels_command(
     if (set_name is None) == (not unchecked):
         err.print(labelled("error", "red", "give a SET or --unchecked (one of them)"))
         raise typer.Exit(2)
-    store = open_db(db)
+    store = open_db(db, create=False)
     try:
         if set_name is not None:
             if get_set(store, set_name) is None:

@@ -46,6 +46,7 @@ VotesPerItemOption = Annotated[
     ),
 ]
 OutOption = Annotated[Path, typer.Option("--out", help="The file to write.")]
+ForceOption = Annotated[bool, typer.Option("--force", help="Replace the file(s) if they exist.")]
 
 
 def _import(
@@ -101,10 +102,12 @@ def import_label_studio_command(
     _import("label-studio", file, set_name, kind, labels, votes_per_item, db)
 
 
-def _export(fmt: str, set_name: str, path: Path, binary: bool, db: Path | None) -> None:
-    with open_db(db) as store:
+def _export(
+    fmt: str, set_name: str, path: Path, binary: bool, force: bool, db: Path | None
+) -> None:
+    with open_db(db, create=False) as store:
         try:
-            items, votes, files = export_file(store, fmt, set_name, path, binary)
+            items, votes, files = export_file(store, fmt, set_name, path, binary, force)
         except (SetError, InteropUsageError) as exc:
             fail(str(exc), EXIT_USAGE if isinstance(exc, InteropUsageError) else EXIT_INPUT)
     written = ", ".join(str(f) for f in files)
@@ -122,16 +125,18 @@ def export_prodigy_command(
         bool,
         typer.Option("--binary", help="Binary tasks on the set's first label (two-label sets)."),
     ] = False,
+    force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
     """Write a set as Prodigy JSONL: one task per live vote, unvoted items as open tasks."""
-    _export("prodigy", set_name, out_file, binary, db)
+    _export("prodigy", set_name, out_file, binary, force, db)
 
 
 def export_label_studio_command(
     set_name: Annotated[str, typer.Argument(help="The set to export.")],
     out_file: OutOption,
+    force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
     """Write a set as Label Studio JSON tasks, and its labeling config (FILE.label-config.xml)."""
-    _export("label-studio", set_name, out_file, False, db)
+    _export("label-studio", set_name, out_file, False, force, db)

@@ -104,7 +104,7 @@ def predict(
     if text is not None and text not in FIELDS:
         fail(f"--input must be one of {', '.join(FIELDS)}, not {text!r}", EXIT_USAGE)
     on_cluster = workers is not None or bool(scheduler)
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         ids = _item_ids(store, set_name, unlabeled)
         options = (batch, quantize, bf16, openvino)
         try:

@@ -40,7 +40,7 @@ def next_command(
     with `curator vote ITEM LABEL --set SET`."""
     who = required_annotator(annotator)
     minutes = lease or settings().lease_minutes
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         set_row = load_set(store, set_name)
         if release_claims:
             freed = release(store, set_row, who)

@@ -45,7 +45,7 @@ def edit(
     db: DbOption = None,
 ) -> None:
     """Change a set's votes per item, blindness, labels or overlap; items restate at once."""
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         current = load_set(store, name)
         try:
             allowed = parse_labels(labels, current.kind) if labels else None
@@ -86,7 +86,7 @@ def gold(
     db: DbOption = None,
 ) -> None:
     """Add hidden known-answer items to a set's queues (never counted as votes)."""
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         try:
             result = add_gold(store, name, from_set, rate, seed)
         except SetError as exc:

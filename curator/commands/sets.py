@@ -169,7 +169,7 @@ def create(
         check_preference(spec)
     except SetError as exc:
         fail(str(exc), EXIT_USAGE)
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         try:
             row, allocation = create_sampled_set(
                 store, name, spec, allowed, not open_votes, votes_per_item, overlap=overlap
@@ -233,7 +233,7 @@ def _from_search(
 ) -> None:
     open_votes, votes_per_item, overlap = routing
     request = SearchRequest(query, kind, within, limit=sample or SET_LIMIT)
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         try:
             row = create_set_from_search(
                 store, name, request, allowed, not open_votes, votes_per_item, overlap
@@ -280,7 +280,7 @@ def split(
         allowed = parse_labels(labels, kind)
     except (SplitError, LabelError) as exc:
         fail(str(exc), EXIT_USAGE)
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         try:
             created = create_split(
                 store, kind, parts, seed, from_set, allowed, not open_votes, votes_per_item
@@ -321,7 +321,7 @@ def list_sets(
     db: DbOption = None,
 ) -> None:
     """Every set with its kind, purpose, size and voting progress."""
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         data = []
         for s in all_sets(store):
             data.append(
@@ -369,7 +369,7 @@ def show(
     db: DbOption = None,
 ) -> None:
     """A set's parameters (how to re-derive it), labels, categories and progress."""
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         s = load_set(store, name)
         counted = progress(store, s)
         states = states_of(store, s)

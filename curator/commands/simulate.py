@@ -122,7 +122,7 @@ def active_learning(
     uncertainty (rerank), ordered once by the seed votes' model (fixed) or random. The
     curves (mean over --seeds) are kept in the store: the app's Train screen draws the
     newest, as does `curator chart active-learning`."""
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         try:
             request = SimulationRequest(
                 _labeled(store, pool, label_field, mapping, text_field),

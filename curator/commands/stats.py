@@ -32,7 +32,7 @@ def _table(title: str, header: tuple[str, ...], rows: list[tuple[object, ...]]) 
 
 
 def _ir_view(db: Path | None, as_json: bool) -> None:
-    store = open_db(db)
+    store = open_db(db, create=False)
     try:
         data = ir_corpus_table(store)
     finally:
@@ -44,7 +44,7 @@ def _ir_view(db: Path | None, as_json: bool) -> None:
 
 
 def _kernel_view(db: Path | None, as_json: bool) -> None:
-    store = open_db(db)
+    store = open_db(db, create=False)
     try:
         data = {"verdicts": kernel_verdict_counts(store), **kernel_reason_counts(store)}
     finally:
@@ -89,7 +89,7 @@ def stats(
             )
         KIND_VIEWS[kind](db, as_json)
         return
-    store = open_db(db)
+    store = open_db(db, create=False)
     try:
         data = corpus_stats(store)
     finally:

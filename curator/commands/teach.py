@@ -125,7 +125,7 @@ def teach_command(
         )
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         window, window_name = _window(store, window_of, max_tokens) if window_of else (None, None)
         if set_name is not None:
             members = set_item_ids(store, load_set(store, set_name).id)

@@ -105,7 +105,7 @@ def _summary(outcome: TrainOutcome) -> None:
 
 def _train_with_bar(db: Path | None, request: TrainRequest) -> TrainOutcome:
     cancel = threading.Event()
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         try:
             reporter = _BarReporter()
             try:
@@ -452,7 +452,7 @@ def _train_ensemble(
     names = tuple(m.strip() for m in (members or "").split(",") if m.strip())
     request = EnsembleRequest(names, combiner, dev, eval_set, rule, seed)
     notes: list[str] = []
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         try:
             outcome = train_ensemble(store, request, notes.append)
         except TrainingRefused as exc:

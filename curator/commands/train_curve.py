@@ -108,7 +108,7 @@ def _show(outcome: CurveOutcome, as_json: bool) -> None:
 def run_curve(db: Path | None, request: CurveRequest, as_json: bool) -> None:
     """Run the curve with a progress bar, then show it; one-line errors."""
     cancel = threading.Event()
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         bar = _CurveBar()
         try:
             try:

@@ -40,7 +40,7 @@ def vote(
 ) -> None:
     """Record one vote; the annotator's earlier vote on the item stays in the history."""
     who = required_annotator(annotator)
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         in_set = load_optional_set(store, set_name)
         try:
             target = resolve_item(store, item, kind)
@@ -82,7 +82,7 @@ def undo_command(
 ) -> None:
     """Take back your latest vote (repeat to go further back); history is kept."""
     who = required_annotator(annotator)
-    with open_db(db) as store:
+    with open_db(db, create=False) as store:
         in_set = load_optional_set(store, set_name)
         result = undo(store, who, adjudicate, in_set)
     if result is None:

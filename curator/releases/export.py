@@ -266,7 +266,7 @@ def export_release(
     target = out_dir / options.version
     files: dict[str, dict[str, Any]] = {}
     try:
-        with staged_directory(target, options.force) as staging:
+        with staged_directory(target, options.force, keep=[store.path]) as staging:
             for plan in plans:
                 _write_kind(store, staging, plan, spec, options, facts, files, progress)
             for plan in plans:

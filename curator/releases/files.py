@@ -9,7 +9,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -132,7 +132,7 @@ def clear_stale_partials(target: Path) -> list[Path]:
     for path in target.parent.glob(f".{target.name}{OLD}*"):
         if _dead_owner(path):
             if target.exists():
-                shutil.rmtree(path, ignore_errors=True)
+                _remove(path)
                 removed.append(path)
             else:
                 os.replace(path, target)
@@ -143,14 +143,45 @@ def clear_stale_partials(target: Path) -> list[Path]:
     return removed
 
 
+def _holds(folder: Path, path: Path) -> bool:
+    """Whether ``path`` is ``folder`` or lies inside it (symbolic links resolved)."""
+    folder, path = folder.resolve(), path.resolve()
+    return path == folder or folder in path.parents
+
+
+def refuse_unsafe_replace(target: Path, keep: Sequence[Path] = ()) -> None:
+    """Raise ReleaseExistsError when ``--force`` must not replace ``target``: it holds one
+    of ``keep`` (the open database, say), or it is a folder with files but no
+    ``manifest.json``, so not a release that Curator wrote."""
+    for path in keep:
+        if _holds(target, path):
+            raise ReleaseExistsError(f"{target} holds {path}; it is never replaced")
+    if target.is_dir() and not (target / "manifest.json").is_file() and any(target.iterdir()):
+        raise ReleaseExistsError(
+            f"{target} is a folder but not a release (no manifest.json); --force replaces"
+            " only releases: move it away or choose another version"
+        )
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
 @contextmanager
-def staged_directory(target: Path, force: bool) -> Iterator[Path]:
+def staged_directory(target: Path, force: bool, keep: Sequence[Path] = ()) -> Iterator[Path]:
     """A temporary directory beside ``target`` that replaces it only if the block ends
-    normally; on any error it is removed and ``target`` is left as it was."""
+    normally; on any error it is removed and ``target`` is left as it was. With
+    ``force`` an existing release is replaced, never a folder that is not one or that
+    holds a path of ``keep``."""
     target.parent.mkdir(parents=True, exist_ok=True)
     clear_stale_partials(target)
     if target.exists() and not force:
         raise ReleaseExistsError(f"{target} already exists (use --force to replace it)")
+    if target.exists():
+        refuse_unsafe_replace(target, keep)
     staging = target.parent / f".{target.name}{PARTIAL}{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
@@ -160,6 +191,7 @@ def staged_directory(target: Path, force: bool) -> Iterator[Path]:
         if target.exists():
             if not force:
                 raise ReleaseExistsError(f"{target} appeared while exporting; left as it is")
+            refuse_unsafe_replace(target, keep)
             old = target.parent / f".{target.name}{OLD}{os.getpid()}"
             os.replace(target, old)
             try:
@@ -167,7 +199,7 @@ def staged_directory(target: Path, force: bool) -> Iterator[Path]:
             except BaseException:
                 os.replace(old, target)
                 raise
-            shutil.rmtree(old, ignore_errors=True)
+            _remove(old)
         else:
             os.replace(staging, target)
         _fsync_dir(target.parent)

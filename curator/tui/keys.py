@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from annotation.labels import SKIP
 
-# Letters the label screen uses for something else; a label's first letter becomes
-# its shortcut only when it is free.
-RESERVED = set("abcdefghijklmnoqrstuvwxyz") - set("pkx")
+# The only letters the label screen leaves free: a label starting with one gets it as a
+# shortcut. Every other key (the other letters, digits, ``?``, ``/``) does something else.
+FREE_LETTERS = frozenset("pkx")
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ def label_keys(labels: list[str]) -> list[LabelKey]:
     for i, label in enumerate(real[:9], start=1):
         keys.append(LabelKey(str(i), label))
         first = label[:1].lower()
-        if first and first not in RESERVED and first not in used:
+        if first in FREE_LETTERS and first not in used:
             keys.append(LabelKey(first, label))
             used.add(first)
     keys.append(LabelKey("s", SKIP))

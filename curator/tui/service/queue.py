@@ -222,7 +222,7 @@ class QueueService(ServiceBase):
         jump list."""
 
         def work(store: Store) -> list[dict[str, object]]:
-            hits = find_text(store, text, set_row.name, limit)
+            hits = find_text(store, text, set_row.name, limit, self.annotator)
             found = [
                 {
                     "position": pos,

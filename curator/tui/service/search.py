@@ -18,12 +18,16 @@ def as_phrase(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
-def find_text(store: Store, text: str, set_name: str | None, limit: int) -> list[Hit]:
-    """``text`` as an FTS5 query, else as one phrase; SearchError when both are refused."""
+def find_text(
+    store: Store, text: str, set_name: str | None, limit: int, reader: str | None = None
+) -> list[Hit]:
+    """``text`` as an FTS5 query, else as one phrase; SearchError when both are refused.
+    With ``reader``, notes on items of blind sets match only where ``reader`` wrote them."""
     try:
-        return run_search(store, SearchRequest(text, set_name=set_name, limit=limit)).hits
+        request = SearchRequest(text, set_name=set_name, limit=limit, note_reader=reader)
+        return run_search(store, request).hits
     except SearchError:
-        phrase = SearchRequest(as_phrase(text), set_name=set_name, limit=limit)
+        phrase = SearchRequest(as_phrase(text), set_name=set_name, limit=limit, note_reader=reader)
         return run_search(store, phrase).hits
 
 
@@ -32,4 +36,5 @@ class SearchService(ServiceBase):
 
     def find(self, text: str, set_row: SetRow | None = None, limit: int = 50) -> list[Hit]:
         """Items matching ``text``, best first (the whole store, or one set)."""
-        return self._slow(lambda s: find_text(s, text, set_row.name if set_row else None, limit))
+        name = set_row.name if set_row else None
+        return self._slow(lambda s: find_text(s, text, name, limit, self.annotator))
