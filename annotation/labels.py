@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from store.names import unprintable_char
+
 SKIP = "skip"
 
-# C0 and C1 controls (newlines and tabs too), DEL, and the invisible characters that
-# reorder or break text: bidi marks, embeddings, overrides and isolates, U+2028/U+2029
-_NOT_IN_NAMES = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def annotator_problem(name: str) -> str | None:
@@ -24,10 +23,10 @@ def annotator_problem(name: str) -> str | None:
     printable names are allowed. Stdlib only: the settings check the configured name."""
     if not name.strip():
         return "an annotator name is required"
-    found = _NOT_IN_NAMES.search(name)
+    found = unprintable_char(name)
     if found is not None:
         return (
-            f"annotator name {name!a} holds the control character U+{ord(found.group()):04X}:"
+            f"annotator name {name!a} holds the control character {found}:"
             " give a name of printable characters"
         )
     return None
@@ -86,11 +85,9 @@ def parse_labels(text: str | None, kind: str) -> list[str]:
     """``perf,non-perf`` -> a clean list; the kind's defaults when not given."""
     if not text:
         return list(DEFAULT_LABELS[kind])
-    labels = [part.strip() for part in text.split(",") if part.strip()]
+    labels = [part.strip() for part in text.split(",") if part.strip() and part.strip() != SKIP]
     if len(labels) < 2:
         raise LabelError("a set needs at least two labels (skip is always allowed on top)")
-    if SKIP in labels:
-        labels.remove(SKIP)
     if len(set(labels)) != len(labels):
         raise LabelError(f"labels repeat: {text}")
     return labels

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from store.connection import Store, utc_now
+from store.names import unprintable_char
 
 
 class SetExistsError(Exception):
@@ -16,13 +17,19 @@ class SetExistsError(Exception):
 
 
 class SetNameError(ValueError):
-    """A set name that is empty or only white space."""
+    """A set name that is blank or holds a character no one could see or type."""
 
 
 def check_set_name(name: str) -> None:
     """Refuse a name no one could type back or see in a list of sets."""
     if not name.strip():
         raise SetNameError(f"set name {name!r} is blank: give the set a name")
+    found = unprintable_char(name)
+    if found is not None:
+        raise SetNameError(
+            f"set name {name!a} holds the control character {found}:"
+            " give a name of printable characters"
+        )
 
 
 @dataclass(frozen=True)

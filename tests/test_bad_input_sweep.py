@@ -676,3 +676,20 @@ def test_a_mistyped_database_path_is_named_and_not_created(
     result = CliRunner().invoke(app, ["--db", str(typo), *args], env={"COLUMNS": "200"})
     assert result.exit_code == 2 and "no such database" in result.output
     assert not typo.exists() and not typo.parent.exists()
+
+
+@pytest.mark.parametrize("name", BAD_NAMES)
+def test_set_names_with_control_characters_are_refused(db: Path, name: str) -> None:
+    before = counts(db)
+    line = error_line(run(db, "import", "items", str(SAMPLE / "items.jsonl"), "--set", name), 2)
+    assert line.startswith(f"error: set name {name!a} holds the control character"), line
+    assert f"U+{ord(name[2]):04X}" in line
+    assert counts(db) == before
+
+
+def test_skip_does_not_count_as_one_of_a_set_s_two_labels(db: Path) -> None:
+    before = counts(db)
+    args = ("import", "items", str(SAMPLE / "items.jsonl"), "--set", "s", "--labels", "skip,perf")
+    line = error_line(run(db, *args), 2)
+    assert "a set needs at least two labels" in line
+    assert counts(db) == before

@@ -17,7 +17,7 @@ from annotation.set_reports import agreement_for_set
 from curator.presentation import eval_table, format, tables
 from curator.presentation.text import ONE_LINE_WIDTH, one_line, path_line
 from curator.tui.app import CuratorApp
-from curator.tui.render import pairs
+from curator.tui.render import FULL_LINE_CHARS, full_text, pairs
 from curator.tui.screens.agreement import AgreementScreen
 from curator.tui.screens.home import HomeScreen
 from store import open_store
@@ -241,3 +241,24 @@ def test_a_long_title_over_an_empty_table_stays_on_one_line() -> None:
     lines = shown.getvalue().splitlines()
     assert lines[0].strip() == title
     assert len(lines[1]) >= len(title)  # the table under it is as wide as the title
+
+
+def test_a_table_title_holding_a_name_is_shown_as_written() -> None:
+    name = "h[red]set[/red] [link=file:///etc/passwd]x[/link]\x1b[2J"
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=200, force_terminal=True, color_system="truecolor")
+    console.print(tables.table(f"Evaluation on {name}", ("a",), [("1",)]))
+    shown = buffer.getvalue()
+    assert "h[red]set[/red] [link=file:///etc/passwd]x[/link]" in shown
+    assert "\x1b[2J" not in shown and "\x1b]8;" not in shown
+
+
+def test_show_all_keeps_every_character_and_breaks_only_very_long_lines() -> None:
+    blob = "+" + "z" * (2 * FULL_LINE_CHARS + 5)
+    text = f"msg\x1b[2J\n\n{blob}\n-short\tline"
+    shown = full_text(text)
+    lines = shown.split("\n")
+    assert max(len(line) for line in lines) == FULL_LINE_CHARS
+    assert lines[:2] == ["msg", ""] and lines[-1] == "-short    line"
+    assert "".join(lines[2:5]) == blob and len(lines) == 6
+    assert full_text("a\nb") == "a\nb"

@@ -239,3 +239,19 @@ def test_the_app_takes_annotator_and_theme_from_settings(
     monkeypatch.setenv("CURATOR_ANNOTATOR", "eve")
     assert open_app(monkeypatch)["who"] == "eve"
     assert open_app(monkeypatch, "--annotator", "fay")["who"] == "fay"
+
+
+def test_a_theme_the_app_does_not_know_is_named_before_it_starts(
+    place: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import curator.tui.app
+
+    FakeApp.runs.clear()
+    monkeypatch.setattr(curator.tui.app, "CuratorApp", FakeApp)
+    monkeypatch.setattr("curator.cli.interactive", lambda: True)
+    place["user"].write_text('theme = "nosuch"\n', encoding="utf-8")
+    result = CliRunner().invoke(app, [], catch_exceptions=False)
+    assert result.exit_code == 2 and FakeApp.runs == []
+    line = result.output.strip()
+    assert line.startswith(f"error: {place['user']}: theme 'nosuch' is not one the app knows")
+    assert "nord" in line and "\n" not in line

@@ -10,11 +10,21 @@ import typer
 
 from curator.cli_context import annotator_or_login, open_db, settings
 from curator.commands.options import AnnotatorOption, DbOption
-from curator.presentation.cli_output import fail, load_set
+from curator.presentation.cli_output import EXIT_USAGE, fail, load_set
 
 
 def interactive() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def check_theme(theme: str | None, source: str) -> None:
+    """A theme the app does not know ends in one line naming where it was set, before
+    the terminal is taken over (Textual would stop the app with a traceback)."""
+    from textual.theme import BUILTIN_THEMES
+
+    if theme and theme not in BUILTIN_THEMES:
+        known = ", ".join(sorted(BUILTIN_THEMES))
+        fail(f"{source}: theme {theme!r} is not one the app knows; use one of {known}", EXIT_USAGE)
 
 
 def run_app(db: Path | None, annotator: str | None, set_name: str | None = None) -> None:
@@ -28,6 +38,7 @@ def run_app(db: Path | None, annotator: str | None, set_name: str | None = None)
         if set_name is not None:
             load_set(store, set_name)
     s = settings()
+    check_theme(s.theme, s.source("theme"))
     CuratorApp(
         path,
         who,

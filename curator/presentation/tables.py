@@ -19,7 +19,7 @@ from rich.text import Text
 
 from annotation.agreement import AgreementReport
 from curator.presentation.format import MISSING, count, looks_numeric, number, reading
-from curator.presentation.text import one_line
+from curator.presentation.text import flat, one_line
 
 Cell = str | int | float | Text
 
@@ -32,13 +32,15 @@ def table(
     boxed: bool = True,
     show_header: bool = True,
 ) -> Table:
-    """A table whose cells are shown literally; numeric columns right-aligned.
+    """A table whose cells and title are shown literally (a title often holds a set's or
+    a labeler's name); numeric columns right-aligned.
 
     ``boxed`` is the CLI's look (rounded lines, the title in italics); unboxed is the
     app's (no lines, one space between columns, the title in bold)."""
+    caption = None if title is None else Text(flat(title))
     t = (
         Table(
-            title=title,
+            title=caption,
             title_justify="left",
             box=box.HEAVY_HEAD,
             show_header=show_header,
@@ -47,7 +49,7 @@ def table(
         )
         if boxed
         else Table(
-            title=title,
+            title=caption,
             title_justify="left",
             title_style="bold",
             box=None,

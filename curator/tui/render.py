@@ -46,9 +46,24 @@ def clip(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_LINE_CHARS)
     return Clipped("\n".join(shown), len(lines), clipped)
 
 
-def full_text(text: str) -> str:
-    """All of an item's text for the show-all view: controls removed, nothing cut."""
-    return strip_controls(text.replace("\t", "    "))
+FULL_LINE_CHARS = 1000
+"""The longest line the show-all view holds: a longer one (minified code, a data blob in
+a diff) goes on over several lines, as a text area redraws a whole line at each key."""
+
+
+def full_text(text: str, width: int = FULL_LINE_CHARS) -> str:
+    """All of an item's text for the show-all view: controls removed, nothing cut, lines
+    longer than ``width`` broken into pieces of that many characters."""
+    lines = strip_controls(text.replace("\t", "    ")).split("\n")
+    if all(len(line) <= width for line in lines):
+        return "\n".join(lines)
+    broken: list[str] = []
+    for line in lines:
+        if len(line) <= width:
+            broken.append(line)
+        else:
+            broken.extend(line[i : i + width] for i in range(0, len(line), width))
+    return "\n".join(broken)
 
 
 def code(text: str, lexer: str, dark: bool = True) -> tuple[RenderableType, Clipped]:
