@@ -271,3 +271,33 @@ def test_the_mine_command_forks_its_workers(tmp_path: Path) -> None:
     assert "exit 0" in lines or "exit None" in lines, run.stderr
     assert lines[-1] == "children []"  # no forkserver: the workers were forked
     assert "stored" in run.stdout and "40" in run.stdout
+
+
+class _Echo:
+    """A worker handler that answers each request with it."""
+
+    def __call__(self, request: object) -> object:
+        return request
+
+
+def test_ctrl_c_leaves_the_workers_to_the_run_and_a_cancelled_wait_is_no_error() -> None:
+    from concurrent.futures import Future
+
+    from engines.commits.worker_process import Answers, WorkerProcess, start_context
+
+    worker = WorkerProcess(start_context(), _Echo, ())
+    answers = Answers([worker])
+    try:
+        assert worker.submit("before").result(timeout=30) == "before"
+        os.kill(worker.process.pid, signal.SIGINT)  # what Ctrl-C sends the whole group
+        assert worker.submit("after").result(timeout=30) == "after"
+        assert worker.process.is_alive()
+        cancelled: Future[object] = Future()
+        cancelled.cancel()
+        worker._owed.append(cancelled)  # a run that stopped waiting for this answer
+        worker.answered("late")  # used to raise InvalidStateError in the reader thread
+        assert cancelled.cancelled()
+    finally:
+        worker.stop()
+        answers.join()
+    assert not worker.process.is_alive()

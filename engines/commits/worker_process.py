@@ -18,12 +18,13 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.connection import Connection, wait
 from typing import Any
@@ -95,7 +96,8 @@ class WorkerProcess:
     def answered(self, answer: Any) -> None:
         with self._lock:
             future = self._owed.popleft()
-        future.set_result(answer)
+        with contextlib.suppress(InvalidStateError):  # cancelled by a run that stops (Ctrl-C)
+            future.set_result(answer)
 
     def fail(self, cause: BaseException | None = None) -> None:
         """The process is gone: what it owed fails, and so will what is sent to it."""
@@ -165,6 +167,10 @@ class Answers:
 
 
 def _serve(pipe: Connection, make_handler: Callable[..., Handler], args: tuple, run: int) -> None:
+    # Ctrl-C reaches every process of the terminal's group; the run that started this
+    # worker handles it and stops its workers, so a worker printing a traceback of its
+    # own would only bury the run's one-line message.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_exit_with, args=(run,), daemon=True).start()
     handler = make_handler(*args)
     try:
