@@ -94,6 +94,11 @@ def explain(exc: BaseException) -> str:
                 f"the database could not be written ({text}): the last transaction was rolled"
                 " back; check the disk and run the command again"
             )
+        if "locked" in text or "busy" in text:
+            return (
+                f"the database is held by another Curator process ({text}): nothing was"
+                " written; run the command again when that one is done"
+            )
         if "malformed" in text or "not a database" in text:
             return f"the database is damaged ({text}): restore it from a copy"
         return f"database error: {text}"

@@ -304,3 +304,31 @@ def test_bidi_controls_never_reach_the_terminal(tmp_path: Path) -> None:
     shown = runner.invoke(app, ["adjudicate", "s", *db], env={"COLUMNS": "200"})
     assert shown.exit_code == 0 and "Make it tsaf now x" in shown.stdout
     assert not any(c in shown.stdout for c in "\u202e\u202c\u2066\u2069")
+
+
+def test_a_database_held_by_another_process_is_one_line_saying_so(
+    tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    import store.connection
+    from curator.cli import app
+
+    db = tmp_path / "held.db"
+    items = tmp_path / "one.jsonl"
+    items.write_text('{"id": "c1", "message": "Speed up the parser"}\n')
+    runner = CliRunner()
+    made = runner.invoke(app, ["--db", str(db), "import", "items", str(items), "--set", "s"])
+    assert made.exit_code == 0, made.output
+    monkeypatch.setattr(store.connection, "BUSY_TIMEOUT_MS", 200)
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process writing
+    try:
+        voted = runner.invoke(app, ["--db", str(db), "vote", "c1", "perf", "-a", "ann"])
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert voted.exit_code == 1
+    line = voted.output.strip()
+    assert line.startswith("error: the database is held by another Curator process"), line
+    assert "\n" not in line
