@@ -99,3 +99,26 @@ def test_stars_and_language_choose_the_repositories(tmp_path: Path) -> None:
         "unknown-lang",
         "unknown-stars",
     ]
+
+
+def test_a_list_that_chooses_nothing_says_so_rather_than_blaming_an_earlier_run(
+    cli,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
+    listing = tmp_path / "repos.csv"
+    listing.write_text("repo,stars,language\nsome/where,3,Python\n")
+    result = cli("mine", "commits", "--repos-file", str(listing), "--min-stars", "1000")
+    assert result.exit_code == 0, result.output
+    assert "nothing to mine: no repository was chosen" in result.stdout
+    assert "finished by an earlier run" not in result.stdout
+
+
+def test_the_diff_size_limit_is_reported_in_the_option_s_megabytes() -> None:
+    from engines.commits.filters import diff_bytes_verdict
+    from engines.commits.options import MineOptions
+
+    options = MineOptions(max_diff_bytes=int(5.0 * 2**20))
+    assert diff_bytes_verdict("abc", "x" * (5 * 2**20), options) is None
+    rejected = diff_bytes_verdict("abc", "x" * (6 * 2**20), options)
+    assert rejected is not None and rejected.reason == "diff-too-large"
+    assert rejected.message == "diff is 6.0 MB, over the limit of 5.0 MB"

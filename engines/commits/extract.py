@@ -20,12 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engines.commits.boundaries import Parsed, Span, parse, spans_at
-from engines.commits.filters import size_verdict
+from engines.commits.filters import diff_bytes_verdict, size_verdict
 from engines.commits.gitlog import CommitStat, FileStat
 from engines.commits.gitstream import NULL_OID, FilePatch, GitStreams
 from engines.commits.languages import language_of
 from engines.commits.options import MineOptions
-from engines.commits.outcomes import Change, Filtered, Mined, Outcome, Rejected, mined_row
+from engines.commits.outcomes import Change, Filtered, Mined, Outcome, mined_row
 
 LATEST_BYTES = 16 * 2**20  # text of the last parsed version of each path, kept at most
 
@@ -194,13 +194,9 @@ def extract_fast(
         parts.append(f"diff --git a/{old} b/{new}\n--- a/{old}\n+++ b/{new}\n")
         parts.append(text if text.endswith("\n") or not text else text + "\n")
     diff = "".join(parts)
-    size = len(diff.encode("utf-8", "surrogatepass"))
-    if size > options.max_diff_bytes:
-        return Rejected(
-            stat.sha,
-            "diff-too-large",
-            f"diff is {size / 1e6:.1f} MB, over the limit of {options.max_diff_bytes / 1e6:.1f} MB",
-        )
+    too_large = diff_bytes_verdict(stat.sha, diff, options)
+    if too_large is not None:
+        return too_large
     changed = _Changed()
     for p, text in zip(patches, texts, strict=True):
         _collect(git, cache, p, text, changed, options.max_functions - len(changed.names))

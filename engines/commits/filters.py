@@ -28,6 +28,17 @@ def cheap_filter(stat: CommitStat, options: MineOptions) -> Filtered | Rejected 
     return size_verdict(stat.sha, stat.files, options) if stat.counted else None
 
 
+def diff_bytes_verdict(sha: str, diff: str, options: MineOptions) -> Rejected | None:
+    """A diff larger than ``--max-diff-mb`` (megabytes of 2**20 bytes, as the option)."""
+    size = len(diff.encode("utf-8", "surrogatepass"))
+    if size <= options.max_diff_bytes:
+        return None
+    limit = options.max_diff_bytes / 2**20
+    return Rejected(
+        sha, "diff-too-large", f"diff is {size / 2**20:.1f} MB, over the limit of {limit:.1f} MB"
+    )
+
+
 def size_verdict(sha: str, files: Sequence[FileStat], options: MineOptions) -> Rejected | None:
     """A binary source file, or more changed lines (all files) than a commit may have."""
     for f in files:

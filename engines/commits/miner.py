@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from engines.commits.extract import decode_message
 from engines.commits.extract_pool import PROCESS_AFTER, ExtractPool, Pending, failed_outcome
-from engines.commits.filters import cheap_filter
+from engines.commits.filters import cheap_filter, diff_bytes_verdict
 from engines.commits.gitlog import CommitStat, CommitWindow, StatProblem, iter_commit_stats
 from engines.commits.languages import language_of
 from engines.commits.options import MineOptions
@@ -230,13 +230,9 @@ def lizard_extract(
         )
         diff_parts.append(m.diff if m.diff.endswith("\n") or not m.diff else m.diff + "\n")
     diff = "".join(diff_parts)
-    size = len(diff.encode("utf-8", "surrogatepass"))
-    if size > options.max_diff_bytes:
-        return Rejected(
-            stat.sha,
-            "diff-too-large",
-            f"diff is {size / 1e6:.1f} MB, over the limit of {options.max_diff_bytes / 1e6:.1f} MB",
-        )
+    too_large = diff_bytes_verdict(stat.sha, diff, options)
+    if too_large is not None:
+        return too_large
     change = _FunctionChange()
     for m in modified:
         _collect_functions(m, change)

@@ -344,7 +344,12 @@ def _print_summary(
         print_json(_summary_json(summaries, seconds, skipped))
         return
     if not summaries:
-        out.print("nothing to mine: every chosen repository was finished by an earlier run")
+        out.print(
+            "nothing to mine: every chosen repository was finished by an earlier run"
+            if skipped
+            else "nothing to mine: no repository was chosen (an empty list, or filters"
+            " such as --min-stars or --lang that none passes)"
+        )
         return
     out.print(_summary_table(summaries))
     filtered, failures = _totals(summaries)
