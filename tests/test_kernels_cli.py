@@ -106,6 +106,12 @@ def test_check_needs_exactly_one_selection(cli) -> None:  # type: ignore[no-unty
     no_store = cli("check", "kernels", "--unchecked")
     assert no_store.exit_code == 2 and "no such database" in no_store.output
     open_store(Path(os.environ["CURATOR_DB"])).close()
+    commits = Path(os.environ["CURATOR_DB"]).parent / "c.jsonl"
+    commits.write_text('{"id": "c1", "message": "Speed up the parser"}\n')
+    assert cli("import", "items", str(commits), "--set", "commits").exit_code == 0
+    wrong = cli("check", "kernels", "commits")
+    assert wrong.exit_code == 2
+    assert "set commits holds commit items; check kernels runs a set of kernels" in wrong.output
     missing = cli("check", "kernels", "no-such-set")
     assert missing.exit_code == 2 and "no such set" in missing.output
 

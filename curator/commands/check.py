@@ -82,8 +82,20 @@ def check_kernels_command(
     store = open_db(db, create=False)
     try:
         if set_name is not None:
-            if get_set(store, set_name) is None:
+            found = get_set(store, set_name)
+            if found is None:
                 err.print(labelled("error", "red", "no such set: ", one_line(set_name)))
+                raise typer.Exit(2)
+            if found.kind != "kernel":
+                err.print(
+                    labelled(
+                        "error",
+                        "red",
+                        "set ",
+                        one_line(set_name),
+                        f" holds {found.kind} items; check kernels runs a set of kernels",
+                    )
+                )
                 raise typer.Exit(2)
             kernels = kernels_in_set(store, set_name)
         else:
