@@ -238,10 +238,32 @@ def _check_fields(kind: str, record: dict[str, Any]) -> str | None:
     problem = not_text(record)
     if problem is not None:
         return problem
-    stars = record.get("stars")
-    if stars is not None and not (isinstance(stars, int) and stars >= 0):
-        return "'stars' must be a non-negative integer"
+    if record.get("stars") not in (None, "") and _stars(record) is None:
+        return (
+            f"'stars' must be a whole number from 0 to {MAX_STARS}, not {_shown(record['stars'])}"
+        )
     return None
+
+
+MAX_STARS = 2**63 - 1
+"""The most an SQLite integer (and a release's int64 column) holds."""
+
+
+def _stars(record: dict[str, Any]) -> int | None:
+    """A record's star count: a JSON integer, or the digits of a CSV cell; None when
+    absent, blank or not a count that fits."""
+    value = record.get("stars")
+    if isinstance(value, str) and value.isascii() and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_STARS:
+        return value
+    return None
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, dict | list):
+        return "an object" if isinstance(value, dict) else "a list"
+    return repr(value) if isinstance(value, str) else json.dumps(value)
 
 
 def _imported(
@@ -251,8 +273,9 @@ def _imported(
     if kind == "commit":
         payload["model_input"] = model_input(record["message"], _text(record, "diff") or "")
     provenance: dict[str, Any] = {"imported_from": path.name}
-    if record.get("stars") is not None:
-        provenance["stars"] = record["stars"]
+    stars = _stars(record)
+    if stars is not None:
+        provenance["stars"] = stars
     return ImportedItem(
         kind=kind,
         key=key,
@@ -280,6 +303,10 @@ def parse_votes(
     records, errors = read_records(path, VOTE_COLUMNS)
     keyed: list[tuple[int, dict[str, Any], str]] = []
     for number, record in records:
+        shaped = not_text(record, (*VOTE_COLUMNS, *OPTIONAL_VOTE_COLUMNS))
+        if shaped is not None:
+            errors.append(f"{path}:{number}: {shaped}")
+            continue
         missing = [c for c in VOTE_COLUMNS if not _text(record, c)]
         if missing:
             errors.append(f"{path}:{number}: missing {', '.join(repr(m) for m in missing)}")
@@ -353,17 +380,19 @@ def import_items_file(
     transaction; nothing is written when any line is bad. ``prelabel`` gives machine
     predictions for the newly stored items, written in the same transaction."""
     items = parse_items(path, kind, model_input)
-    target = get_set(store, set_name) if set_name else None
-    if target is not None:
-        if target.kind != kind:
-            raise FileImportError(
-                [f"{path}: set {set_name!r} holds {target.kind} items, not {kind}"]
-            )
-        if labels and labels != target.labels:
-            raise FileImportError(
-                [f"{path}: set {set_name!r} already has labels {', '.join(target.labels)}"]
-            )
+    # the set is looked up under the write lock: an import beside this one may have just
+    # created it, and this one then joins it rather than failing to create it again
     with store.transaction():
+        target = get_set(store, set_name) if set_name else None
+        if target is not None:
+            if target.kind != kind:
+                raise FileImportError(
+                    [f"{path}: set {set_name!r} holds {target.kind} items, not {kind}"]
+                )
+            if labels and labels != target.labels:
+                raise FileImportError(
+                    [f"{path}: set {set_name!r} already has labels {', '.join(target.labels)}"]
+                )
         results = insert_imported_items(store, items)
         fresh = [
             (item, item_id)

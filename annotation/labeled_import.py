@@ -28,7 +28,11 @@ TEXT_FIELDS = ("message", "commit_message", "text")
 
 
 class MappingError(ValueError):
-    """A ``--map`` that cannot be read."""
+    """A ``--map`` that cannot be read, or a set the file cannot go into."""
+
+
+class FieldError(MappingError):
+    """An option naming a field no row of the file has (a usage error)."""
 
 
 def parse_mapping(texts: Sequence[str] | None) -> dict[str, str]:
@@ -46,6 +50,11 @@ def parse_mapping(texts: Sequence[str] | None) -> dict[str, str]:
                 )
             if raw.strip() in found:
                 raise MappingError(f"--map {text!r}: {raw.strip()!r} is mapped twice")
+            if label.strip() == SKIP:
+                raise MappingError(
+                    f"--map {text!r}: {SKIP} is not a label a map may give (a skip settles"
+                    " nothing); map the value to a label, or leave those rows out"
+                )
             found[raw.strip()] = label.strip()
     return found
 
@@ -167,7 +176,11 @@ def _row(
             "label not in --map", f"label {raw!r} is not in --map ({', '.join(spec.mapping)})"
         )
     label = spec.mapping.get(raw, raw)
-    if label not in allowed and label != SKIP:
+    if label == SKIP:
+        return _Bad(
+            "a skip", f"label {SKIP!r} settles nothing: give the row a label or leave it out"
+        )
+    if label not in allowed:
         return _Bad(
             OUTSIDE, f"label {label!r} is not one of the set's labels ({', '.join(allowed)})", raw
         )
@@ -192,6 +205,25 @@ def _row(
     return item, label
 
 
+def _check_fields_named(spec: LabeledSpec, records: list[tuple[int, dict[str, Any]]]) -> None:
+    """Refuse ``--label-field``, ``--text-field`` or ``--id-field`` naming a field no row
+    of the file has a value in (a typo would otherwise fail every row, or fall back to
+    the default text field or a hash id without a word)."""
+    if not records:
+        return
+    for option, name in (
+        ("--label-field", spec.label_field),
+        ("--text-field", spec.text_field),
+        ("--id-field", spec.id_field),
+    ):
+        if name and all(record.get(name) in (None, "") for _, record in records):
+            seen = list(dict.fromkeys(k for _, record in records[:50] for k in record))
+            fields = ", ".join(repr(k) for k in seen[:8]) + (", ..." if len(seen) > 8 else "")
+            raise FieldError(
+                f"{option} {name!r}: no row of the file has a value there (the rows have {fields})"
+            )
+
+
 def _labels_of(mapping: dict[str, str]) -> list[str]:
     """The labels a mapping names, in the kind's usual order when it uses the defaults."""
     named = list(dict.fromkeys(mapping.values()))
@@ -213,6 +245,7 @@ def import_labeled_file(
     back as ``FILE:LINE: problem`` lines."""
     columns = (spec.label_field,) if path.suffix.lower() in (".csv", ".tsv") else ()
     records, errors = read_records(path, columns)
+    _check_fields_named(spec, records)
     target = get_set(store, spec.set_name)
     if target is not None and target.kind != "commit":
         raise MappingError(f"set {spec.set_name!r} holds {target.kind} items, not commits")
@@ -246,6 +279,15 @@ def import_labeled_file(
     if not rows and target is None:  # a set made of nothing would only be in the way
         return LabeledImport(0, 0, 0, 0, 0, errors, 0, None, False, reasons)
     with store.transaction():
+        # looked up again under the write lock: an import beside this one may have just
+        # created the set, and this one joins it when the rows were checked against its labels
+        current = get_set(store, spec.set_name)
+        if current is not None and (current.kind != "commit" or current.labels != allowed):
+            raise MappingError(
+                f"set {spec.set_name!r} was just created elsewhere with labels"
+                f" {', '.join(current.labels)} ({current.kind}); import the file again"
+            )
+        target = current
         created = target is None
         if target is None:
             target = create_set(

@@ -16,7 +16,6 @@ from store.names import unprintable_char
 SKIP = "skip"
 
 
-
 def annotator_problem(name: str) -> str | None:
     """Why ``name`` (already stripped) cannot name an annotator, or None: it is blank, or
     holds a character that would hide or garble it in every report. Other unusual but

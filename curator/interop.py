@@ -29,8 +29,8 @@ def import_file(
     votes_per_item: int = 2,
 ) -> TaskImport:
     """Read ``path`` in ``fmt`` and store its items and votes in ``set_name``; all or
-    nothing (``FileImportError`` lists every bad line or task)."""
-    tasks = (
+    nothing (``FileImportError`` lists every bad line or task at once)."""
+    tasks, errors = (
         prodigy.read_tasks(path, set_name) if fmt == "prodigy" else label_studio.read_tasks(path)
     )
     return import_tasks(
@@ -42,6 +42,7 @@ def import_file(
         labels=labels,
         votes_per_item=votes_per_item,
         model_input=model_input,
+        errors=errors,
     )
 
 

@@ -4,13 +4,21 @@ partial imports."""
 from __future__ import annotations
 
 import json
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from annotation.importing import FileImportError, import_items_file, import_votes_file
-from store import Store
-from store.sets import get_set, set_item_ids
+from annotation.importing import (
+    FileImportError,
+    import_items_file,
+    import_votes_file,
+    imported_set,
+)
+from store import Store, open_store
+from store.sets import create_set, get_set, set_item_ids
 from store.votes import live_votes_for_items
 from tests import raw_sql
 
@@ -167,3 +175,104 @@ def test_kernel_items_are_pointed_to_their_miner(tmp_path: Path, store: Store) -
     path = _jsonl(tmp_path / "k.jsonl", [{"id": "k1", "source": "__kernel void A() {}"}])
     with pytest.raises(FileImportError, match="curator mine kernels PATH"):
         import_items_file(store, path, "kernel", _model_input)
+
+
+def test_stars_come_from_csv_digits_and_fit_in_64_bits(tmp_path: Path, store: Store) -> None:
+    # a CSV's "5" was refused as no integer; true and 10**23 went in, and the huge one
+    # later broke `export --format parquet` with an OverflowError
+    csv_path = tmp_path / "it.csv"
+    csv_path.write_text("id,message,repo,stars\nc1,hello,r,5\nc2,hi,r,\n")
+    assert import_items_file(store, csv_path, "commit", _model_input).stored == 2
+    provenance = dict(raw_sql.query(store, "SELECT key, provenance FROM items ORDER BY key"))
+    assert json.loads(str(provenance["c1"]))["stars"] == 5  # a number, as JSON gives it
+    assert "stars" not in json.loads(str(provenance["c2"]))  # a blank cell: not known
+    path = _jsonl(
+        tmp_path / "s.jsonl",
+        [
+            {"id": "s1", "message": "m", "stars": True},
+            {"id": "s2", "message": "m", "stars": 10**23},
+            {"id": "s3", "message": "m", "stars": 2**63 - 1},
+            {"id": "s4", "message": "m", "stars": "many"},
+        ],
+    )
+    with pytest.raises(FileImportError) as info:
+        import_items_file(store, path, "commit", _model_input)
+    assert info.value.errors == [
+        f"{path}:1: 'stars' must be a whole number from 0 to {2**63 - 1}, not true",
+        f"{path}:2: 'stars' must be a whole number from 0 to {2**63 - 1}, not {10**23}",
+        f"{path}:4: 'stars' must be a whole number from 0 to {2**63 - 1}, not 'many'",
+    ]
+    assert raw_sql.scalar(store, "SELECT COUNT(*) FROM items") == 2
+
+
+def test_vote_fields_that_are_no_text_are_named_by_line(tmp_path: Path, store: Store) -> None:
+    # "annotator": true was stored as the annotator "True", a note object as its JSON
+    keys = _items(tmp_path, store)
+    path = _jsonl(
+        tmp_path / "v.jsonl",
+        [
+            {"item": keys[0], "annotator": True, "label": "perf"},
+            {"item": keys[1], "annotator": "ann", "label": "perf", "note": {"x": 1}},
+            {"item": keys[2], "annotator": "ann", "label": ["perf"]},
+            {"item": keys[2], "annotator": "ann", "label": "perf", "category": None},
+        ],
+    )
+    with pytest.raises(FileImportError) as info:
+        import_votes_file(store, path)
+    assert info.value.errors == [
+        f"{path}:1: 'annotator' must be a string, not true",
+        f"{path}:2: 'note' must be a string, not an object",
+        f"{path}:3: 'label' must be a string, not a list",
+    ]
+    assert raw_sql.scalar(store, "SELECT COUNT(*) FROM votes") == 0
+
+
+def _import_items(store: Store, path: Path) -> str:
+    result = import_items_file(store, path, "commit", _model_input, "NEW")
+    return "created" if result.set_created else "joined"
+
+
+def _import_labeled(store: Store, path: Path) -> str:
+    from annotation.labeled_import import LabeledSpec, import_labeled_file
+
+    spec = LabeledSpec(set_name="NEW", label_field="t", mapping={"1": "perf", "0": "non-perf"})
+    result = import_labeled_file(store, path, spec, _model_input)
+    assert not result.errors, result.errors
+    return "created" if result.set_created else "joined"
+
+
+def _import_prodigy(store: Store, path: Path) -> str:
+    from curator.interop import import_file
+
+    return "created" if import_file(store, "prodigy", path, "NEW").set_created else "joined"
+
+
+@pytest.mark.parametrize("importer", [_import_items, _import_labeled, _import_prodigy])
+def test_an_import_joins_the_set_another_import_just_created(
+    tmp_path: Path, importer: Callable[[Store, Path], str]
+) -> None:
+    # two imports naming one new set at once: the second failed with "a set named 'NEW'
+    # already exists", having looked for the set before it waited for the write lock
+    rows = [{"id": "c2", "message": "m", "t": 1, "text": "m", "meta": {"id": "c2"}}]
+    path = _jsonl(tmp_path / "i2.jsonl", rows)
+    db = tmp_path / "race.db"
+    with open_store(db) as first, open_store(db) as second:
+        outcome: list[object] = []
+        with first.transaction():  # the other import holds the write lock...
+            worker = threading.Thread(
+                target=lambda: outcome.append(_call(importer, second, path)), daemon=True
+            )
+            worker.start()
+            time.sleep(0.5)  # ...while this one reads its file and waits for the lock
+            create_set(first, imported_set("NEW", "commit", None, "items.jsonl", 1))
+        worker.join(timeout=30)
+        assert outcome == ["joined"]
+        found = get_set(second, "NEW")
+        assert found is not None and len(set_item_ids(second, found.id)) == 1
+
+
+def _call(importer: Callable[[Store, Path], str], store: Store, path: Path) -> object:
+    try:
+        return importer(store, path)
+    except Exception as exc:  # the assertion shows what went wrong in the thread
+        return exc

@@ -693,3 +693,79 @@ def test_skip_does_not_count_as_one_of_a_set_s_two_labels(db: Path) -> None:
     line = error_line(run(db, *args), 2)
     assert "a set needs at least two labels" in line
     assert counts(db) == before
+
+
+def _labeled(tmp_path: Path, name: str = "labeled") -> Path:
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text(
+        f'{{"id": "{name}-1", "message": "Speed up parser", "t": 1}}\n'
+        f'{{"id": "{name}-2", "message": "Fix typo", "t": 0}}\n'
+    )
+    return path
+
+
+def test_a_map_never_gives_skip(db: Path, tmp_path: Path) -> None:
+    # 1=skip made a set whose labels held the reserved skip, and its items sat in conflict
+    before = counts(db)
+    args = ("import", "items", str(_labeled(tmp_path)), "--set", "m", "--label-field", "t")
+    line = error_line(run(db, *args, "--map", "1=skip,0=non-perf"), 2)
+    assert line.startswith("error: --map '1=skip,0=non-perf': skip is not a label a map may give")
+    assert counts(db) == before
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text('{"id": "r-1", "message": "m", "t": "skip"}\n')
+    result = run(db, "import", "items", str(raw), "--set", "gt", "--label-field", "t")
+    assert result.exit_code == 1
+    assert f"error: {raw}:1: label 'skip' settles nothing" in result.stderr
+    assert counts(db) == before
+
+
+def test_map_values_are_labels_only_of_a_set_created_here(db: Path, tmp_path: Path) -> None:
+    args = ("--label-field", "t", "--map", "1=fast,0=non-perf")
+    created = run(db, "import", "items", str(_labeled(tmp_path)), "--set", "new", *args)
+    assert created.exit_code == 0, created.output
+    shown = json.loads(run(db, "set", "show", "new", "--json").stdout)
+    assert shown["labels"] == ["fast", "non-perf"]
+    before = counts(db)
+    path = _labeled(tmp_path, "more")  # gt has perf, non-perf: 'fast' is a bad row there
+    existing = run(db, "import", "items", str(path), "--set", "gt", *args)
+    assert existing.exit_code == 1
+    errors = [line for line in existing.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: {path}:1: label 'fast' is not one of the set's labels (perf, non-perf):"
+        " --map must give one of them"
+    ]
+    assert json.loads(run(db, "set", "show", "gt", "--json").stdout)["labels"] == [
+        "perf",
+        "non-perf",
+    ]
+    assert counts(db)[1] == before[1] + 1  # the other row's vote went in
+
+
+@pytest.mark.parametrize("option", ["--id-field", "--text-field", "--label-field"])
+def test_a_field_option_naming_no_field_of_the_file_is_a_usage_error(
+    db: Path, tmp_path: Path, option: str
+) -> None:
+    # --id-field nope fell back to a hash of the message, --text-field nope to 'message'
+    path = _labeled(tmp_path)
+    before = counts(db)
+    args = ["import", "items", str(path), "--set", "f", "--label-field", "t"]
+    args += ["--map", "1=perf,0=non-perf", option, "nope"]
+    line = error_line(run(db, *args), 2)
+    assert line == (
+        f"error: {path}: {option} 'nope': no row of the file has a value there (the rows"
+        " have 'id', 'message', 't')"
+    )
+    assert counts(db) == before
+
+
+@pytest.mark.parametrize(
+    "option", [("--text-field", "nope"), ("--id-field", "id"), ("--map", "1=perf,0=non-perf")]
+)
+def test_labeled_file_options_without_label_field_are_refused(
+    db: Path, tmp_path: Path, option: tuple[str, str]
+) -> None:
+    # --text-field nope without --label-field was ignored without a word
+    before = counts(db)
+    line = error_line(run(db, "import", "items", str(_labeled(tmp_path)), *option), 2)
+    assert line.startswith(f"error: {option[0]} reads a labeled file: give --label-field")
+    assert counts(db) == before

@@ -183,22 +183,23 @@ def test_bad_lines_are_named_and_nothing_is_stored(cli, tmp_path: Path) -> None:
     )
     done = cli("import", "prodigy", str(bad), "--set", "perf-review")
     assert done.exit_code == 1
+    # unreadable lines and a label the set lacks, named in one run (once: one per run)
     assert f"{bad}:2: answer must be one of accept, reject, ignore" in done.output
+    assert f"{bad}:3: label 'FAST' is not one of perf, non-perf" in done.output
     assert f"{bad}:4: malformed JSON" in done.output
     assert "nothing imported" in done.output
-    semantic = tmp_path / "semantic.jsonl"
-    semantic.write_text(good[0] + "\n" + good[2].replace('"PERF"', '"FAST"') + "\n")
-    later = cli("import", "prodigy", str(semantic), "--set", "perf-review")
-    assert (
-        later.exit_code == 1
-        and f"{semantic}:2: label 'FAST' is not one of perf, non-perf" in later.output
-    )
     with open_store(tmp_path / "cli.db") as store:
         assert get_set(store, "perf-review") is None  # the transaction rolled back
     broken = tmp_path / "broken.json"
-    broken.write_text('[{"data": {"text": "x"}, "annotations": [{"result": []}]}]')
+    broken.write_text(
+        '[{"data": {"text": "x"}, "annotations": [{"result": []}]},'
+        ' {"id": 12, "data": {"text": "y", "item": "i"}, "annotations": [{"result": []}]}]'
+    )
     ls = cli("import", "label-studio", str(broken), "--set", "ls")
-    assert ls.exit_code == 1 and f"{broken}: task 1 annotation 1: an annotation needs" in ls.output
+    assert ls.exit_code == 1
+    assert f"{broken}: task at position 1: a task needs an 'id' or data.item" in ls.output
+    assert f"{broken}: task at position 1 annotation 1: an annotation needs" in ls.output
+    assert f"{broken}: task 12 (position 2) annotation 1: an annotation needs" in ls.output
     assert os.path.exists(tmp_path / "cli.db")
 
 
@@ -220,7 +221,166 @@ def test_annotator_names_with_control_characters_are_refused_in_either_format(
     studio.write_text(json.dumps(tasks))
     ls = cli("import", "label-studio", str(studio), "--set", "ls")
     assert ls.exit_code == 1
-    where = f"{studio}: task 1 annotation 2: "
+    where = f"{studio}: task 7 (position 1) annotation 2: "
     assert f"{where}annotator name {name + '@example.org'!a} holds the control" in ls.output
     with open_store(tmp_path / "cli.db") as store:  # neither import stored anything
         assert get_set(store, "perf-review") is None and get_set(store, "ls") is None
+
+
+def _studio_task(**changes: object) -> list[dict[str, object]]:
+    """One Label Studio task (id 41) with one annotation, with ``changes`` applied at
+    dotted paths (``data.repo``, ``annotation.completed_by``)."""
+    annotation: dict[str, object] = {
+        "completed_by": 3,
+        "result": [{"value": {"choices": ["perf"]}}],
+    }
+    task: dict[str, object] = {
+        "id": 41,
+        "data": {"text": "Speed up parser", "item": "ls-41"},
+        "annotations": [annotation],
+    }
+    for path, value in changes.items():
+        where, _, name = path.rpartition(".")
+        target = {"annotation": annotation, "data": task["data"], "": task}[where]
+        assert isinstance(target, dict)
+        target[name] = value
+    return [task]
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"data.text": "fast\ud800"}, "data/text"),
+        ({"data.item": "ls-\ud800"}, "data/item"),
+        ({"data.repo": "\udc00"}, "data/repo"),
+        ({"data.diff": "+\ud83d"}, "data/diff"),
+        ({"annotation.completed_by": {"id": 3, "email": "\ud800@x.org"}}, "completed_by/email"),
+        (
+            {
+                "annotation.result": [
+                    {"value": {"choices": ["perf"]}},
+                    {"value": {"text": ["\udfff"]}},
+                ]
+            },
+            "result/1/value/text/0",
+        ),
+    ],
+)
+def test_a_lone_surrogate_in_a_label_studio_task_is_named_by_task(  # type: ignore[no-untyped-def]
+    cli, tmp_path: Path, changes: dict[str, object], field: str
+) -> None:
+    # was "error: unexpected UnicodeEncodeError ..." naming no file, task or field
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps(_studio_task(**changes)))  # json escapes them as \udXXX
+    done = cli("import", "label-studio", str(path), "--set", "ls")
+    assert done.exit_code == 1 and "unexpected" not in done.output
+    assert f"error: {path}: task 41 (position 1): field '" in done.output
+    assert f"{field}' holds a lone surrogate" in done.output
+    with open_store(tmp_path / "cli.db") as store:
+        assert get_set(store, "ls") is None
+
+
+def test_wrong_types_in_prodigy_lines_are_all_named_at_once(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # each was stored as JSON text ('["p1"]' as a key, 7 as annotator "7", a "boss" role
+    # as an annotator), and the first bad line hid the others until it was fixed
+    def line(meta: dict[str, object], **extra: object) -> str:
+        task = {"text": "t", "meta": meta, "answer": "accept", "label": "perf"}
+        return json.dumps({**task, "_annotator_id": "perf-review-ann", **extra})
+
+    path = tmp_path / "p.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                line({"id": ["p1"]}),
+                line({"id": "p2", "repo": {"a": 1}}),
+                line({"id": "p3", "language": ["x"]}),
+                line({"id": "p4"}, _annotator_id=7),
+                line({"id": "p5", "role": "boss"}),
+                line({"id": "p6"}, label="FAST"),
+                line({"id": "p7", "note": {"x": 1}}),
+                line({"id": "p8"}),
+            ]
+        )
+        + "\n"
+    )
+    done = cli("import", "prodigy", str(path), "--set", "perf-review")
+    assert done.exit_code == 1
+    *errors, last = done.stderr.splitlines()
+    assert last == f"error: {path}: nothing imported"
+    assert sorted(errors) == [
+        f"error: {path}:1: 'meta.id' must be a string, not a list",
+        f"error: {path}:2: 'meta.repo' must be a string, not an object",
+        f"error: {path}:3: 'meta.language' must be a string, not a list",
+        f"error: {path}:4: '_annotator_id' must be a string, not 7",
+        f"error: {path}:5: 'meta.role' must be annotator or adjudicator, not \"boss\"",
+        f"error: {path}:6: label 'FAST' is not one of perf, non-perf",
+        f"error: {path}:7: 'meta.note' must be a string, not an object",
+    ]
+    with open_store(tmp_path / "cli.db") as store:
+        assert get_set(store, "perf-review") is None
+
+
+def test_wrong_types_in_label_studio_tasks_are_all_named_at_once(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    tasks = [
+        *_studio_task(**{"annotation.completed_by": True}),
+        *_studio_task(id=42, **{"data.item": None}),
+        *_studio_task(id=None, **{"data.item": None}),
+        *_studio_task(id=44, **{"data.item": ["x"], "annotation.ground_truth": "no"}),
+        *_studio_task(
+            id=45, **{"data.item": "ls-45", "annotation.result": [{"value": {"choices": ["FAST"]}}]}
+        ),
+        *_studio_task(
+            id=46, **{"data.item": "ls-46", "annotation.result": [{"value": {"text": [{"x": 1}]}}]}
+        ),
+    ]
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps(tasks))
+    done = cli("import", "label-studio", str(path), "--set", "ls")
+    assert done.exit_code == 1
+    errors = [x for x in done.stderr.splitlines() if x.startswith(f"error: {path}: task")]
+    assert sorted(errors) == sorted(
+        f"error: {path}: {line}"
+        for line in [
+            "task 41 (position 1) annotation 1: 'completed_by' must be a user id (a number)"
+            " or an object, not true",
+            "task at position 3: a task needs an 'id' or data.item (the item's external id)",
+            "task 44 (position 4): 'data.item' must be a string, not a list",
+            "task 44 (position 4) annotation 1: 'ground_truth' must be true or false, not \"no\"",
+            "task 45 (position 5) annotation 1: choice 'FAST' is neither a label (perf, non-perf)"
+            " nor a category",
+            "task 46 (position 6) annotation 1: 'value.text' must be a list of strings, not of"
+            " an object",
+        ]
+    )  # task 42 has no data.item but an id: it is read as label-studio:42
+    with open_store(tmp_path / "cli.db") as store:
+        assert get_set(store, "ls") is None
+
+
+def test_label_studio_annotators_follow_one_rule(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # {"id": 5} was "5", 5 was "label-studio-user-5": one user under two names
+    by = [
+        ({"id": 5}, None),
+        (5, None),
+        ({"id": 6, "email": "eve@example.org"}, None),
+        (7, "gus@example.org, 7"),
+        ({"id": 8}, "hal, 8"),
+    ]
+    tasks = []
+    for n, (completed_by, username) in enumerate(by, start=1):
+        task = _studio_task(
+            id=n, **{"data.item": f"u-{n}", "annotation.completed_by": completed_by}
+        )
+        if username:
+            task[0]["annotations"][0]["created_username"] = username  # type: ignore[index]
+        tasks += task
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps(tasks))
+    done = cli("import", "label-studio", str(path), "--set", "ls")
+    assert done.exit_code == 0, done.output
+    assert {(v[0], v[1]) for v in live(tmp_path / "cli.db", "ls")} == {
+        ("u-1", "label-studio-user-5"),
+        ("u-2", "label-studio-user-5"),
+        ("u-3", "eve@example.org"),
+        ("u-4", "gus@example.org"),
+        ("u-5", "hal"),
+    }

@@ -67,6 +67,29 @@ class TaskImport:
     annotators: list[str]
 
 
+class BadField(ValueError):
+    """A field of a task holding a value of the wrong type (one line naming the field)."""
+
+
+def shape(value: Any) -> str:
+    """How a JSON value that is not text reads in an error: ``an object``, ``true``..."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    return json.dumps(value)
+
+
+def text_field(value: Any, name: str, *, numbers: bool = True) -> str | None:
+    """A field read as text: None stays None, a string is kept, a number (when
+    ``numbers``) is its digits; a boolean, a list or an object raises :class:`BadField`."""
+    if value is None or isinstance(value, str):
+        return value
+    if numbers and isinstance(value, int | float) and not isinstance(value, bool):
+        return json.dumps(value)
+    raise BadField(f"{name!r} must be a string, not {shape(value)}")
+
+
 def text_of(value: Any) -> str | None:
     if value is None:
         return None
@@ -132,17 +155,14 @@ def _new_item(
     )
 
 
-def _target_set(
-    store: Store, set_name: str, kind: str, labels: list[str] | None, origin: str
-) -> SetRow | None:
-    target = get_set(store, set_name)
+def _set_problem(
+    target: SetRow | None, set_name: str, kind: str, labels: list[str] | None, origin: str
+) -> str | None:
     if target is not None and target.kind != kind:
-        raise FileImportError([f"{origin}: set {set_name!r} holds {target.kind} items, not {kind}"])
+        return f"{origin}: set {set_name!r} holds {target.kind} items, not {kind}"
     if target is not None and labels and labels != target.labels:
-        raise FileImportError(
-            [f"{origin}: set {set_name!r} already has labels {', '.join(target.labels)}"]
-        )
-    return target
+        return f"{origin}: set {set_name!r} already has labels {', '.join(target.labels)}"
+    return None
 
 
 def import_tasks(
@@ -155,30 +175,38 @@ def import_tasks(
     labels: list[str] | None = None,
     votes_per_item: int = 2,
     model_input: Callable[[str, str], str],
+    errors: Sequence[str] = (),
 ) -> TaskImport:
     """Store the tasks' items (new commits are created from the task's text and fields),
-    put them in the set (created if needed) and append their votes, in one transaction:
-    any bad task raises :class:`FileImportError` naming each, and nothing is written.
-    A vote equal to the annotator's live vote is not appended again."""
-    errors: list[str] = []
+    put them in the set (created if needed) and append their votes, in one transaction.
+
+    ``errors`` are the file's unreadable lines or tasks: with them, or any task that
+    cannot go in, :class:`FileImportError` names every one at once and nothing is
+    written. A vote equal to the annotator's live vote is not appended again."""
+    problems = list(errors)
     seen: dict[str, str] = {}
+    unique: list[Task] = []
     for task in tasks:
         if task.key in seen:
-            errors.append(f"{task.where}: item {task.key!r} already in {seen[task.key]}")
-        seen.setdefault(task.key, task.where)
-    if errors:
-        raise FileImportError(errors)
-    target = _target_set(store, set_name, kind, labels, origin)
-    known = keys_to_ids(store, kind, [t.key for t in tasks])
-    fresh = [t for t in tasks if t.key not in known]
-    if fresh and kind != "commit":
-        raise FileImportError(
-            [
+            problems.append(f"{task.where}: item {task.key!r} already in {seen[task.key]}")
+        else:
+            seen[task.key] = task.where
+            unique.append(task)
+    # the set is looked up under the write lock: an import beside this one may have just
+    # created it, and this one then joins it rather than failing to create it again
+    with store.transaction():
+        target = get_set(store, set_name)
+        problem = _set_problem(target, set_name, kind, labels, origin)
+        if problem is not None:
+            raise FileImportError([problem, *problems])
+        known = keys_to_ids(store, kind, [t.key for t in unique])
+        fresh = [t for t in unique if t.key not in known]
+        if fresh and kind != "commit":
+            problems += [
                 f"{t.where}: no {kind} item {t.key!r} in the store (only commits can be created)"
                 for t in fresh
             ]
-        )
-    with store.transaction():
+            unique, fresh = [t for t in unique if t.key in known], []
         results = insert_imported_items(
             store, [_new_item(t, kind, model_input, origin) for t in fresh]
         )
@@ -186,14 +214,14 @@ def import_tasks(
         created = target is None
         if target is None:
             target = create_set(store, imported_set(set_name, kind, labels, origin, votes_per_item))
-        added = add_set_items(store, target.id, [ids[t.key] for t in tasks])
-        rows = _vote_rows(store, tasks, ids, target, origin, errors)
-        if errors:
-            raise FileImportError(errors)
+        added = add_set_items(store, target.id, [ids[t.key] for t in unique])
+        rows = _vote_rows(store, unique, ids, target, origin, problems)
+        if problems:
+            raise FileImportError(problems)
         appended, unchanged = _append_fresh(store, rows)
     return TaskImport(
         stored=len(fresh),
-        known=len(tasks) - len(fresh),
+        known=len(unique) - len(fresh),
         added_to_set=added,
         set_created=created,
         votes=appended,

@@ -17,81 +17,156 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
-from annotation.formats.common import ACCEPT, IGNORE, ExportItem, Task, TaskVote, text_of
+from annotation.formats.common import (
+    ACCEPT,
+    IGNORE,
+    BadField,
+    ExportItem,
+    Task,
+    TaskVote,
+    shape,
+    text_field,
+)
 from annotation.importing import FileImportError
+from annotation.jsontext import lone_surrogate
 from annotation.labels import SKIP
 from store.sets import SetRow
 from store.votes import ADJUDICATOR
 
+DATA_FIELDS = ("repo", "sha", "file", "language", "diff")
+
+
+def _flag(annotation: dict[str, Any], name: str) -> bool:
+    value = annotation.get(name)
+    if value is not None and not isinstance(value, bool):
+        raise BadField(f"{name!r} must be true or false, not {shape(value)}")
+    return bool(value)
+
+
+def _user_id(value: Any, name: str = "completed_by") -> str:
+    if not isinstance(value, int) or isinstance(value, bool):
+        what = "a user id (a number)" + (" or an object" if name == "completed_by" else "")
+        raise BadField(f"{name!r} must be {what}, not {shape(value)}")
+    return f"label-studio-user-{value}"
+
 
 def _annotator(annotation: dict[str, Any]) -> str:
+    """The annotator: ``completed_by.email``, else the name in ``created_username``, else
+    ``label-studio-user-ID`` from the user id (``completed_by`` or its ``id``)."""
     by = annotation.get("completed_by")
     if isinstance(by, dict):
-        return text_of(by.get("email") or by.get("username") or by.get("id")) or ""
-    named = text_of(annotation.get("created_username"))
+        email = text_field(by.get("email"), "completed_by.email", numbers=False)
+        if email and email.strip():
+            return email
+    elif by is not None:
+        _user_id(by)
+    named = text_field(annotation.get("created_username"), "created_username", numbers=False)
     if named and named.strip():
         name, _, user_id = named.strip().rpartition(",")
         return (name if name.strip() and user_id.strip().isdecimal() else named).strip()
-    return f"label-studio-user-{by}" if by is not None else ""
+    if isinstance(by, dict):
+        if by.get("id") is None:
+            raise BadField("'completed_by' has neither an email nor an id")
+        return _user_id(by["id"], "completed_by.id")
+    if by is None:
+        raise BadField("an annotation needs completed_by or created_username")
+    return _user_id(by)
 
 
-def _vote(where: str, annotation: dict[str, Any]) -> TaskVote | str:
+def _texts(value: list[Any], name: str) -> list[str]:
+    for x in value:
+        if not isinstance(x, str):
+            raise BadField(f"{name!r} must be a list of strings, not of {shape(x)}")
+    return value
+
+
+def _vote(where: str, annotation: Any) -> TaskVote:
+    """An annotation's vote; :class:`BadField` says why it cannot be read."""
+    if not isinstance(annotation, dict):
+        raise BadField("not an object")
     annotator = _annotator(annotation)
-    if not annotator:
-        return "an annotation needs completed_by or created_username"
     results = annotation.get("result")
     if not isinstance(results, list):
-        return "'result' must be a list of regions"
+        raise BadField("'result' must be a list of regions")
     choices: list[str] = []
     notes: list[str] = []
     for region in results:
         value = region.get("value") if isinstance(region, dict) else None
         if not isinstance(value, dict):
-            return "every region of 'result' needs a 'value' object"
+            raise BadField("every region of 'result' needs a 'value' object")
         if isinstance(value.get("choices"), list):
-            choices += [str(c) for c in value["choices"]]
-        elif isinstance(value.get("text"), list):
-            notes += [str(t) for t in value["text"]]
+            choices += _texts(value["choices"], "value.choices")
+        elif isinstance(value.get("text"), list):  # a textarea (a span's text is a string)
+            notes += _texts(value["text"], "value.text")
     return TaskVote(
         where=where,
         annotator=annotator,
-        answer=IGNORE if annotation.get("was_cancelled") else ACCEPT,
+        answer=IGNORE if _flag(annotation, "was_cancelled") else ACCEPT,
         choices=tuple(choices),
         note="\n".join(notes) or None,
-        adjudicator=bool(annotation.get("ground_truth")),
+        adjudicator=_flag(annotation, "ground_truth"),
     )
 
 
-def _task(where: str, task: Any) -> Task | list[str]:
+def _where(path: Path, n: int, task: Any) -> str:
+    """``FILE: task ID (position N)``, or ``FILE: task at position N`` for a task
+    without a usable id."""
+    task_id = task.get("id") if isinstance(task, dict) else None
+    if isinstance(task_id, str) or (isinstance(task_id, int) and not isinstance(task_id, bool)):
+        shown = repr(task_id) if isinstance(task_id, str) else str(task_id)
+        return f"{path}: task {shown} (position {n})"
+    return f"{path}: task at position {n}"
+
+
+def _key(task: dict[str, Any]) -> str:
+    """The item's external id: ``data.item``, else ``label-studio:<task id>``."""
+    item = text_field(task["data"].get("item"), "data.item")
+    if item is not None and item.strip():
+        return item
+    if task.get("id") is None:
+        raise BadField("a task needs an 'id' or data.item (the item's external id)")
+    return f"label-studio:{text_field(task['id'], 'id')}"
+
+
+def _task(where: str, task: Any) -> tuple[Task | None, list[str]]:
+    """The task, or None and every problem found in it (the task's own, then one per
+    bad annotation)."""
     if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
-        return [f"{where}: a task is an object with a 'data' object"]
+        return None, [f"{where}: a task is an object with a 'data' object"]
+    surrogate = lone_surrogate(task)
+    if surrogate is not None:
+        return None, [f"{where}: {surrogate}"]
     data = task["data"]
+    errors: list[str] = []
+    fields: dict[str, Any] = {}
+    key = ""
     text = data.get("text")
     if not isinstance(text, str):
-        return [f"{where}: missing data.text (a string)"]
-    key = text_of(data.get("item")) or f"label-studio:{task.get('id')}"
+        errors.append(f"{where}: missing data.text (a string)")
+    try:
+        key = _key(task)
+        fields = {k: text_field(data[k], f"data.{k}") for k in DATA_FIELDS if k in data}
+    except BadField as exc:
+        errors.append(f"{where}: {exc}")
     annotations = task.get("annotations") or []
     if not isinstance(annotations, list):
-        return [f"{where}: 'annotations' must be a list"]
+        return None, [*errors, f"{where}: 'annotations' must be a list"]
     votes: list[TaskVote] = []
-    errors: list[str] = []
     for n, annotation in enumerate(annotations, start=1):
-        found = (
-            _vote(f"{where} annotation {n}", annotation)
-            if isinstance(annotation, dict)
-            else "not an object"
-        )
-        if isinstance(found, str):
-            errors.append(f"{where} annotation {n}: {found}")
-        else:
-            votes.append(found)
-    fields = {k: data[k] for k in ("repo", "sha", "file", "language", "diff") if k in data}
-    return errors or Task(where=where, key=key, text=text, fields=fields, votes=tuple(votes))
+        try:
+            votes.append(_vote(f"{where} annotation {n}", annotation))
+        except BadField as exc:
+            errors.append(f"{where} annotation {n}: {exc}")
+    if errors or not isinstance(text, str):
+        return None, errors
+    fields = {k: v for k, v in fields.items() if v is not None}
+    return Task(where=where, key=key, text=text, fields=fields, votes=tuple(votes)), []
 
 
-def read_tasks(path: Path) -> list[Task]:
-    """The tasks of a Label Studio JSON export; raises :class:`FileImportError` naming
-    every bad task (``FILE: task N``) or the JSON error's line."""
+def read_tasks(path: Path) -> tuple[list[Task], list[str]]:
+    """The tasks of a Label Studio JSON export, and one line for every task or annotation
+    that cannot be read (``FILE: task ID (position N)[ annotation M]: problem``); a file
+    that is no JSON list of tasks raises :class:`FileImportError`."""
     if not path.is_file():
         raise FileImportError([f"{path}: no such file"])
     try:
@@ -100,19 +175,18 @@ def read_tasks(path: Path) -> list[Task]:
         raise FileImportError([f"{path}: not UTF-8 text"]) from None
     except json.JSONDecodeError as exc:
         raise FileImportError([f"{path}:{exc.lineno}: malformed JSON ({exc.msg})"]) from None
+    except RecursionError:
+        raise FileImportError([f"{path}: JSON nested too deeply to read"]) from None
     if not isinstance(document, list):
         raise FileImportError([f"{path}: expected a JSON list of tasks"])
     tasks: list[Task] = []
     errors: list[str] = []
     for n, raw in enumerate(document, start=1):
-        found = _task(f"{path}: task {n}", raw)
-        if isinstance(found, list):
-            errors += found
-        else:
+        found, problems = _task(_where(path, n, raw), raw)
+        errors += problems
+        if found is not None:
             tasks.append(found)
-    if errors:
-        raise FileImportError(errors)
-    return tasks
+    return tasks, errors
 
 
 def _choices(name: str, values: list[str], annotation_id: int) -> dict[str, Any]:

@@ -27,12 +27,14 @@ from annotation.formats.common import (
     ANSWERS,
     IGNORE,
     REJECT,
+    BadField,
     ExportItem,
     Task,
     TaskVote,
-    text_of,
+    shape,
+    text_field,
 )
-from annotation.importing import FileImportError, read_jsonl
+from annotation.importing import read_jsonl
 from annotation.labels import SKIP
 from store.sets import SetRow
 from store.votes import ADJUDICATOR
@@ -44,62 +46,97 @@ def hash32(*parts: str) -> int:
     return int.from_bytes(digest[:4], "big", signed=True)
 
 
+META_FIELDS = ("repo", "sha", "file", "language")
+ROLES = (None, "annotator", ADJUDICATOR)
+
+
 def _annotator(record: dict[str, Any], set_name: str) -> str:
-    raw = text_of(record.get("_annotator_id")) or text_of(record.get("_session_id")) or ""
+    raw = text_field(record.get("_annotator_id"), "_annotator_id", numbers=False) or text_field(
+        record.get("_session_id"), "_session_id", numbers=False
+    )
+    raw = raw or ""
     prefix = f"{set_name}-"
     return raw[len(prefix) :] if raw.startswith(prefix) and len(raw) > len(prefix) else raw
 
 
-def _vote(where: str, record: dict[str, Any], set_name: str) -> TaskVote | str:
-    """The vote a task line carries, or the one-line reason it cannot be read."""
+def _vote(where: str, record: dict[str, Any], meta: dict[str, Any], set_name: str) -> TaskVote:
+    """The vote a task line carries; :class:`BadField` says why it cannot be read."""
     answer = record.get("answer")
     if answer not in ANSWERS:
-        return f"answer must be one of {', '.join(ANSWERS)}, not {answer!r}"
+        raise BadField(f"answer must be one of {', '.join(ANSWERS)}, not {answer!r}")
     annotator = _annotator(record, set_name)
     if not annotator:
-        return "an answered task needs _annotator_id or _session_id"
-    meta = record.get("meta") if isinstance(record.get("meta"), dict) else {}
+        raise BadField("an answered task needs _annotator_id or _session_id")
+    role = meta.get("role")
+    if role not in ROLES:
+        raise BadField(f"'meta.role' must be annotator or {ADJUDICATOR}, not {shape(role)}")
     common = {
         "where": where,
         "annotator": annotator,
         "answer": answer,
-        "note": text_of(meta.get("note")),
-        "adjudicator": meta.get("role") == ADJUDICATOR,
+        "note": text_field(meta.get("note"), "meta.note"),
+        "adjudicator": role == ADJUDICATOR,
     }
     accept = record.get("accept")
     if accept is not None:
-        if not isinstance(accept, list) or not all(isinstance(c, (str, int)) for c in accept):
-            return "'accept' must be a list of option ids"
+        if not isinstance(accept, list) or not all(
+            isinstance(c, str | int) and not isinstance(c, bool) for c in accept
+        ):
+            raise BadField("'accept' must be a list of option ids")
         return TaskVote(choices=tuple(str(c) for c in accept), **common)
-    label = record.get("label")
-    if isinstance(label, str) and label.strip():
-        category = text_of(meta.get("category"))
+    label = text_field(record.get("label"), "label", numbers=False)
+    if label is not None and label.strip():
+        category = text_field(meta.get("category"), "meta.category", numbers=False)
         return TaskVote(binary=label, choices=(category,) if category else (), **common)
     if answer == IGNORE:
         return TaskVote(**common)
-    return "an answered task needs 'label' (binary) or 'accept' (choice)"
+    raise BadField("an answered task needs 'label' (binary) or 'accept' (choice)")
 
 
-def read_tasks(path: Path, set_name: str) -> list[Task]:
-    """One :class:`Task` per item (lines of the same item gather their votes); raises
-    :class:`FileImportError` naming every bad line."""
+def _key(record: dict[str, Any], meta: dict[str, Any], text: str) -> str:
+    """Our external id: ``meta.id``, else Prodigy's ``_input_hash`` (or a hash of the text)."""
+    key = text_field(meta.get("id"), "meta.id")
+    if key is not None and key.strip():
+        return key
+    input_hash = record.get("_input_hash", hash32(text))
+    if not isinstance(input_hash, int) or isinstance(input_hash, bool):
+        raise BadField(f"'_input_hash' must be an integer, not {shape(input_hash)}")
+    return f"prodigy:{input_hash}"
+
+
+def _line(
+    where: str, record: dict[str, Any], set_name: str
+) -> tuple[str, str, dict[str, Any], TaskVote | None]:
+    """(key, text, fields, vote) of one task line; :class:`BadField` for a bad one."""
+    text = record.get("text")
+    if not isinstance(text, str):
+        raise BadField("missing 'text' (a string)")
+    meta = record.get("meta", {})
+    if not isinstance(meta, dict):
+        raise BadField(f"'meta' must be an object, not {shape(meta)}")
+    key = _key(record, meta, text)
+    fields: dict[str, Any] = {
+        k: text_field(meta[k], f"meta.{k}") for k in META_FIELDS if meta.get(k) is not None
+    }
+    diff = text_field(record.get("diff"), "diff", numbers=False)
+    if diff is not None:
+        fields["diff"] = diff
+    vote = _vote(where, record, meta, set_name) if "answer" in record else None
+    return key, text, fields, vote
+
+
+def read_tasks(path: Path, set_name: str) -> tuple[list[Task], list[str]]:
+    """One :class:`Task` per item (lines of the same item gather their votes), and one
+    ``FILE:LINE: problem`` for every line that cannot be read."""
     records, errors = read_jsonl(path) if path.is_file() else ([], [f"{path}: no such file"])
     tasks: dict[str, Task] = {}
     for number, record in records:
         where = f"{path}:{number}"
-        text = record.get("text")
-        if not isinstance(text, str):
-            errors.append(f"{where}: missing 'text' (a string)")
+        try:
+            key, text, fields, vote = _line(where, record, set_name)
+        except BadField as exc:
+            errors.append(f"{where}: {exc}")
             continue
-        meta = record.get("meta") if isinstance(record.get("meta"), dict) else {}
-        key = text_of(meta.get("id")) or f"prodigy:{record.get('_input_hash', hash32(text))}"
-        vote = _vote(where, record, set_name) if "answer" in record else None
-        if isinstance(vote, str):
-            errors.append(f"{where}: {vote}")
-            continue
-        fields = {k: meta.get(k) for k in ("repo", "sha", "file", "language") if k in meta}
-        if isinstance(record.get("diff"), str):
-            fields["diff"] = record["diff"]
         earlier = tasks.get(key)
         votes = (*(earlier.votes if earlier else ()), *((vote,) if vote else ()))
         tasks[key] = Task(
@@ -109,9 +146,7 @@ def read_tasks(path: Path, set_name: str) -> list[Task]:
             fields=fields,
             votes=votes,
         )
-    if errors:
-        raise FileImportError(errors)
-    return list(tasks.values())
+    return list(tasks.values()), errors
 
 
 def _options(target: SetRow) -> list[dict[str, str]]:

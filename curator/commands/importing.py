@@ -93,7 +93,8 @@ def items(
         list[str] | None,
         typer.Option(
             "--map",
-            help="Label values to the set's labels, e.g. 1=perf,0=non-perf (repeatable).",
+            help="With --label-field: label values to the set's labels, e.g."
+            " 1=perf,0=non-perf (repeatable; a set created here gets the labels named).",
         ),
     ] = None,
     annotator: Annotated[
@@ -101,11 +102,17 @@ def items(
     ] = "gold",
     text_field: Annotated[
         str | None,
-        typer.Option("--text-field", help="The message field (default: message, commit_message)."),
+        typer.Option(
+            "--text-field",
+            help="With --label-field: the message field (default: message, commit_message).",
+        ),
     ] = None,
     id_field: Annotated[
         str | None,
-        typer.Option("--id-field", help="The id field (default: id, else idx, else a hash)."),
+        typer.Option(
+            "--id-field",
+            help="With --label-field: the id field (default: id, else idx, else a hash).",
+        ),
     ] = None,
     as_json: JsonOption = False,
     db: DbOption = None,
@@ -123,6 +130,17 @@ def items(
         spec = replace(spec, votes_per_item=votes_per_item or 1)
         labeled_items(files, spec, prelabel, as_json, db)
         return
+    for option, given in (
+        ("--text-field", text_field),
+        ("--id-field", id_field),
+        ("--map", mapping),
+    ):
+        if given:
+            fail(
+                f"{option} reads a labeled file: give --label-field FIELD too (an items file's"
+                " rows carry 'id' and 'message')",
+                EXIT_USAGE,
+            )
     report: list[dict[str, object]] = []
     failed = 0
     with open_db(db) as store:

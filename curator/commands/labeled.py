@@ -12,6 +12,7 @@ import typer
 from rich.text import Text
 
 from annotation.labeled_import import (
+    FieldError,
     LabeledImport,
     LabeledSpec,
     MappingError,
@@ -110,7 +111,7 @@ def labeled_items(
                     store, path, spec, model_input, keyword_prelabel if prelabel else None
                 )
             except MappingError as exc:
-                fail(f"{path}: {exc}")
+                fail(f"{path}: {exc}", EXIT_USAGE if isinstance(exc, FieldError) else EXIT_INPUT)
             report_errors(result.errors, result.reasons)
             results.append((path, result))
             if result.without_repo:
