@@ -1,6 +1,7 @@
 """``curator models show`` as a function: one registered model's base, training data,
 input, decision threshold, scores, calibration (ECE) and reliability table, as plain
-data the command prints (or dumps as JSON)."""
+data the command prints (or dumps as JSON). An ensemble's members, combiner, threshold
+and candidates come from its ``ensemble.json``."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any
 
 from curator.training import perf_f1, train_total
 from engines.labelers.diff_decision import describe_diff_decision, diff_decision_of
+from engines.labelers.ensemble import FAMILY as ENSEMBLE
+from engines.labelers.ensemble import read_spec
 from engines.labelers.inputs import describe, recorded_input
 from engines.labelers.rule_floor import describe_floor, recorded_floor
 from engines.labelers.student.diff_reader import describe_diff_reader, diff_reader_of
@@ -94,13 +97,95 @@ def input_text(params: dict[str, Any], metrics: dict[str, Any]) -> str:
     return text
 
 
+def combiner_rows(cv_f1: Any, chosen: Any) -> list[tuple[str, float, str]]:
+    """(candidate, cross-validated F1, ``chosen`` or empty) per combiner an ensemble
+    weighed on its dev set, as recorded."""
+    if not isinstance(cv_f1, dict):
+        return []
+    return [
+        (str(name), float(f1), "chosen" if name == chosen else "")
+        for name, f1 in cv_f1.items()
+        if isinstance(f1, int | float)
+    ]
+
+
+def describe_combiner(combiner: Any) -> str:
+    """``tfidf-lr@2 alone``, ``the mean of the members' P(perf)``..., from an ensemble's
+    recorded ``combiner``."""
+    kind = combiner.get("kind") if isinstance(combiner, dict) else None
+    if kind == "member":
+        return f"{combiner.get('member')} alone (the other members are not used)"
+    if kind == "mean":
+        return "the mean of the members' P(perf)"
+    if kind == "stack":
+        c = combiner.get("C")
+        shown = f"C={c:g}" if isinstance(c, int | float) else "C unknown"
+        return f"a logistic-regression stack ({shown}) on the members' P(perf)"
+    if kind == "vote":
+        return "the Dawid-Skene label model over the members' votes"
+    return f"unknown combiner {kind!r}"
+
+
+def ensemble_report(row: ModelRow) -> dict[str, Any]:
+    """An ensemble's members (with the fields each reads), combiner, threshold and the
+    candidates' CV F1, from its ``ensemble.json``; ``error`` says why the file could
+    not be read (what the store recorded stands in: members, chosen combiner, CV F1)."""
+    params = row.params
+    counts = params.get("counts") if isinstance(params.get("counts"), dict) else {}
+    recorded = row.metrics.get("combiner") if isinstance(row.metrics.get("combiner"), dict) else {}
+    try:
+        spec: dict[str, Any] = read_spec(row.path or "")
+        error = None
+    except ValueError as exc:
+        spec, error = {**counts, **recorded}, str(exc)
+    members = spec.get("members")
+    if not isinstance(members, list):
+        members = [{"name": str(n)} for n in params.get("members") or []]
+    combiner = spec.get("combiner") if isinstance(spec.get("combiner"), dict) else {}
+    threshold = spec.get("threshold")
+    return {
+        "members": [
+            {
+                "name": str(m.get("name")),
+                "input_fields": list(m.get("input_fields") or []),
+                "vote_only": bool(m.get("vote_only")),
+            }
+            for m in members
+            if isinstance(m, dict)
+        ],
+        "combiner": {k: v for k, v in combiner.items() if k != "label_model"},
+        "combiner_text": describe_combiner(combiner) if combiner else None,
+        "chosen": spec.get("chosen", params.get("combiner")),
+        "threshold": threshold if isinstance(threshold, int | float) else None,
+        "cv_f1": spec.get("cv_f1") if isinstance(spec.get("cv_f1"), dict) else {},
+        "folds": spec.get("folds"),
+        "dev_items": spec.get("dev_items"),
+        "unlabeled_items": spec.get("unlabeled_items"),
+        "error": error,
+    }
+
+
+def _members_input(ensemble: dict[str, Any]) -> str:
+    """``each member reads its own: keyword@5 message; tfidf-lr@1 message, files``."""
+    parts = [
+        f"{m['name']} {', '.join(m['input_fields'])}" if m["input_fields"] else m["name"]
+        for m in ensemble["members"]
+    ]
+    return f"each member reads its own: {'; '.join(parts)}" if parts else "not recorded"
+
+
 def model_report(row: ModelRow, current: bool) -> dict[str, Any]:
     """Everything ``curator models show`` prints about ``row``. ``decision`` is None for
-    models trained before thresholds were chosen (they decide at 0.5)."""
+    models trained before thresholds were chosen (they decide at 0.5) and for ensembles,
+    whose ``ensemble`` block says how they decide."""
     params = row.params
     record = recorded_input(params)
     decision = params.get("decision") if isinstance(params.get("decision"), dict) else None
     counts = params.get("counts") if isinstance(params.get("counts"), dict) else {}
+    ensemble = ensemble_report(row) if row.family == ENSEMBLE else None
+    threshold = decision["threshold"] if decision else 0.5
+    if ensemble is not None and ensemble["threshold"] is not None:
+        threshold = ensemble["threshold"]
     return {
         "name": row.name,
         "family": row.family,
@@ -119,14 +204,15 @@ def model_report(row: ModelRow, current: bool) -> dict[str, Any]:
         "train_total": train_total(row),
         "counts": counts,
         "input": record,
-        "input_text": input_text(params, row.metrics),
+        "input_text": _members_input(ensemble) if ensemble else input_text(params, row.metrics),
         "rule_floor": recorded_floor(params),
         "rule_floor_text": describe_floor(recorded_floor(params)),
         "prior_text": describe_prior(
             row.family, _training(row.metrics).get("prior"), params.get("warm_start")
         ),
-        "threshold": decision["threshold"] if decision else 0.5,
+        "threshold": threshold,
         "decision": decision,
+        "ensemble": ensemble,
         "diff_decision_text": describe_diff_decision(diff_decision_of(params)),
         "diff_reader_text": describe_diff_reader(diff_reader_of(params)),
         "scores": score_rows(row.name, row.metrics),

@@ -57,7 +57,22 @@ class PredictSummary:
             data["requeued_chunks"] = self.cluster.requeued
             data["lost_workers"] = self.cluster.lost_workers
             data["failed_chunks"] = self.cluster.failed
+            data["failed_items"] = self.cluster.failed_items
         return data
+
+    def not_labeled(self) -> str | None:
+        """One line when chunks failed on the workers (their items stay unlabeled; a
+        rerun labels them), else None."""
+        if self.cluster is None or not self.cluster.failed:
+            return None
+        chunks = len(self.cluster.failed)
+        failed = f"{chunks} chunk{'s' if chunks != 1 else ''} failed"
+        if not self.labels:
+            return f"{self.labeler}: no item was labeled ({failed}: see the warnings above)"
+        return (
+            f"{self.labeler}: {self.cluster.failed_items:,} items were not labeled ({failed}:"
+            " see the warnings above); the same command again labels only those"
+        )
 
 
 def items_to_predict(

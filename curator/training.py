@@ -214,7 +214,10 @@ def gather(store: Store, request: TrainRequest) -> tuple[list[LabeledItem], dict
     counts["train"] = label_counts(items)
     counts["train_total"] = len(items)
     if not items:
-        raise TrainingRefused("no training examples left (check --tau, the sets' votes)")
+        why = weak_note(counts)
+        raise TrainingRefused(
+            "no training examples left (check --tau, the sets' votes)" + (f"; {why}" if why else "")
+        )
     if len({x.label for x in items}) < 2:
         raise TrainingRefused(f"all {len(items)} training examples say {items[0].label!r}")
     return items, counts
@@ -238,7 +241,7 @@ def weak_examples(
     # The limit applies after the repository check below.
     selection = weak_items(store, name, request.weak_min_confidence, request.weak_weight, held_ids)
     if not selection.predicted:
-        raise TrainingRefused(f"no predictions by {name}: run `curator predict --labeler {name}`")
+        raise TrainingRefused(f"no predictions by {name}: {how_to_predict(name)}")
     items = selection.items
     overlap = repository_overlap(store, [x.item_id for x in items], held_ids)
     disjoint = drop_sources(store, items, overlap) if overlap else items
@@ -255,6 +258,38 @@ def weak_examples(
         "min_confidence": request.weak_min_confidence,
     }
     return kept
+
+
+def how_to_predict(name: str) -> str:
+    """How to get ``name``'s predictions on the unvoted commits --weak learns from."""
+    if name.startswith("teacher:"):
+        model = name.removeprefix("teacher:")
+        return f"ask the teacher with `curator teach --unlabeled --model {model}`"
+    return f"run `curator predict --labeler {name} --unlabeled`"
+
+
+def weak_note(counts: dict[str, Any]) -> str | None:
+    """One line when ``--weak`` gave no training example, saying why from
+    ``counts["weak"]``; None when it gave some (or was not asked for)."""
+    weak = counts.get("weak")
+    if not isinstance(weak, dict) or weak.get("kept"):
+        return None
+    name, predicted = weak.get("labeler"), weak.get("predicted", 0)
+    reasons = (
+        (weak.get("voted_or_held_out", 0), "on commits someone voted on or in --dev/--eval"),
+        (weak.get("below_confidence", 0), f"scored below {weak.get('min_confidence')}"),
+        (weak.get("other_label", 0), "neither perf nor non-perf"),
+        (weak.get("dropped_for_overlap", 0), "from the repositories of --dev/--eval"),
+    )
+    why = [f"{n:,} {text}" for n, text in reasons if n]
+    if not weak.get("weight"):
+        why.append("--weak-weight 0 keeps none")
+    if not why:
+        why.append("none left after the limits")
+    return (
+        f"--weak {name}: none of its {predicted:,} predictions became a training example"
+        f" ({'; '.join(why)})"
+    )
 
 
 def combine_weak(items: Sequence[LabeledItem], weak: Sequence[LabeledItem]) -> list[LabeledItem]:
@@ -401,6 +436,8 @@ def run_training(
         counts["train_total"] = len(examples)
     examples, replay = _skip_learned(examples, data.learned, counts)
     config, examples, notes = _warm_start(store, request, start, config, examples, counts)
+    if (weak := weak_note(counts)) is not None:
+        notes.insert(0, weak)
     root = models_dir(store)
     root.mkdir(parents=True, exist_ok=True)
     staging = root / f".staging-{uuid.uuid4().hex[:12]}"

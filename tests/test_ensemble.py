@@ -54,6 +54,30 @@ def test_ensemble_trains_resolves_predicts_and_evaluates(corpus, tmp_path: Path)
     assert listed.exit_code == 0 and "ensemble@1" in listed.output
 
 
+def test_models_show_gives_an_ensembles_members_combiner_and_candidates(corpus) -> None:  # type: ignore[no-untyped-def]
+    trained = _json(corpus("train", "--kind", "ensemble", "--dev", "dev", "--json"))
+    spec = json.loads((Path(trained["path"]) / "ensemble.json").read_text())
+    shown = corpus("models", "show", "ensemble@1")
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(ANSI.sub("", shown.stdout).split())
+    assert "members: keyword@5, heuristics@1, tfidf-lr@1;" in text
+    assert f"combiner chosen by {spec['folds']}-fold CV on dev ({spec['dev_items']} items)" in text
+    assert f"decision: perf iff P(perf) > {spec['threshold']:.4g}; combiner: " in text
+    assert "cross-validated F1(perf) on dev" in text and "stack(C=10)" in text
+    assert "None" not in text and "nothing recorded" not in text
+    assert "before thresholds were chosen" not in text and "message || diff" not in text
+    data = _json(corpus("models", "show", "ensemble@1", "--json"))
+    ens = data["ensemble"]
+    assert [m["name"] for m in ens["members"]] == trained["params"]["members"]
+    assert (ens["chosen"], ens["cv_f1"]) == (spec["chosen"], spec["cv_f1"])
+    assert ens["threshold"] == data["threshold"] == spec["threshold"]
+    assert ens["combiner"]["kind"] == spec["combiner"]["kind"] and ens["error"] is None
+
+    voted = _json(corpus("train", "--kind", "ensemble", "--json"))  # no --dev: label model
+    text = " ".join(ANSI.sub("", corpus("models", "show", voted["model"]).stdout).split())
+    assert "label model fitted on" in text and "Dawid-Skene label model" in text
+
+
 def test_vote_combiner_fits_the_label_model_without_labels(corpus) -> None:  # type: ignore[no-untyped-def]
     two = corpus("train", "--kind", "ensemble", "--members", "keyword@1,tfidf-lr@latest")
     assert two.exit_code == 1 and "at least three members" in ANSI.sub("", two.stderr)

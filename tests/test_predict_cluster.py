@@ -209,3 +209,81 @@ def test_items_without_commit_text_still_move_the_progress(client: Client, tmp_p
     assert sum(steps) == len(todo) == 302  # the bar reaches its end
     assert sum(summary.labels.values()) == 300
     assert len(_stored(db, "keyword@1")) == 300
+
+
+def test_a_floored_model_gets_the_commits_files_on_the_workers(split, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A model whose rule floor vetoes test-only commits reads each commit's ``files``
+    beside its text: the workers are sent them, and store what the in-process run does."""
+    for path, message in (
+        ("tests/test_json.py", "Speed up the JSON test fixtures"),  # the rules fire; vetoed
+        ("src/json.cc", "Speed up the JSON parser"),
+    ):
+        item = {"id": path, "repo": "https://example.org/x/y", "file": path, "message": message}
+        (tmp_path / "more.jsonl").write_text(json.dumps(item) + "\n")
+        assert split("import", "items", str(tmp_path / "more.jsonl")).exit_code == 0
+    assert split("train", "--kind", "tfidf-lr", "--votes", "tr").exit_code == 0
+    db = tmp_path / "cli.db"
+    with open_store(db) as store:
+        spec = resolve_labeler(store, "tfidf-lr@1")
+        assert spec_fields(spec) == input_fields(build_labeler(spec)) == ("model_input", "files")
+        assert spec_fields(spec, "message") == ("message", "files")  # --input message
+    local = tmp_path / "local.db"
+    local.write_bytes(db.read_bytes())
+    _run(local, "tfidf-lr@1", None)
+    result = split("predict", "--labeler", "tfidf-lr@1", "--workers", "1", "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["failed_chunks"] == [] and summary["failed_items"] == 0
+    stored = _stored(db, "tfidf-lr@1")
+    labeled = summary["predicted"] + summary["already_predicted"]  # out-of-fold on tr
+    assert summary["predicted"] > 2 and labeled == summary["items"] == len(stored)
+    assert _stored(db, "tfidf-lr@1") == _stored(local, "tfidf-lr@1")
+    with open_store(db) as store:
+        found = dict(
+            raw_sql.query(
+                store,
+                "SELECT c.message, p.label FROM predictions AS p JOIN commits AS c"
+                " ON c.item_id = p.item_id WHERE p.labeler = 'tfidf-lr@1'"
+                " AND c.message LIKE 'Speed up the JSON %'",
+            )
+        )
+    # the rules call both perf; the veto, reading the files on the worker, overrules them
+    # on the commit that changes only a test
+    assert found == {
+        "Speed up the JSON parser": "perf",
+        "Speed up the JSON test fixtures": "non-perf",
+    }
+
+
+def test_a_run_where_every_chunk_fails_ends_in_one_error_line(split, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert split("train", "--kind", "tfidf-lr", "--votes", "tr").exit_code == 0
+    before = _stored(tmp_path / "cli.db", "tfidf-lr@1")  # its out-of-fold scores on tr
+    pickled = tmp_path / "models" / "tfidf-lr@1" / "model.pkl"
+    pickled.write_bytes(b"garbage\n")
+    result = split("predict", "--labeler", "tfidf-lr@1", "--workers", "1")
+    assert result.exit_code == 1, result.output
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", result.stderr).strip().splitlines()
+    failed = [line for line in lines if line.startswith("warning: chunk not labeled: items ")]
+    assert failed and all(f"{pickled}: cannot be read (" in line for line in failed)
+    assert (
+        lines[-1]
+        == "error: tfidf-lr@1: no item was labeled (1 chunk failed: see the warnings above)"
+    )
+    assert "Traceback" not in result.output and "predicted" not in result.stdout
+    assert _stored(tmp_path / "cli.db", "tfidf-lr@1") == before
+
+
+def test_chunks_that_failed_beside_labeled_ones_are_counted_in_one_line() -> None:
+    """Some chunks labeled, some failed: the summary's line (the command prints it as its
+    error and exits 1) counts the items left unlabeled, which a rerun labels."""
+    from collections import Counter
+
+    from engines.labelers.on_cluster import ClusterPredictOutcome
+
+    clean = PredictSummary("tfidf-lr@1", 6, 0, Counter({"perf": 4}), ClusterPredictOutcome())
+    assert clean.not_labeled() is None
+    outcome = ClusterPredictOutcome(failed=["items 5..6: boom"], failed_items=2)
+    partial = PredictSummary("tfidf-lr@1", 6, 0, Counter({"perf": 4}), outcome)
+    line = partial.not_labeled()
+    assert line is not None and line.startswith("tfidf-lr@1: 2 items were not labeled (1 chunk")
+    assert partial.as_json()["failed_items"] == 2

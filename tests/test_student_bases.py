@@ -19,6 +19,8 @@ import pytest
 
 from engines.labelers.student.bases import MPNET, NAMED, check_base, installed_parts, resolve_base
 from engines.labelers.student.infer import default_base
+from store import open_store
+from store.models import list_models
 from tests.conftest import ROOT
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -100,6 +102,55 @@ def test_minilm_is_the_default_and_a_folder_must_hold_a_model(tmp_path: Path) ->
         check_base(str(tmp_path))
     assert "no config.json" in str(caught.value) and "minilm, mpnet" in str(caught.value)
     assert check_base(default_base()) == str(Path(default_base()).resolve())
+
+
+def _base_without(tmp_path: Path, name: str, keep: tuple[str, ...]) -> Path:
+    """A folder beside the packaged MiniLM holding only the files ``keep`` of it (the
+    weights linked, not copied)."""
+    source, folder = Path(default_base()), tmp_path / name
+    folder.mkdir()
+    for file in keep:
+        if file == "model.safetensors":
+            (folder / file).symlink_to(source / file)
+        else:
+            (folder / file).write_bytes((source / file).read_bytes())
+    return folder
+
+
+def test_a_folder_without_a_tokenizer_or_with_cut_weights_is_refused_naming_it(  # type: ignore[no-untyped-def]
+    split, tmp_path: Path
+):
+    """Without its vocabulary, transformers builds a tokenizer of five special tokens and
+    the student learns nothing: the folder is refused, naming the files it lacks, wherever
+    a base or student folder is loaded (train --base, the student, teach --window-of)."""
+    from engines.labelers.student.infer import load_encoder, load_tokenizer
+    from engines.labelers.teacher.window import load_window
+
+    notok = _base_without(tmp_path, "notok", ("config.json", "model.safetensors"))
+    for load in (check_base, load_encoder, load_tokenizer, load_window):
+        with pytest.raises(ValueError) as caught:
+            load(str(notok))
+        assert str(caught.value).startswith(f"{notok}: no tokenizer files (none of tokenizer.json")
+    result = split("train", "--votes", "tr", "--epochs", "1", "--base", str(notok))
+    message = ANSI.sub("", result.stderr).strip()
+    assert result.exit_code == 1 and len(message.splitlines()) == 1, result.output
+    assert (
+        message.startswith(f"error: --base {notok}: no tokenizer files") and "vocab.txt" in message
+    )
+
+    cut = _base_without(tmp_path, "cut", ("config.json", "tokenizer.json", "vocab.txt"))
+    whole = (Path(default_base()) / "model.safetensors").read_bytes()
+    (cut / "model.safetensors").write_bytes(whole[: len(whole) // 3])
+    for load in (check_base, load_encoder):
+        with pytest.raises(ValueError, match=r"model\.safetensors: cannot be read \(truncated"):
+            load(str(cut))
+    assert load_window(str(cut), 8)[1] == 8  # the window needs the tokenizer alone
+    result = split("train", "--votes", "tr", "--epochs", "1", "--base", str(cut))
+    message = ANSI.sub("", result.stderr).strip()
+    assert result.exit_code == 1 and len(message.splitlines()) == 1, result.output
+    assert message.startswith(f"error: --base {cut}/model.safetensors: cannot be read (truncated")
+    with open_store(tmp_path / "cli.db") as store:
+        assert list_models(store) == []
 
 
 def test_train_from_mpnet_through_the_cli(  # type: ignore[no-untyped-def]

@@ -193,8 +193,51 @@ def test_a_base_that_is_not_a_model_is_one_error_line(split, tmp_path: Path):  #
     (broken / "config.json").write_text("{not json", encoding="utf-8")
     result = split("train", "--votes", "tr", "--base", str(broken))
     assert result.exit_code == 1, result.output
-    err = ANSI.sub("", result.stderr)
-    assert err.startswith("error: training failed") and "Traceback" not in result.output
+    err = ANSI.sub("", result.stderr).strip()
+    assert err.startswith(f"error: --base {broken}/config.json: cannot be read (")
+    assert len(err.splitlines()) == 1 and "Traceback" not in result.output
+    assert _rows(tmp_path / "cli.db", "SELECT COUNT(*) FROM models") == [(0,)]
+
+
+def test_damaged_model_files_are_one_error_line_naming_the_file(split, tmp_path: Path):  # type: ignore[no-untyped-def]
+    from engines.labelers.student.infer import META_FILE
+    from store.models import register_model
+    from tests.tiny_student import save_tiny_student
+
+    assert split("train", "--kind", "tfidf-lr", "--votes", "tr").exit_code == 0
+    with open_store(tmp_path / "cli.db") as store:
+        staged = save_tiny_student(tmp_path / "staged-student")
+        assert register_model(store, "student", "tiny", {}, {}, staged).name == "student@1"
+    models = tmp_path / "models"
+    weights = (models / "student@1" / "model.safetensors").read_bytes()
+    for name, file, damage in (
+        ("tfidf-lr@1", "model.pkl", b"garbage\n"),
+        ("tfidf-lr@1", "model.pkl", b"N."),  # a pickle of None: no model
+        ("tfidf-lr@1", "curator_tfidf.json", b"[1, 2]"),
+        ("student@1", META_FILE, b"{broken"),
+        ("student@1", "model.safetensors", weights[:1000]),
+        ("student@1", "model.safetensors", weights[: len(weights) // 2]),
+        ("student@1", "tokenizer.json", b"{broken"),
+    ):
+        path = models / name / file
+        kept = path.read_bytes()
+        path.write_bytes(damage)
+        result = split("predict", "gt-eval", "--labeler", name)
+        message = ANSI.sub("", result.stderr).strip()
+        assert result.exit_code == 1, (file, result.output)
+        assert message.startswith(f"error: {path}: cannot be read ("), (file, message)
+        assert len(message.splitlines()) == 1 and "Traceback" not in result.output
+        path.write_bytes(kept)
+        assert split("predict", "gt-eval", "--labeler", name).exit_code == 0
+
+
+def test_curve_options_without_a_curve_are_refused(split, tmp_path: Path):  # type: ignore[no-untyped-def]
+    for flags, named in ((("--curve-only",), "--curve-only"), (("--order", "random"), "--order")):
+        result = split("train", "--kind", "tfidf-lr", "--votes", "tr", *flags)
+        message = ANSI.sub("", result.stderr).strip()
+        assert result.exit_code == 2 and message == (
+            f"error: {named} needs --curve (the sizes of the learning curve)"
+        )
     assert _rows(tmp_path / "cli.db", "SELECT COUNT(*) FROM models") == [(0,)]
 
 

@@ -105,6 +105,25 @@ def test_weak_examples_join_human_votes_with_their_weight(weak_corpus) -> None: 
     assert missing.exit_code == 1 and "no predictions by nobody@1" in ANSI.sub("", missing.stderr)
 
 
+def test_weak_labels_that_give_no_example_say_why(weak_corpus, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    cli = weak_corpus[0]
+    with open_store(tmp_path / "cli.db") as store:  # a labeler heard only on voted commits
+        voted = [i for i in commit_item_ids(store) if i not in commit_item_ids(store, True)]
+        add_predictions(store, [(i, PredictionRow("voted@1", "perf", 0.9, {})) for i in voted])
+    for weak, extra, why in (
+        ("voted@1", (), f"{len(voted)} on commits someone voted on or in --dev/--eval"),
+        ("flip@1", ("--weak-min-confidence", "0.95"), "24 scored below 0.95"),
+    ):
+        result = cli("train", "--kind", "tfidf-lr", "--votes", "tr", "--weak", weak, *extra)
+        assert result.exit_code == 0, result.output
+        warning = " ".join(ANSI.sub("", result.stderr).split())
+        assert f"warning: --weak {weak}: none of its " in warning and f"({why})" in warning
+    teacher = cli("train", "--kind", "tfidf-lr", "--votes", "tr", "--weak", "teacher:x")
+    message = ANSI.sub("", teacher.stderr)
+    assert teacher.exit_code == 1 and "curator predict" not in message
+    assert "`curator teach --unlabeled --model x`" in message
+
+
 def test_tfidf_sample_weight_changes_the_fit() -> None:
     texts = ["fast path", "fast lane", "slow docs", "slow notes", "fast docs"]
     labels = [1, 1, 0, 0, 0]

@@ -13,8 +13,8 @@ from rich.text import Text
 from curator.cli_context import annotator_or_login, open_db
 from curator.commands.options import AnnotatorOption, DbOption, JsonOption
 from curator.console import out
-from curator.models_report import model_report, skipped_text
-from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table
+from curator.models_report import combiner_rows, model_report, skipped_text
+from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table, warn
 from curator.presentation.model_scores import below_the_rules_lines, scores_table
 from curator.presentation.text import one_line
 from curator.training import perf_f1, train_total
@@ -262,10 +262,12 @@ def show_command(
         return
     mark = " (current)" if data["current"] else ""
     out.print(Text(f"{data['name']}{mark}: {_short_base(data['base'])}, {data['path']}"))
+    if data["ensemble"] is not None:
+        _show_ensemble(data)
+        return
     out.print(Text(f"created {_when(data['created_at'])} UTC; {_sources(data)}"))
     out.print(Text(f"input: {data['input_text']}"))
-    if data["family"] != "ensemble":
-        out.print(Text(f"rule floor: {data['rule_floor_text']}"))
+    out.print(Text(f"rule floor: {data['rule_floor_text']}"))
     if data["prior_text"]:
         out.print(Text(f"started from: {data['prior_text']}"))
     learned = (data["counts"] or {}).get("prior_learned")
@@ -282,6 +284,40 @@ def show_command(
     decision = data["decision"]
     if decision and decision.get("reliability"):
         out.print(_reliability_table(decision))
+
+
+def _show_ensemble(data: dict[str, Any]) -> None:
+    """An ensemble: its members, the combiner chosen, its threshold, the candidates it
+    was chosen from and its scores."""
+    ens = data["ensemble"]
+    if ens["error"]:
+        warn(f"{ens['error']}: members and combiner as the store recorded them")
+    members = ", ".join(m["name"] for m in ens["members"]) or "not recorded"
+    dev = data["sources"]["dev"]
+    if ens["dev_items"] is not None:
+        folds = f"{ens['folds']}-fold CV" if ens["folds"] else "CV"
+        fitted = f"combiner chosen by {folds} on {dev} ({ens['dev_items']} items)"
+    elif ens["unlabeled_items"] is not None:
+        fitted = f"label model fitted on {ens['unlabeled_items']} unlabeled commits (no labels)"
+    else:
+        fitted = "how the combiner was chosen is not recorded"
+    out.print(Text(f"created {_when(data['created_at'])} UTC; members: {members}; {fitted}"))
+    out.print(Text(f"input: {data['input_text']}"))
+    how = ens["combiner_text"] or f"{ens['chosen'] or 'not recorded'}"
+    cut = "not recorded" if ens["threshold"] is None else f"{ens['threshold']:.4g}"
+    out.print(Text(f"decision: perf iff P(perf) > {cut}; combiner: {how}"))
+    rows = combiner_rows(ens["cv_f1"], ens["chosen"])
+    if rows:
+        shown = [(name, number(f1), mark) for name, f1, mark in rows]
+        out.print(
+            table(
+                f"combiner candidates (cross-validated F1(perf) on {dev})",
+                ("candidate", "CV F1(perf)", ""),
+                shown,
+            )
+        )
+    if data["scores"]:
+        out.print(_scores_table(data))
 
 
 def _sources(data: dict[str, Any]) -> str:

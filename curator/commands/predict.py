@@ -133,16 +133,19 @@ def predict(
             elif spec is not None and todo:  # nothing to label, no cluster to start
                 _on_cluster(store, spec, todo, summary, advance, text, workers, scheduler)
     data = summary.as_json()
+    failure = summary.not_labeled()
     if as_json:
         print_json(data)
-        return
-    out.print(
-        table(
-            f"{name}: {data['predicted']} predicted, {done} already predicted (skipped)",
-            ("label", "items"),
-            sorted(summary.labels.items()),
+    elif summary.labels or failure is None:
+        out.print(
+            table(
+                f"{name}: {data['predicted']} predicted, {done} already predicted (skipped)",
+                ("label", "items"),
+                sorted(summary.labels.items()),
+            )
         )
-    )
+    if failure is not None:
+        fail(failure)
 
 
 def _on_cluster(
@@ -155,11 +158,12 @@ def _on_cluster(
     workers: int | None,
     scheduler: str | None,
 ) -> None:
-    """The labeling on Dask workers; lost workers and skipped chunks are warned of."""
+    """The labeling on Dask workers; lost workers and failed chunks are warned of (the
+    command then exits non-zero: see :meth:`PredictSummary.not_labeled`)."""
     from engines.dask_cluster import ClusterError, dask_client
 
     try:
-        fields = (text,) if text is not None else spec_fields(spec)
+        fields = spec_fields(spec, text)
     except (LabelerError, ValueError, OSError) as exc:
         fail(str(exc))
     try:

@@ -19,7 +19,7 @@ from curator.commands.options import DbOption
 from curator.commands.train_curve import parse_orders, parse_sizes, run_curve
 from curator.console import err, out
 from curator.ensemble_training import EnsembleRequest, train_ensemble
-from curator.models_report import input_text, score_rows, skipped_text
+from curator.models_report import combiner_rows, input_text, score_rows, skipped_text
 from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table, warn
 from curator.presentation.model_scores import below_the_rules_lines, scores_table
 from curator.presentation.progress import training_bar
@@ -29,6 +29,7 @@ from engines.labelers.diff_decision import diff_decision_of
 from engines.labelers.ensemble import FAMILY as ENSEMBLE
 from engines.labelers.inputs import CHOICES as INPUT_CHOICES
 from engines.labelers.inputs import DEFAULT_DIFF_DROPOUT
+from engines.labelers.model_files import ModelFileError
 from engines.labelers.rule_floor import DEFAULT_RULE, describe_floor, recorded_floor
 from engines.labelers.rule_floor import RULES as FLOOR_RULES
 from engines.labelers.student import DEFAULT_MAX_LENGTH, TrainConfig, TrainProgress
@@ -113,9 +114,9 @@ def _train_with_bar(db: Path | None, request: TrainRequest) -> TrainOutcome:
             finally:
                 if reporter.task is not None:
                     reporter.progress.stop()
-        except TrainingRefused as exc:
+        except (TrainingRefused, ModelFileError) as exc:  # the message names the file
             fail(str(exc))
-        except (OSError, ValueError) as exc:  # an unreadable base model, a full disk...
+        except (OSError, ValueError) as exc:  # a full disk...
             fail(f"training failed: {type(exc).__name__}: {exc}")
         except KeyboardInterrupt:
             cancel.set()
@@ -362,11 +363,15 @@ def train(
         ),
     ] = None,
     order: Annotated[
-        str,
-        typer.Option("--order", help="Curve order of the votes: random, uncertainty or both."),
-    ] = "both",
+        str | None,
+        typer.Option(
+            "--order",
+            help="With --curve: order of the votes, random, uncertainty or both (default).",
+        ),
+    ] = None,
     curve_only: Annotated[
-        bool, typer.Option("--curve-only", help="Measure the curve; register nothing.")
+        bool,
+        typer.Option("--curve-only", help="With --curve: measure the curve; register nothing."),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
     db: DbOption = None,
@@ -378,6 +383,10 @@ def train(
 
     Messages the keyword rules match are perf whatever the model believes, and commits
     that change only tests, benchmarks or examples are non-perf, unless --rule-floor none."""
+    if curve is None:
+        for flag, given in (("--curve-only", curve_only), ("--order", order is not None)):
+            if given:
+                fail(f"{flag} needs --curve (the sizes of the learning curve)", EXIT_USAGE)
     if kind == ENSEMBLE:
         _train_ensemble(members, combiner, dev, eval_set, rule, seed, as_json, db)
         return
@@ -419,7 +428,7 @@ def train(
         replay=replay,
     )
     if curve is not None:
-        sizes, orders = parse_sizes(curve), parse_orders(order)
+        sizes, orders = parse_sizes(curve), parse_orders(order or "both")
         run_curve(db, CurveRequest(request, sizes, orders, curve_only), as_json)
         return
     outcome = _train_with_bar(db, request)
@@ -455,7 +464,7 @@ def _train_ensemble(
     with open_db(db, create=False) as store:
         try:
             outcome = train_ensemble(store, request, notes.append)
-        except TrainingRefused as exc:
+        except (TrainingRefused, ModelFileError) as exc:
             fail(str(exc))
         except (OSError, ValueError) as exc:
             fail(f"training failed: {type(exc).__name__}: {exc}")
@@ -474,12 +483,11 @@ def _train_ensemble(
     for line in notes:
         out.print(Text(line))
     combined = outcome.metrics.get("combiner", {})
-    cv = combined.get("cv_f1") or {}
-    if cv:
-        rows = [
-            (name, number(f1), "chosen" if name == combined.get("chosen") else "")
-            for name, f1 in cv.items()
-        ]
+    rows = [
+        (name, number(f1), mark)
+        for name, f1, mark in combiner_rows(combined.get("cv_f1"), combined.get("chosen"))
+    ]
+    if rows:
         out.print(
             table(
                 "combiner candidates (cross-validated F1 on dev)",

@@ -27,6 +27,7 @@ from curator.console import err, out
 from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table, warn
 from curator.presentation.progress import training_bar
 from curator.training import TrainingRefused
+from engines.labelers.model_files import ModelFileError
 
 
 def parse_sizes(text: str) -> tuple[int, ...]:
@@ -115,7 +116,7 @@ def run_curve(db: Path | None, request: CurveRequest, as_json: bool) -> None:
                 outcome = run_learning_curve(store, request, bar, cancel)
             finally:
                 bar.stop()
-        except TrainingRefused as exc:
+        except (TrainingRefused, ModelFileError) as exc:
             fail(str(exc))
         except (OSError, ValueError) as exc:
             fail(f"training failed: {type(exc).__name__}: {exc}")

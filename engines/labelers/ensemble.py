@@ -227,10 +227,14 @@ def combined_scores(spec: Mapping[str, Any], rows: Sequence[Sequence[float]]) ->
 
 
 def read_spec(path: str | Path) -> dict[str, Any]:
+    """An ensemble's ``ensemble.json``; ValueError naming the file when it is missing or
+    damaged."""
+    from engines.labelers.model_files import read_json_object
+
     where = Path(path) / ENSEMBLE_FILE
     if not where.is_file():
         raise ValueError(f"{path}: not a Curator ensemble (no {ENSEMBLE_FILE})")
-    return json.loads(where.read_text(encoding="utf-8"))
+    return read_json_object(where)
 
 
 def write_spec(path: Path, spec: Mapping[str, Any]) -> None:

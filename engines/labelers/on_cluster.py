@@ -10,7 +10,9 @@ flight: no worker waits for work, and results do not pile up ahead of the writer
 A worker lost mid-chunk costs that chunk only: nothing of it was written, and the
 scheduler runs it again on another worker (a LocalCluster's nanny also starts a
 replacement worker). A chunk that keeps killing workers is reported and skipped; its
-items stay unlabeled, and a rerun labels exactly what is missing.
+items stay unlabeled, and a rerun labels exactly what is missing. A labeler that fails
+on a worker (a damaged model file, say) fails its chunk with one line, sent back as the
+chunk's result: the worker logs no traceback.
 """
 
 from __future__ import annotations
@@ -47,26 +49,47 @@ _BUILT: dict[tuple[LabelerSpec, str | None], Labeler] = {}
 """The labelers this worker process has built, kept for the chunks that follow."""
 
 
-def label_chunk(task: LabelTask) -> list[Prediction]:
-    """Runs on a worker: the chunk's predictions, in the order of its texts."""
-    key = (task.spec, task.input_field)
-    labeler = _BUILT.get(key)
-    if labeler is None:
-        labeler = build_labeler(task.spec)
-        if task.input_field is not None:
-            labeler.input_field = task.input_field
-        _BUILT[key] = labeler
-    return run_labeler(labeler, lambda f: task.texts[f])
+@dataclass(frozen=True)
+class ChunkFailed:
+    """A worker's answer for a chunk its labeler could not label: why, in one line."""
+
+    reason: str
+
+
+def label_chunk(task: LabelTask) -> list[Prediction] | ChunkFailed:
+    """Runs on a worker: the chunk's predictions, in the order of its texts, or why
+    there are none."""
+    try:
+        key = (task.spec, task.input_field)
+        labeler = _BUILT.get(key)
+        if labeler is None:
+            labeler = build_labeler(task.spec)
+            if task.input_field is not None:
+                labeler.input_field = task.input_field
+            _BUILT[key] = labeler
+        return run_labeler(labeler, lambda f: task.texts[f])
+    except Exception as exc:  # the driver reports it, one line per chunk
+        return ChunkFailed(failure_line(exc))
+
+
+def failure_line(exc: BaseException) -> str:
+    """One line for a labeler's failure: our own errors (ValueError, OSError) by their
+    message, which names the model or file; anything else by its type too."""
+    text = " ".join(str(exc).split())
+    if isinstance(exc, ValueError | OSError) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 @dataclass
 class ClusterPredictOutcome:
     """What the cluster did beside labeling: chunks run again after their worker was
-    lost, workers lost, and chunks given up on (one line each)."""
+    lost, workers lost, chunks given up on (one line each) and the items they held."""
 
     requeued: int = 0
     lost_workers: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    failed_items: int = 0
 
 
 def predict_on_cluster(
@@ -153,14 +176,22 @@ class _Run:
             try:
                 predictions = future.result()
             except KilledWorker:
-                self.outcome.failed.append(
+                self._failed(
+                    ids,
                     f"{where}: the chunk took down one worker after another (out of memory?);"
-                    " skipped, a rerun labels it"
+                    " skipped, a rerun labels it",
                 )
                 continue
-            except Exception as exc:  # the labeler failed on the worker: one line, go on
-                self.outcome.failed.append(f"{where}: {error_line(exc)}")
+            except Exception as exc:  # the task failed outside the labeler: one line, go on
+                self._failed(ids, f"{where}: {error_line(exc)}")
                 continue
             finally:
                 future.release()
+            if isinstance(predictions, ChunkFailed):
+                self._failed(ids, f"{where}: {predictions.reason}")
+                continue
             self.written(list(zip(ids, predictions, strict=True)))
+
+    def _failed(self, ids: list[int], line: str) -> None:
+        self.outcome.failed.append(line)
+        self.outcome.failed_items += len(ids)

@@ -222,11 +222,19 @@ def _check_directory(spec: LabelerSpec) -> None:
         raise LabelerError(f"{spec.name}: its directory {spec.path!r} is missing")
 
 
-def spec_fields(spec: LabelerSpec) -> tuple[str, ...]:
-    """The commit texts the labeler ``spec`` describes reads, from what its training
-    recorded: what a driver sends to workers, learned without loading a model."""
+def spec_fields(spec: LabelerSpec, input_field: str | None = None) -> tuple[str, ...]:
+    """The commit fields the labeler ``spec`` describes reads (``input_fields`` of the
+    built labeler: with a vetoing rule floor, the commit's ``files`` too), from what its
+    training recorded: what a driver sends to workers, learned without loading a model.
+    ``input_field`` overrides the text a single-field labeler reads, as
+    ``curator predict --input`` does (an ensemble's members keep their own)."""
+    from engines.labelers.rule_floor import fields_read, recorded_floor
+
     if spec.family in RULE_LABELERS:
-        return input_fields(build_labeler(spec))
+        labeler = build_labeler(spec)
+        if input_field is not None:
+            labeler.input_field = input_field
+        return input_fields(labeler)
     if spec.family == "ensemble":
         fields: list[str] = []
         for member in spec.members:
@@ -237,7 +245,8 @@ def spec_fields(spec: LabelerSpec) -> tuple[str, ...]:
         from engines.labelers.student.infer import read_meta
     else:
         from engines.labelers.tfidf import read_meta
-    return (recorded_input(read_meta(spec.path))["field"],)
+    meta = read_meta(spec.path)
+    return fields_read(input_field or recorded_input(meta)["field"], recorded_floor(meta))
 
 
 def load_labeler(

@@ -23,6 +23,7 @@ from engines.files import staged_file, update_json_atomically, write_text_atomic
 from engines.labelers.base import Prediction
 from engines.labelers.calibration import DEFAULT_THRESHOLD, threshold_of, verdict
 from engines.labelers.inputs import recorded_input
+from engines.labelers.model_files import read_json_object, unreadable
 from engines.labelers.rule_floor import RuleLayered, apply_floor, recorded_floor
 
 KINDS = ("lr", "svm")
@@ -197,10 +198,12 @@ def save(model: Any, out_dir: Path, meta: dict[str, Any]) -> None:
 
 
 def read_meta(path: str | Path) -> dict[str, Any]:
+    """A TF-IDF model's metadata; ValueError naming the file when it is missing or
+    damaged."""
     meta_path = Path(path) / META_FILE
     if not meta_path.is_file():
         raise ValueError(f"{path}: not a Curator TF-IDF model (no {META_FILE})")
-    return json.loads(meta_path.read_text(encoding="utf-8"))
+    return read_json_object(meta_path)
 
 
 def update_meta(path: str | Path, **fields: Any) -> dict[str, Any]:
@@ -220,8 +223,13 @@ class TfidfLabeler(RuleLayered):
     def __init__(self, path: str | Path, name: str) -> None:
         where = Path(path)
         meta = read_meta(where)
-        with (where / MODEL_FILE).open("rb") as handle:
-            self.model = pickle.load(handle)
+        try:
+            with (where / MODEL_FILE).open("rb") as handle:
+                self.model = pickle.load(handle)
+        except Exception as exc:  # a damaged pickle raises whatever its bytes lead to
+            raise unreadable(where / MODEL_FILE, exc) from None
+        if not callable(getattr(self.model, "predict", None)):
+            raise unreadable(where / MODEL_FILE, "it holds no fitted model")
         self.name = name
         self.input_record = recorded_input(meta)
         self.input_field: str = self.input_record["field"]

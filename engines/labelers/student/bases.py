@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from engines.labelers.model_files import check_model_directory
+
 DEFAULT_NAME = "minilm"
 MARKER = "curator_base.json"
 """Written into an unpacked named base: which base and package version it is, so that a
@@ -75,6 +77,7 @@ def check_base(text: str, search_path: Sequence[str] | None = None) -> str | Non
             f"{text}: not a Hugging Face model directory (no config.json) nor a named base"
             f" ({names})"
         )
+    check_model_directory(path)  # a tokenizer and whole weights beside the config
     return str(path.resolve())
 
 

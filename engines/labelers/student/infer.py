@@ -11,7 +11,6 @@ that the benchmark compares against."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +26,14 @@ from engines.labelers.diff_decision import (
     yields_below,
 )
 from engines.labelers.inputs import recorded_input
+from engines.labelers.model_files import (
+    CONFIG_FILE,
+    check_model_directory,
+    read_json_object,
+    tokenizer_file,
+    unreadable,
+    weights_file,
+)
 from engines.labelers.rule_floor import RuleLayered, apply_floor, recorded_floor
 from engines.labelers.student.data import LABELS, length_sorted_batches, pad_id_of, padded
 from engines.labelers.student.diff_reader import (
@@ -90,31 +97,44 @@ def pick_device(requested: str | None = None) -> Any:
 
 
 def load_tokenizer(path: str | Path) -> Any:
-    """The tokenizer of a local Hugging Face model directory (no model weights read)."""
+    """The tokenizer of a local Hugging Face model directory (no model weights read);
+    :class:`~engines.labelers.model_files.ModelFileError` for a directory without one or
+    with one that cannot be read."""
+    where = check_model_directory(path, weights=False)
     _offline()
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(path))
+    try:
+        return AutoTokenizer.from_pretrained(str(where))
+    except Exception as exc:  # a damaged vocabulary raises whatever its reader raises
+        raise unreadable(tokenizer_file(where), exc) from None
 
 
 def load_encoder(path: str | Path, num_labels: int = 2) -> tuple[Any, Any]:
-    """Tokenizer and sequence classifier from a local Hugging Face model directory."""
+    """Tokenizer and sequence classifier from a local Hugging Face model directory;
+    :class:`~engines.labelers.model_files.ModelFileError` naming the file that is missing
+    or cannot be read."""
+    where = check_model_directory(path)
     _offline()
-    from transformers import AutoModelForSequenceClassification
+    from transformers import AutoConfig, AutoModelForSequenceClassification
     from transformers.utils import logging as hf_logging
 
-    where = Path(path)
-    if not (where / "config.json").is_file():
-        raise ValueError(f"{where}: not a Hugging Face model directory (no config.json)")
     hf_logging.set_verbosity_error()  # "newly initialized head" is expected, not news
     hf_logging.disable_progress_bar()
     tokenizer = load_tokenizer(where)
-    model = AutoModelForSequenceClassification.from_pretrained(
-        str(where),
-        num_labels=num_labels,
-        id2label=dict(enumerate(LABELS)),
-        label2id={label: i for i, label in enumerate(LABELS)},
-    )
+    try:
+        config = AutoConfig.from_pretrained(
+            str(where),
+            num_labels=num_labels,
+            id2label=dict(enumerate(LABELS)),
+            label2id={label: i for i, label in enumerate(LABELS)},
+        )
+    except Exception as exc:
+        raise unreadable(where / CONFIG_FILE, exc) from None
+    try:
+        model = AutoModelForSequenceClassification.from_pretrained(str(where), config=config)
+    except Exception as exc:  # safetensors, torch and transformers each raise their own
+        raise unreadable(weights_file(where), exc) from None
     return tokenizer, model
 
 
@@ -209,10 +229,11 @@ def update_meta(path: str | Path, **fields: Any) -> dict[str, Any]:
 
 
 def read_meta(path: str | Path) -> dict[str, Any]:
+    """A student's metadata; ValueError naming the file when it is missing or damaged."""
     meta_path = Path(path) / META_FILE
     if not meta_path.is_file():
         raise ValueError(f"{path}: not a Curator student (no {META_FILE})")
-    return json.loads(meta_path.read_text(encoding="utf-8"))
+    return read_json_object(meta_path)
 
 
 class StudentLabeler(RuleLayered):

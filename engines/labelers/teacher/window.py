@@ -10,11 +10,17 @@ length, as they do in training and inference).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from engines.labelers.model_files import (
+    check_model_directory,
+    read_json_object,
+    tokenizer_file,
+    unreadable,
+)
 
 STUDENT_META = "curator_student.json"
 DEFAULT_LENGTH = 128
@@ -37,21 +43,26 @@ def load_window(
     path: str | Path, max_length: int | None = None
 ) -> tuple[Callable[[str], str], int]:
     """The cut of the model at ``path`` and the length it uses (the student's own, unless
-    ``max_length`` is given). Raises ``ValueError`` for a directory that is no model."""
-    where = Path(path)
-    if not (where / "config.json").is_file():
-        raise ValueError(f"{where}: not a Hugging Face model directory (no config.json)")
+    ``max_length`` is given). Raises ``ValueError`` for a directory that is no model,
+    has no tokenizer or whose files cannot be read, naming the file."""
+    where = check_model_directory(path, weights=False)
     length = max_length
     meta = where / STUDENT_META
     if length is None and meta.is_file():
-        length = int(json.loads(meta.read_text(encoding="utf-8")).get("max_length", 0)) or None
+        recorded = read_json_object(meta).get("max_length", 0)
+        if not isinstance(recorded, int) or isinstance(recorded, bool) or recorded < 0:
+            raise unreadable(meta, f"max_length must be a whole number, not {recorded!r}")
+        length = recorded or None
     length = length or DEFAULT_LENGTH
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(where))
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(where))
+    except Exception as exc:  # a damaged vocabulary raises whatever its reader raises
+        raise unreadable(tokenizer_file(where), exc) from None
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError(f"{where}: the tokenizer has no fast version (offsets are needed)")
     return window_cut(tokenizer, length), length
