@@ -42,6 +42,9 @@ def save_kernel_batch(
                 (row.normalized_hash,),
             ).fetchone()
             if dup is not None:
+                if _linked(conn, row.key, row.source):
+                    results.append(SaveResult("known", int(dup[0])))
+                    continue
                 link_duplicate(
                     conn, "kernel", row.key, row.source, int(dup[0]), "normalized_hash", now
                 )
@@ -51,6 +54,39 @@ def save_kernel_batch(
         if checkpoint is not None:
             save_checkpoint(store, checkpoint(results))
     return results
+
+
+def _linked(conn: sqlite3.Connection, key: str, source: str) -> bool:
+    return (
+        conn.execute(
+            "SELECT 1 FROM duplicates WHERE kind = 'kernel' AND key = ? AND source = ?",
+            (key, source),
+        ).fetchone()
+        is not None
+    )
+
+
+def stored_kernel_state(store: Store, key: str, source: str, original_source: str) -> str | None:
+    """What the store holds under a kernel's key: ``same`` (this very source, stored or
+    linked as an exact copy of a stored kernel), ``other`` (another source is stored
+    under the key), ``linked`` (a duplicate of a kernel whose source differs: its own
+    source was not kept), or None."""
+    row = store._conn.execute(
+        "SELECT k.original_source FROM items i JOIN kernels k ON k.item_id = i.id"
+        " WHERE i.kind = 'kernel' AND i.key = ?",
+        (key,),
+    ).fetchone()
+    if row is not None:
+        return "same" if row[0] == original_source else "other"
+    row = store._conn.execute(
+        "SELECT k.original_source FROM duplicates d JOIN kernels k"
+        " ON k.item_id = d.original_item_id WHERE d.kind = 'kernel' AND d.key = ?"
+        " AND d.source = ?",
+        (key, source),
+    ).fetchone()
+    if row is not None:
+        return "same" if row[0] == original_source else "linked"
+    return None
 
 
 def _insert_kernel(conn: sqlite3.Connection, row: KernelRow, now: str) -> int:

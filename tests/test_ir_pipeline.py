@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -323,3 +324,45 @@ def _module_rows(store: Store) -> list[IRModuleRow]:
             opcodes=stats.opcodes,
         )
     ]
+
+
+def _bytes_name(folder: Path, name: bytes) -> Path:
+    """``folder / name`` for a name that is not UTF-8 (Python's surrogate escapes)."""
+    return folder / os.fsdecode(name)
+
+
+def test_file_names_that_are_not_utf8_are_stored_escaped(tmp_path: Path, store: Store) -> None:
+    folder = tmp_path / "irs"
+    project = _bytes_name(folder, b"proj\xe9")
+    project.mkdir(parents=True)
+    (project / "LICENSE").write_text((LICENSE_TEXTS / "spdx-MIT.txt").read_text())
+    shutil.copy(SAMPLES / "mathlib/prebuilt/clamp.ll", _bytes_name(folder, b"caf\xe9.ll"))
+    (project / "inc.ll").write_text(
+        "define i32 @inc(i32 %x) {\n  %y = add i32 %x, 1\n  ret i32 %y\n}\n"
+    )
+    _bytes_name(folder, b"bad\xff.ll").write_text("not IR\n")
+    first = mine_ir(store, [folder])
+    assert (first.stored, dict(first.rejected)) == (2, {"parse-error": 1})
+    inputs = raw_sql.query(store, "SELECT source, path, status FROM ir_inputs ORDER BY path")
+    assert [tuple(r) for r in inputs] == [
+        (str(folder), "bad\\xff.ll", "rejected"),
+        (str(folder), "caf\\xe9.ll", "stored"),
+        (f"{folder}/proj\\xe9", "inc.ll", "stored"),
+    ]
+    assert first.rejections[0].path == f"{folder}/bad\\xff.ll"
+    module = ir_module(store, _item(store, "inc.ll"))
+    assert module is not None and module["project"] == "proj\\xe9"
+    assert module["provenance"]["root"] == f"{folder}/proj\\xe9"
+    again = mine_ir(store, [folder])
+    assert (again.known, again.stored) == (2, 0)
+
+
+def test_a_unit_whose_name_is_not_utf8_is_built_and_stored(tmp_path: Path, store: Store) -> None:
+    _bytes_name(tmp_path, b"x\xe9.c").write_text("int add(int a, int b) { return a + b; }\n")
+    summary = mine_ir(store, [], build=tmp_path)
+    assert summary.stored == 1, summary.rejections
+    module = ir_module(store, _item(store, "x\\xe9.c"))
+    assert module is not None
+    assert module["provenance"]["source_file"] == "x\\xe9.c"
+    assert module["compile_command"].endswith("'x\\xe9.c'")
+    assert mine_ir(store, [], build=tmp_path).known == 1

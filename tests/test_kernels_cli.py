@@ -6,8 +6,12 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from store import open_store
+from store.commits import save_checkpoint
 from store.kernels import kernel_ids_by_name, kernel_row
+from store.records import Checkpoint
 from tests import raw_sql
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,3 +164,112 @@ def test_bad_inputs_are_reported_and_the_run_goes_on(cli, tmp_path: Path) -> Non
     assert "no such file or directory" in out
     with open_store(db_path()) as store:
         assert kernel_ids_by_name(store, "k")  # the Latin-1 file's kernel was kept
+
+
+def kernel(name: str, factor: str) -> str:
+    return (
+        f"__kernel void {name}(__global float* a) {{\n"
+        f"  int i = get_global_id(0);\n  a[i] = a[i] * {factor}f + 1.0f;\n}}\n"
+    )
+
+
+def stored_keys() -> list[str]:
+    with open_store(db_path()) as store:
+        return [r[0] for r in raw_sql.query(store, "SELECT key FROM items ORDER BY key")]
+
+
+@pytest.mark.timeout(300)
+def test_a_brace_never_closed_is_one_warning_and_the_run_goes_on(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "trunc.cl").write_text(kernel("ok", "3.0") + "int t[] = { 1, 2,\n")
+    (src / "host.c").write_text('const char* s = "struct S { int x;\\n" "__kernel void";\n')
+    (src / "z.cl").write_text(kernel("later", "5.0"))
+    result = cli("mine", "kernels", str(src))
+    assert result.exit_code == 0, result.output
+    assert "trunc.cl:5: '{' never closed" in " ".join(result.output.split())
+    assert stored_keys() == [f"{src}::trunc.cl::ok", f"{src}::z.cl::later"]
+
+
+def test_a_file_name_that_is_not_utf8_is_stored_under_its_escaped_name(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "good.cl").write_text(kernel("a", "3.0"))
+    (Path(os.fsdecode(bytes(src))) / os.fsdecode(b"caf\xe9.cl")).write_text(kernel("b", "5.0"))
+    result = cli("mine", "kernels", str(src))
+    assert result.exit_code == 0, result.output
+    assert stored_keys() == [f"{src}::caf\\xe9.cl::b", f"{src}::good.cl::a"]
+    with open_store(db_path()) as store:
+        assert kernel_row(store, kernel_ids_by_name(store, "b")[0])["source_file"] == "caf\\xe9.cl"  # type: ignore[index]
+    again = cli("mine", "kernels", str(src), "--json")
+    assert json.loads(again.stdout)["sources"][0]["known"] == 2
+
+
+def test_a_rerun_takes_new_and_edited_files_before_the_last_one(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "b.cl").write_text(kernel("kb", "3.0"))
+    assert cli("mine", "kernels", str(src)).exit_code == 0
+    (src / "a.cl").write_text(kernel("ka", "5.0"))
+    second = cli("mine", "kernels", str(src), "--json")
+    assert second.exit_code == 0, second.output
+    counts = json.loads(second.stdout)["sources"][0]
+    assert (counts["stored"], counts["known"]) == (1, 1)  # kb was not compiled again
+    (src / "b.cl").write_text(kernel("kb", "7.0"))
+    third = cli("mine", "kernels", str(src), "--json")
+    assert json.loads(third.stdout)["sources"][0]["stored"] == 1
+    keys = stored_keys()
+    assert keys[:2] == [f"{src}::a.cl::ka", f"{src}::b.cl::kb"]
+    assert len(keys) == 3 and keys[2].startswith(f"{src}::b.cl::kb@")  # the old one is kept
+    with open_store(db_path()) as store:
+        (checkpoint,) = raw_sql.query(store, "SELECT last_key, counters FROM checkpoints")
+        assert checkpoint[0] is None and json.loads(checkpoint[1])["finished"] is True
+
+
+def test_a_run_cut_short_resumes_after_its_last_file(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("a", "b", "c"):
+        (src / f"{name}.cl").write_text(kernel(f"k{name}", f"{ord(name)}.0"))
+    with open_store(db_path()) as store:
+        counters = {"files": 2, "seen": 2, "stored": 2, "finished": False}
+        save_checkpoint(
+            store, Checkpoint("kernel", str(src), "min_instructions=3", "b.cl", counters)
+        )
+    resumed = cli("mine", "kernels", str(src), "--json")
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads(resumed.stdout)["files"] == 1  # a.cl and b.cl were not read again
+    assert stored_keys() == [f"{src}::c.cl::kc"]
+    whole = cli("mine", "kernels", str(src), "--json")  # the pass was finished: all again
+    assert json.loads(whole.stdout)["stored"] == 2
+
+
+@pytest.mark.timeout(300)
+def test_includes_never_bring_in_files_outside_the_tree(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "secret.txt").write_text("SECRET_WORD\n")
+    src = tmp_path / "src"
+    (src / "deep").mkdir(parents=True)
+    (src / "deep" / "up.cl").write_text('#include "../../secret.txt"\n' + kernel("up", "3.0"))
+    (src / "abs.cl").write_text(f'#include "{tmp_path / "secret.txt"}"\n' + kernel("ab", "5.0"))
+    (src / "own.cl").write_text('#include "pyproject.toml"\n' + kernel("own", "9.0"))
+    result = cli("mine", "kernels", str(src))
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert 'deep/up.cl: #include "../../secret.txt" refused: outside the source tree' in out
+    assert f'abs.cl: #include "{tmp_path / "secret.txt"}" refused: outside the' in out
+    with open_store(db_path()) as store:
+        stored = " ".join(
+            str(value)
+            for row in raw_sql.query(
+                store,
+                "SELECT k.original_source, k.normalized_source, k.message, i.provenance"
+                " FROM kernels k JOIN items i ON i.id = k.item_id",
+            )
+            for value in row
+        )
+        assert "SECRET_WORD" not in stored and "[project]" not in stored
+        assert "pyproject.toml" in stored  # dropped as a header not found, and recorded
+        assert (
+            raw_sql.scalar(store, "SELECT COUNT(*) FROM kernels WHERE filter_status = 'accepted'")
+            == 3
+        )

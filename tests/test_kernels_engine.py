@@ -3,6 +3,7 @@ rejection filter, the rewriter (behaviour kept), features, payloads and every ve
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,12 +11,14 @@ import numpy as np
 import pytest
 
 from engines.kernels.checker import KernelWorker, _equal, check_kernel, judge
-from engines.kernels.compile import rejection_filter
+from engines.kernels.compile import lower_to_ir, rejection_filter
 from engines.kernels.features import combined, with_dynamic
 from engines.kernels.payload import ArgSpec, make_payload
+from engines.kernels.pipeline import SourceContext
 from engines.kernels.rewrite import rewrite, source_hash
 from engines.kernels.scrape import Candidate, candidate_keys, decode_source, scrape_text
 from engines.kernels.shim import shim_for
+from engines.kernels.tree import SourceTree
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_data" / "kernels"
@@ -291,3 +294,120 @@ def test_combined_features() -> None:
     full = with_dynamic(raw, transfer=800, wgsize=32)
     assert full["F1"] == 100.0 and full["F3"] == 16.0 and full["F2"] == 0.5
     assert combined({"comp": 1, "mem": 0})["F4"] is None
+
+
+# --- braces never closed, and scanning that must stay linear ---------------------------
+
+
+@pytest.mark.timeout(60)
+def test_a_brace_never_closed_warns_and_keeps_the_kernels_before_it(tmp_path: Path) -> None:
+    cl = tmp_path / "trunc.cl"
+    cl.write_text(
+        "__kernel void ok(__global float* a){int i=get_global_id(0); a[i]=a[i]*3.0f+1.0f;}\n"
+        "int t[] = { 1, 2,\n"
+    )
+    result = scrape_text(cl.read_text(), "trunc.cl", cl, tmp_path)
+    assert [c.name for c in result.candidates] == ["ok"]
+    assert result.warnings == ["trunc.cl:2: '{' never closed; nothing after it is read as a kernel"]
+    host = tmp_path / "host.c"
+    host.write_text(
+        'const char* a = "struct S { int x;\\n"\n'
+        '    "__kernel void lost(__global float* a) { a[0] = 1.0f; }\\n";\n'
+        'const char* b = "__kernel void open(__global float* a) { a[0] = 2.0f;\\n";\n'
+    )
+    result = scrape_text(host.read_text(), "host.c", host, tmp_path)
+    assert result.candidates == []
+    assert result.warnings == [
+        "host.c:1: '{' never closed; nothing after it is read as a kernel",
+        "host.c:3: kernel open skipped: its '{' is never closed",
+    ]
+
+
+@pytest.mark.timeout(60)
+def test_unfinished_text_and_long_files_scan_in_linear_time(
+    tmp_path: Path,
+) -> None:
+    host = tmp_path / "host.cpp"
+    kernel = "__kernel void k(__global int* a) { a[0] = 1; }\n"
+    for text in (
+        'R"(' * 60_000,
+        "/* a " * 60_000,
+        "int t[] = " + "{" * 100_000 + ";\n",
+        "".join(f"int x{i};\n" for i in range(150_000)) + kernel,
+        "#define BIG \\\n" + "  1 + \\\n" * 150_000 + "  1\n" + kernel,
+        "".join(f'const char* s{i} = "x";\n' for i in range(150_000)),
+    ):
+        started = time.monotonic()
+        scrape_text(text, "host.cpp", host, tmp_path)
+        scrape_text(text, "k.cl", tmp_path / "k.cl", tmp_path)
+        assert time.monotonic() - started < 15, text[:20]
+
+
+# --- includes stay in the scanned tree ---------------------------------------------------
+
+
+def _outside_and_inside(tmp_path: Path) -> Path:
+    """A tree ``src`` beside a header that is not in it, and a link in it to that header."""
+    (tmp_path / "secret.h").write_text("#define SECRET_VALUE 424242\n")
+    src = tmp_path / "src"
+    (src / "a" / "b").mkdir(parents=True)
+    (src / "a" / "inside.h").write_text("#define INSIDE 1\n")
+    (src / "a" / "linked.h").symlink_to(tmp_path / "secret.h")
+    return src
+
+
+KERNEL_BODY = "__kernel void k(__global int* a) { a[0] = INSIDE; }\n"
+
+
+def test_includes_outside_the_tree_are_refused_with_a_warning(tmp_path: Path) -> None:
+    src = _outside_and_inside(tmp_path)
+    cl = src / "a" / "b" / "k.cl"
+    cl.write_text(
+        '#include "../../../secret.h"\n'
+        f'#include "{tmp_path / "secret.h"}"\n'
+        '#include "../linked.h"\n'
+        "#include <../../../secret.h>\n"
+        '#include "../inside.h"\n' + KERNEL_BODY
+    )
+    text = cl.read_text()
+    from_folder = scrape_text(text, "a/b/k.cl", cl, src)
+    context = SourceContext(SourceTree.from_directory(src))
+    resolver, _ = context.for_file("a/b/k.cl")
+    from_tree = scrape_text(text, "a/b/k.cl", cl, src, resolver)
+    for result in (from_folder, from_tree):
+        (cand,) = result.candidates
+        assert "SECRET_VALUE" not in cand.source and "#define INSIDE 1" in cand.source
+        assert "#include" not in cand.source
+        assert result.warnings == [
+            'a/b/k.cl: #include "../../../secret.h" refused: outside the source tree',
+            f'a/b/k.cl: #include "{tmp_path / "secret.h"}" refused: outside the source tree',
+            'a/b/k.cl: #include "../linked.h" refused: outside the source tree',
+        ]
+    assert from_tree.candidates[0].includes == ("a/inside.h",)
+
+
+def test_a_missing_header_named_upwards_is_never_left_for_the_compiler(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    cl = tmp_path / "a" / "k.cl"
+    cl.write_text('#include "../gone.h"\n' + KERNEL_BODY)
+    result = scrape_text(cl.read_text(), "a/k.cl", cl, tmp_path)
+    (cand,) = result.candidates
+    assert "#include" not in cand.source and result.warnings == []
+
+
+def test_clang_never_looks_for_an_include_in_the_callers_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "leak.h").write_text("#define LEAKED 1\n")
+    monkeypatch.chdir(tmp_path)
+    ir, message = lower_to_ir(
+        '#include "leak.h"\n__kernel void k(__global int* a) { a[0] = LEAKED; }\n'
+    )
+    assert ir is None and "'leak.h' file not found" in message
+
+
+def test_the_worker_never_looks_for_an_include_among_curators_files(worker: KernelWorker) -> None:
+    built = worker.build(
+        '#include "pyproject.toml"\n__kernel void k(__global int* a) { a[0] = 1; }\n'
+    )
+    assert not built.ok and "'pyproject.toml' file not found" in built.message

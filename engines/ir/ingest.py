@@ -18,6 +18,8 @@ from pathlib import Path, PurePosixPath
 
 import llvmlite.binding as llvm
 
+from engines.pathtext import path_text
+
 IR_SUFFIXES = (".ll", ".bc")
 BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")  # raw bitcode, bitcode wrapper
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
@@ -97,6 +99,13 @@ def _llvm_version() -> str:
     return ".".join(str(part) for part in llvm.llvm_version_info)
 
 
+def _source_file(module: llvm.ModuleRef) -> str:
+    """The module's ``source_filename``; bytes that are not UTF-8 written ``\\xNN``
+    (llvmlite's own property raises on them)."""
+    raw = llvm.ffi.lib.LLVMPY_GetModuleSourceFileName(module)
+    return path_text(raw.decode("utf-8", "surrogateescape")) if raw else ""
+
+
 def load_module(data: bytes, input_format: str | None = None) -> LoadedModule:
     """Parse, verify and print one module given as bytes (format sniffed if not given)."""
     if not data:
@@ -134,7 +143,7 @@ def load_module(data: bytes, input_format: str | None = None) -> LoadedModule:
             text=printed if text is None else text,
             bitcode=data if fmt == "bc" else module.as_bitcode(),
             printed=printed,
-            source_file=module.source_file,
+            source_file=_source_file(module),
         )
     finally:
         if module is not None:

@@ -47,6 +47,7 @@ from engines.ir.licenses import is_permissive
 from engines.ir.provenance import Project, ProjectFinder, relative_to_project
 from engines.ir.stats import module_stats
 from engines.ir.structural_hash import structural_hash
+from engines.pathtext import path_text
 from store import Store
 from store.ir import IRInputRow, IRModuleRow, is_done, save_ir_batch
 
@@ -134,7 +135,8 @@ class _Input:
 
     @property
     def command_line(self) -> str | None:
-        return None if self.command is None else command_text(self.command)
+        """The command as stored (a file name that is not UTF-8 as ``\\xNN``)."""
+        return None if self.command is None else path_text(command_text(self.command))
 
 
 def _sha256(path: Path) -> str:
@@ -189,8 +191,9 @@ class _Run:
 
     def reject(self, item: _Input, reason: str, message: str) -> None:
         self.summary.rejected[reason] += 1
-        self.summary.rejections.append(Rejection(str(item.file), reason, message))
-        self.report.problem(f"{item.file}: {reason}: {message}")
+        shown = path_text(str(item.file))
+        self.summary.rejections.append(Rejection(shown, reason, message))
+        self.report.problem(f"{shown}: {reason}: {message}")
         self.done_one(
             IRInputRow(
                 source=item.project.source,
@@ -246,7 +249,7 @@ class _Run:
         project = item.project
         provenance = {
             "project": project.name,
-            "root": str(project.root),
+            "root": path_text(str(project.root)),
             "url": project.url,
             "git_commit": project.git_commit,
             "path": item.path,
@@ -257,7 +260,7 @@ class _Run:
         }
         if item.command:
             provenance["compile_command"] = item.command_line
-            provenance["directory"] = str(item.cwd)
+            provenance["directory"] = path_text(str(item.cwd))
         self.done_one(
             IRModuleRow(
                 source=project.source,
@@ -301,14 +304,15 @@ class _Run:
             self.summary.seen += 1
             reason, message = "unreadable", exc.strerror or str(exc)
             self.summary.rejected[reason] += 1
-            self.summary.rejections.append(Rejection(str(file), reason, message))
-            self.report.problem(f"{file}: {reason}: {message}")
+            shown = path_text(str(file))
+            self.summary.rejections.append(Rejection(shown, reason, message))
+            self.report.problem(f"{shown}: {reason}: {message}")
             self.done_one(None)
             return None
         return _Input(
             file=file,
             project=project,
-            path=relative_to_project(file, project),
+            path=path_text(relative_to_project(file, project)),
             sha256=sha,
             language=language,
             command=command,
@@ -399,15 +403,15 @@ def mine_ir(
         resolve_compiler(opts.cc)
     files, missing = expand_paths(paths)
     for path in missing:
-        run.summary.missing.append(str(path))
-        report.problem(f"{path}: no such file or folder")
+        run.summary.missing.append(path_text(str(path)))
+        report.problem(f"{path_text(str(path))}: no such file or folder")
     units: list[Path] = []
     src_dir = None
     if build is not None:
         src_dir = build.absolute()
         if not src_dir.is_dir():
-            run.summary.missing.append(str(build))
-            report.problem(f"{build}: not a folder")
+            run.summary.missing.append(path_text(str(build)))
+            report.problem(f"{path_text(str(build))}: not a folder")
         else:
             units = list(find_translation_units(src_dir))
     report.started(len(files) + len(units))

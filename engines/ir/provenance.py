@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engines.ir.licenses import detect_project_license, license_files
+from engines.pathtext import path_text
 
 GIT_TIMEOUT_S = 30
 _USERINFO = re.compile(r"^([a-z][a-z0-9+.-]*://)[^/@]*@", re.IGNORECASE)
@@ -31,8 +32,9 @@ class Project:
 
     @property
     def source(self) -> str:
-        """The ``items.source`` of its modules: the project folder's absolute path."""
-        return str(self.root)
+        """The ``items.source`` of its modules: the project folder's absolute path (a
+        name that is not UTF-8 with its bytes as ``\\xNN``)."""
+        return path_text(str(self.root))
 
 
 def _git(root: Path, *args: str) -> str | None:
@@ -91,9 +93,9 @@ class ProjectFinder:
                 url = _USERINFO.sub(r"\1", url)  # never keep credentials
             project = Project(
                 root=root,
-                name=root.name or str(root),
+                name=path_text(root.name or str(root)),
                 license=spdx,
-                license_files=tuple(files),
+                license_files=tuple(path_text(f) for f in files),
                 git_commit=_git(root, "rev-parse", "HEAD"),
                 url=url,
             )

@@ -120,6 +120,10 @@ class KernelWorker:
         if self.confine:
             env[SCRATCH_ENV] = str(self.scratch)
         self.stderr_file = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the child
+        # the compiler looks for an #include it cannot place in this empty folder: never
+        # in Curator's own files (the child imports them through PYTHONPATH)
+        workdir = self.scratch / "work"
+        workdir.mkdir()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "engines.kernels.worker"],
             stdin=subprocess.PIPE,
@@ -127,7 +131,7 @@ class KernelWorker:
             stderr=self.stderr_file,
             bufsize=0,
             env=env,
-            cwd=str(ROOT),
+            cwd=str(workdir),
         )
         if self.interrupted:  # interrupt() ran while the child was starting
             self.proc.kill()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,11 +52,26 @@ def clang_path() -> str:
     return path
 
 
+def run_clang(argv: list[str], source: str) -> subprocess.CompletedProcess[str]:
+    """clang on ``source`` (its stdin) in an empty folder, so that an ``#include`` the
+    kernel still holds is never looked for among the caller's files."""
+    with tempfile.TemporaryDirectory(prefix="curator-clang-") as empty:
+        return subprocess.run(
+            argv,
+            input=source,
+            capture_output=True,
+            text=True,
+            timeout=CLANG_TIMEOUT_S,
+            check=False,
+            cwd=empty,
+        )
+
+
 def lower_to_ir(source: str, optimize: str = "-O1") -> tuple[str | None, str]:
     """OpenCL C to textual LLVM IR for the SPIR target; (None, message) when clang fails."""
     message = ""
     for std in CL_STANDARDS:
-        proc = subprocess.run(
+        proc = run_clang(
             [
                 clang_path(),
                 "-x",
@@ -74,11 +90,7 @@ def lower_to_ir(source: str, optimize: str = "-O1") -> tuple[str | None, str]:
                 "-",
                 "-",
             ],
-            input=source,
-            capture_output=True,
-            text=True,
-            timeout=CLANG_TIMEOUT_S,
-            check=False,
+            source,
         )
         if proc.returncode == 0:
             return proc.stdout, ""

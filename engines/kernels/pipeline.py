@@ -3,13 +3,17 @@
 Mining: sources -> files -> scrape -> rejection filter -> rewrite -> dedup on the
 normalised source's hash -> features -> store, in batches, each batch written with its
 source's checkpoint (the last file done) in one transaction, so a killed run resumes
-after the last file it saved. Checking: stored kernels -> the dynamic checker in the
-worker child -> verdicts stored in batches. Neither prints: progress goes to a
-reporter (the CLI draws it; a TUI worker thread can pass its own).
+after the last file it saved. A run that goes through every file clears that resume
+point: the next one reads every file again, and skips before compiling each kernel
+whose source is stored already (a changed kernel is stored anew). Checking: stored
+kernels -> the dynamic checker in the worker child -> verdicts stored in batches.
+Neither prints: progress goes to a reporter (the CLI draws it; a TUI worker thread can
+pass its own).
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -35,12 +39,13 @@ from engines.kernels.scrape import (
     tree_resolver,
 )
 from engines.kernels.shim import apply_shim, shim_for
-from engines.kernels.tree import SourceTree
+from engines.kernels.tree import SourceTree, is_inside
+from engines.pathtext import path_text
 from engines.reporting import SilentReporter, SourceReporter, cumulative_counts, tally
 from store import Store
-from store.commits import load_checkpoint
+from store.commits import load_checkpoint, save_checkpoint
 from store.kernel_records import KernelCheck, KernelRow, StoredKernel
-from store.kernels import save_checks, save_kernel_batch
+from store.kernels import save_checks, save_kernel_batch, stored_kernel_state
 from store.records import Checkpoint, SaveResult
 
 KIND = "kernel"
@@ -90,28 +95,36 @@ def _walk(
 
             return read
 
-        tree = SourceTree({n: reader(n) for n in every})
-        names = [n for n in every if is_candidate_file(Path(n))]
-        return spec, root, [SourceFile(n, root / n, tree.readers[n]) for n in names], tree
+        # the tree's keys are stored text; each reader keeps git's own name for the file
+        tree = SourceTree({path_text(n): reader(n) for n in every})
+        names = [path_text(n) for n in every if is_candidate_file(Path(n))]
+        files = [SourceFile(n, root / n, tree.readers[n]) for n in names]
+        return path_text(spec), root, files, tree
     path = Path(spec).expanduser()
     if not path.exists():
         raise SourceError("no such file or directory")
     path = path.resolve()
     if path.is_file():
-        return str(path), path.parent, [SourceFile(path.name, path, path.read_bytes)], None
+        single = SourceFile(path_text(path.name), path, path.read_bytes)
+        return path_text(str(path)), path.parent, [single], None
     files = []
     readers: dict[str, Callable[[], bytes]] = {}
+    outside: set[str] = set()
     for file in sorted(path.rglob("*")):
         rel = file.relative_to(path)
         if any(part.startswith(".") for part in rel.parts):
             continue
         if not file.is_file() and not file.is_symlink():  # a dangling link is reported
             continue
+        key = path_text(rel.as_posix())
         if file.is_file():
-            readers[rel.as_posix()] = file.read_bytes
+            if is_inside(file, path):
+                readers[key] = file.read_bytes
+            else:  # a link out of the tree: no header is read through it
+                outside.add(key)
         if is_candidate_file(file):
-            files.append(SourceFile(str(rel), file, file.read_bytes))
-    return str(path), path, files, SourceTree(readers)
+            files.append(SourceFile(path_text(str(rel)), file, file.read_bytes))
+    return path_text(str(path)), path, files, SourceTree(readers, outside=frozenset(outside))
 
 
 @dataclass
@@ -230,8 +243,10 @@ def _mine_source(
     summary.source = source
     scope = f"min_instructions={min_instructions}"
     checkpoint = load_checkpoint(store, KIND, source, scope)
-    after = checkpoint.last_key if checkpoint else None
     base: dict[str, Any] = checkpoint.counters if checkpoint else {}
+    # only a run cut short resumes after its last file; after a whole pass (or one saved
+    # by a version that did not say), every file is looked at again
+    after = checkpoint.last_key if checkpoint and base.get("finished") is False else None
     todo = [f for f in files if after is None or f.rel > after]
     report.source_started(source, len(files), len(files) - len(todo))
     pending: list[KernelRow] = []
@@ -241,7 +256,8 @@ def _mine_source(
 
     def checkpoint_for(results: list[SaveResult]) -> Checkpoint:
         tally(summary, results)
-        return Checkpoint(KIND, source, scope, last_file, _cumulative(base, summary))
+        counters = {**_cumulative(base, summary), "finished": last_file is None}
+        return Checkpoint(KIND, source, scope, last_file, counters)
 
     def flush() -> None:
         nonlocal pending, unflushed, flushed_at
@@ -255,14 +271,22 @@ def _mine_source(
         summary.files += 1
         unflushed += 1
         last_file = file.rel
-        rows = _file_rows(source, root, file, worker, min_instructions, report, summary, context)
+        rows = _file_rows(
+            source, root, file, worker, min_instructions, report, summary, context, store
+        )
         for row in rows:
             pending.append(row)
             if row.verdict:
                 summary.filtered[row.provenance.get("refusal", row.verdict)] += 1
         if len(pending) >= batch_rows or time.monotonic() - flushed_at > BATCH_SECONDS:
             flush()
-    flush()
+    # every file done: no resume point, so that the next run looks at every file again
+    # (a kernel stored with the same source is skipped before it is compiled)
+    last_file = None
+    if unflushed:
+        flush()
+    else:
+        save_checkpoint(store, checkpoint_for([]))
 
 
 def _file_rows(
@@ -274,6 +298,7 @@ def _file_rows(
     report: SourceReporter,
     summary: SourceSummary,
     context: SourceContext | None = None,
+    store: Store | None = None,
 ) -> Iterator[KernelRow]:
     try:
         data = file.read()
@@ -300,7 +325,26 @@ def _file_rows(
         report.problem(warning)
     for cand, key in zip(scraped.candidates, candidate_keys(scraped.candidates), strict=True):
         summary.seen += 1
-        yield _row(source, f"{source}::{key}", cand, worker, min_instructions, report, flags)
+        stored_key = _key_to_store(store, source, f"{source}::{key}", cand.source)
+        if stored_key is None:
+            summary.known += 1
+            continue
+        yield _row(source, stored_key, cand, worker, min_instructions, report, flags)
+
+
+def _key_to_store(store: Store | None, source: str, key: str, text: str) -> str | None:
+    """The key to store a kernel under, or None when this very source is stored already.
+    A kernel whose file changed since it was stored keeps the old item and gets a key of
+    its own, ``KEY@`` and the start of its source's SHA-256."""
+    if store is None:
+        return key
+    state = stored_kernel_state(store, key, source, text)
+    if state == "same":
+        return None
+    if state != "other":
+        return key
+    versioned = f"{key}@{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+    return None if stored_kernel_state(store, versioned, source, text) else versioned
 
 
 _COUNTED = ("files", "seen", "stored", "duplicates", "known", "unreadable")

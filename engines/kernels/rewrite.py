@@ -16,12 +16,11 @@ import itertools
 import json
 import re
 import string
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from engines.kernels.compile import CLANG_TIMEOUT_S, clang_path
+from engines.kernels.compile import clang_path, run_clang
 from engines.kernels.ctext import KEYWORDS, TYPE_WORDS
 
 _TOKEN = re.compile(
@@ -50,14 +49,7 @@ class Rewritten:
 
 
 def _clang(args: list[str], source: str) -> str:
-    proc = subprocess.run(
-        [clang_path(), "-x", "cl", "-cl-std=CL1.2", *args, "-"],
-        input=source,
-        capture_output=True,
-        text=True,
-        timeout=CLANG_TIMEOUT_S,
-        check=False,
-    )
+    proc = run_clang([clang_path(), "-x", "cl", "-cl-std=CL1.2", *args, "-"], source)
     if proc.returncode != 0:
         first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr)
         raise RewriteError(first.replace("<stdin>", "kernel.cl").strip()[:300])

@@ -4,6 +4,8 @@ only the helper functions, typedefs, macros and globals it needs (CLgen section 
 
 from __future__ import annotations
 
+import bisect
+import posixpath
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -18,6 +20,7 @@ from engines.kernels.ctext import (
     identifiers,
 )
 from engines.kernels.tree import SourceTree
+from engines.pathtext import path_text
 
 DEVICE_SUFFIXES = frozenset({".cl", ".ocl", ".clh"})
 HOST_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".inl"})
@@ -29,6 +32,7 @@ _INCLUDE = re.compile(
 _KERNEL_MARK = re.compile(r"\b(?:__kernel|kernel)\b")
 _PP_NAME = re.compile(r"#\s*(\w+)\s*(\w*)")
 _CONDITIONAL = {"if", "ifdef", "ifndef", "elif", "else", "endif"}
+_BRACE = re.compile(r"[{}]")
 
 
 @dataclass(frozen=True)
@@ -74,13 +78,21 @@ def decode_source(data: bytes) -> tuple[str, str | None]:
 Resolver = Callable[[str, str], "tuple[str, str] | None"]
 
 
+class OutsideTree(Exception):
+    """An ``#include`` that a resolver found outside the source tree (a link out of it)."""
+
+
 def directory_resolver(root: Path) -> Resolver:
-    """Headers next to the including file or under ``root`` (keys are paths)."""
+    """Headers next to the including file or under ``root`` (keys are paths); one that
+    is only there through a link out of ``root`` raises :class:`OutsideTree`."""
+    top = root.resolve()
 
     def resolve(name: str, including: str) -> tuple[str, str] | None:
         for base in (Path(including).parent, root):
             target = (base / name).resolve()
             if target.is_file():
+                if not target.is_relative_to(top):
+                    raise OutsideTree(name)
                 try:
                     body, _ = decode_source(target.read_bytes())
                 except OSError:
@@ -92,16 +104,54 @@ def directory_resolver(root: Path) -> Resolver:
 
 
 def tree_resolver(tree: SourceTree, extra_dirs: Sequence[str] = ()) -> Resolver:
-    """Headers anywhere in ``tree`` (:meth:`SourceTree.resolve`; keys are relative paths)."""
+    """Headers anywhere in ``tree`` (:meth:`SourceTree.resolve`; keys are relative paths);
+    a link out of the tree raises :class:`OutsideTree`."""
 
     def resolve(name: str, including: str) -> tuple[str, str] | None:
         rel = tree.resolve(name, including, extra_dirs)
         if rel is None:
             return None
+        if rel in tree.outside:
+            raise OutsideTree(name)
         text = tree.text(rel)
         return None if text is None else (rel, text)
 
     return resolve
+
+
+def _comment(text: str) -> str:
+    return "/* " + text.replace("*/", "* /") + " */"
+
+
+def _leaves_tree(name: str, including: str, root: Path) -> bool:
+    """Whether ``name``, included from ``including`` (a path under ``root``, or relative
+    to it), is absolute or climbs out of ``root``."""
+    target = name.strip().replace("\\", "/")
+    if target.startswith("/") or re.match(r"[A-Za-z]:", target):
+        return True
+    folder = Path(including).parent
+    if folder.is_absolute():
+        try:
+            folder = folder.resolve().relative_to(root.resolve())
+        except (ValueError, OSError):
+            folder = Path()
+    joined = posixpath.normpath(posixpath.join(folder.as_posix(), target))
+    return joined == ".." or joined.startswith("../")
+
+
+def _climbs(name: str) -> bool:
+    """Whether ``name`` starts above its folder (a compiler would look outside the tree)."""
+    target = posixpath.normpath(name.strip().replace("\\", "/"))
+    return target == ".." or target.startswith("../")
+
+
+def _shown(key: str, root: Path) -> str:
+    """A header's key as stored and shown: relative to ``root`` when it is an absolute
+    path (:func:`engines.pathtext.path_text`)."""
+    try:
+        return path_text(str(Path(key).relative_to(root)) if Path(key).is_absolute() else key)
+    except ValueError:
+        return path_text(key)
 
 
 def inline_includes(
@@ -112,27 +162,41 @@ def inline_includes(
     depth: int = 0,
     resolver: Resolver | None = None,
     including: str | None = None,
+    refused: list[tuple[str | None, str]] | None = None,
 ) -> tuple[str, list[str]]:
     """Replace ``#include "x"`` (and ``<x>`` when the tree has it) by the file's text;
     headers not found stay as written. Returns the names inlined. Without a
-    ``resolver`` a header is looked for next to the including file and under ``root``."""
+    ``resolver`` a header is looked for next to the including file and under ``root``.
+
+    An include naming a file outside the tree (an absolute path, one that climbs out of
+    ``root``, a link out of it) is never read: it becomes a comment, and ``(header it
+    is in or None, name)`` goes to ``refused``. One not found that starts with ``..``
+    becomes a comment too, so that no compiler looks for it outside the tree."""
     resolve = resolver or directory_resolver(root)
     here = including if including is not None else str(directory / "_")
     inlined: list[str] = []
+    refusals = refused if refused is not None else []
 
     def repl(m: re.Match[str]) -> str:
         name = m.group(1) or m.group(2)
-        found = resolve(name, here)
+        try:
+            found = resolve(name, here)
+        except OutsideTree:
+            found, outside = None, True
+        else:
+            outside = found is None and _leaves_tree(name, here, root)
+        if outside:
+            refusals.append((None if depth == 0 else _shown(here, root), name))
+            return _comment(f"include {name} refused: outside the source tree")
         if found is None:
-            return m.group(0)
+            return _comment(f"include {name}: not found") if _climbs(name) else m.group(0)
         key, body = found
         if key in seen or depth >= MAX_INCLUDE_DEPTH:
-            return f"/* include {name} skipped: cycle or too deep */"
-        inner, more = inline_includes(body, directory, root, (*seen, key), depth + 1, resolve, key)
-        try:
-            inlined.append(str(Path(key).relative_to(root)) if Path(key).is_absolute() else key)
-        except ValueError:
-            inlined.append(key)
+            return _comment(f"include {name} skipped: cycle or too deep")
+        inner, more = inline_includes(
+            body, directory, root, (*seen, key), depth + 1, resolve, key, refusals
+        )
+        inlined.append(_shown(key, root))
         inlined.extend(more)
         return inner
 
@@ -148,14 +212,15 @@ def embedded_strings(text: str) -> list[tuple[str, int]]:
     """Kernel strings in a host file: adjacent string literals joined (C++ raw strings
     too), kept when they hold a ``__kernel``. Returns (device code, line) pairs."""
     pattern = re.compile(
-        r'R"([^()\\ \n]{0,16})\((.*?)\)\1"'  # raw string
+        r'R"([^()\\ \n]{0,16})\((.*?)(?:\)\1"|\Z)'  # raw string (unterminated: to the end)
         r'|"((?:\\.|[^"\\\n])*)"'  # ordinary string
-        r"|//[^\n]*|/\*.*?\*/"  # comments (skipped)
+        r"|//[^\n]*|/\*.*?(?:\*/|\Z)"  # comments (skipped)
         r"|'(?:\\.|[^'\\\n])*'",  # char literal (skipped)
         re.DOTALL,
     )
     groups: list[tuple[list[str], int]] = []
     last_end = -1
+    line, counted = 1, 0  # the line at offset ``counted``, counted as the scan goes
     for m in pattern.finditer(text):
         if m.group(0).startswith(("//", "/*", "'")):
             continue
@@ -164,7 +229,9 @@ def embedded_strings(text: str) -> list[tuple[str, int]]:
         if between is not None and not blank_comments_and_strings(between).strip():
             groups[-1][0].append(piece)
         else:
-            groups.append(([piece], text.count("\n", 0, m.start()) + 1))
+            line += text.count("\n", counted, m.start())
+            counted = m.start()
+            groups.append(([piece], line))
         last_end = m.end()
     found = []
     for pieces, line in groups:
@@ -174,21 +241,27 @@ def embedded_strings(text: str) -> list[tuple[str, int]]:
     return found
 
 
-def _split(code: str) -> list[_Chunk]:
-    """Top-level chunks: preprocessor lines, function definitions, other declarations."""
+def _split(code: str) -> tuple[list[_Chunk], int | None]:
+    """Top-level chunks: preprocessor lines, function definitions, other declarations;
+    and the offset of a ``{`` never closed (the last chunk runs to the end), or None."""
     blank = blank_comments_and_strings(code)
     chunks: list[_Chunk] = []
     i, n = 0, len(code)
     start = None
     depth = paren = 0
+    opened = 0
     body_is_function = False
+    newlines = [m.start() for m in re.finditer("\n", code)]
+
+    def line_of(offset: int) -> int:
+        return bisect.bisect_left(newlines, offset) + 1
 
     def emit(end: int) -> None:
         nonlocal start, body_is_function
         assert start is not None
         text = code[start:end].strip()
         if text:
-            chunks.append(_decl_chunk(text, blank[start:end], code.count("\n", 0, start) + 1))
+            chunks.append(_decl_chunk(text, blank[start:end], line_of(start)))
         start = None
         body_is_function = False
 
@@ -203,11 +276,11 @@ def _split(code: str) -> list[_Chunk]:
                 while True:
                     e = blank.find("\n", j)
                     e = n if e < 0 else e
-                    if blank[i:e].rstrip().endswith("\\") and e < n:
+                    if blank[j:e].rstrip().endswith("\\") and e < n:
                         j = e + 1
                         continue
                     break
-                chunks.append(_pp_chunk(code[i:e], blank[i:e], code.count("\n", 0, i) + 1))
+                chunks.append(_pp_chunk(code[i:e], blank[i:e], line_of(i)))
                 i = e
                 continue
             start = i
@@ -216,9 +289,11 @@ def _split(code: str) -> list[_Chunk]:
         elif c == ")":
             paren = max(paren - 1, 0)
         elif c == "{":
-            if depth == 0 and paren == 0:
-                before = blank[start:i].rstrip()
-                body_is_function = before.endswith(")")
+            if depth == 0:
+                opened = i
+                if paren == 0:
+                    before = blank[start:i].rstrip()
+                    body_is_function = before.endswith(")")
             depth += 1
         elif c == "}":
             depth = max(depth - 1, 0)
@@ -227,9 +302,10 @@ def _split(code: str) -> list[_Chunk]:
         elif c == ";" and depth == 0 and paren == 0:
             emit(i + 1)
         i += 1
+    unclosed = opened if depth > 0 else None
     if start is not None:
         emit(n)
-    return chunks
+    return chunks, unclosed
 
 
 def _pp_chunk(text: str, blank: str, line: int) -> _Chunk:
@@ -260,9 +336,7 @@ def _decl_chunk(text: str, blank: str, line: int) -> _Chunk:
         defines = {name} if name else set()
         return _Chunk(text, kind, defines, uses - defines, line, name)
     defines: set[str] = set()
-    depth0 = re.sub(r"\{[^{}]*\}", " ", flat)
-    while "{" in depth0:
-        depth0 = re.sub(r"\{[^{}]*\}", " ", depth0)
+    depth0 = _outside_braces(flat)
     tag = re.match(r"(?:typedef\s+)?(?:struct|union|enum)\s+(\w+)", flat)
     if tag:
         defines.add(tag.group(1))
@@ -284,13 +358,61 @@ def _decl_chunk(text: str, blank: str, line: int) -> _Chunk:
     return _Chunk(text, "decl", defines, uses - defines, line, None)
 
 
-def split_kernels(code: str, file: str, origin: str, line_offset: int = 0) -> list[Candidate]:
-    """One candidate per ``__kernel`` function of ``code``, with the chunks it needs."""
-    chunks = _split(code)
+def _outside_braces(text: str) -> str:
+    """``text`` with each ``{...}`` block a space, nested ones included; a ``{`` never
+    closed hides the rest, a ``}`` never opened is dropped."""
+    parts: list[str] = []
+    depth = 0
+    last = 0
+    for m in _BRACE.finditer(text):
+        if depth == 0:
+            parts.append(text[last : m.start()])
+        if m.group() == "{":
+            if depth == 0:
+                parts.append(" ")
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+        last = m.end()
+    if depth == 0:
+        parts.append(text[last:])
+    return "".join(parts)
+
+
+def _unclosed_warning(code: str, at: int, last: _Chunk, file: str, offset: int | None) -> str:
+    """The one-line warning for the ``{`` at ``at`` that is never closed (in ``last``,
+    the chunk that runs to the end), naming the kernel whose body it opens; its line
+    (plus ``offset``) unless ``offset`` is None."""
+    where = file if offset is None else f"{file}:{code.count(chr(10), 0, at) + 1 + offset}"
+    head = blank_comments_and_strings(last.text).split("{", 1)[0]
+    if _KERNEL_MARK.search(head) and "(" in head:
+        names = IDENT.findall(head.split("(", 1)[0])
+        if names:
+            return f"{where}: kernel {names[-1]} skipped: its '{{' is never closed"
+    return f"{where}: '{{' never closed; nothing after it is read as a kernel"
+
+
+def split_kernels(
+    code: str,
+    file: str,
+    origin: str,
+    line_offset: int = 0,
+    warnings: list[str] | None = None,
+    warning_offset: int | None = 0,
+) -> list[Candidate]:
+    """One candidate per ``__kernel`` function of ``code``, with the chunks it needs; a
+    ``{`` never closed adds a line to ``warnings`` when given (with its line number plus
+    ``warning_offset``, unless that is None)."""
+    chunks, unclosed = _split(code)
+    if unclosed is not None and warnings is not None and chunks:
+        warnings.append(_unclosed_warning(code, unclosed, chunks[-1], file, warning_offset))
     providers: dict[str, list[int]] = {}
     for index, chunk in enumerate(chunks):
         for name in chunk.defines:
             providers.setdefault(name, []).append(index)
+    # every candidate takes the conditionals, and the other directives it may need
+    conditionals = [j for j, c in enumerate(chunks) if c.kind == "pp-cond"]
+    directives = [(j, c.uses) for j, c in enumerate(chunks) if c.kind == "pp-other"]
     candidates = []
     for index, chunk in enumerate(chunks):
         if chunk.kind != "kernel" or not chunk.name:
@@ -307,13 +429,9 @@ def split_kernels(code: str, file: str, origin: str, line_offset: int = 0) -> li
                 if j not in keep and (chunks[j].kind != "kernel" or j < index):
                     keep.add(j)
                     todo.extend(chunks[j].uses)
-        parts = [
-            c.text
-            for j, c in enumerate(chunks)
-            if j in keep
-            or c.kind == "pp-cond"
-            or (c.kind == "pp-other" and (not c.uses or c.uses & seen))
-        ]
+        keep.update(conditionals)
+        keep.update(j for j, uses in directives if not uses or uses & seen)
+        parts = [chunks[j].text for j in sorted(keep)]
         candidates.append(
             Candidate(chunk.name, "\n".join(parts) + "\n", file, origin, chunk.line + line_offset)
         )
@@ -335,8 +453,18 @@ def scrape_text(
         origin = "embedded"
     including = file if resolver is not None else None
     for code, line in blocks:
-        inlined, includes = inline_includes(code, path.parent, root, (), 0, resolver, including)
-        for cand in split_kernels(inlined, file, origin, line - 1):
+        refused: list[tuple[str | None, str]] = []
+        inlined, includes = inline_includes(
+            code, path.parent, root, (), 0, resolver, including, refused
+        )
+        for header, name in dict.fromkeys(refused):
+            via = f" (in {header})" if header else ""
+            result.warnings.append(
+                f'{file}: #include "{name}"{via} refused: outside the source tree'
+            )
+        # with headers inlined, a line of the text is not a line of the file
+        where = None if includes else line - 1
+        for cand in split_kernels(inlined, file, origin, line - 1, result.warnings, where):
             result.candidates.append(
                 Candidate(cand.name, cand.source, file, origin, cand.line, tuple(includes))
             )

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engines.pathtext import path_text
+
 INCLUDE_FOLDERS = frozenset({"include", "includes", "inc", "common", "headers", "util", "utils"})
 MAX_TEXT_BYTES = 2 * 1024 * 1024
 
@@ -20,11 +22,12 @@ class SourceTree:
 
     readers: dict[str, Callable[[], bytes]]
     include_dirs: list[str] = field(default_factory=list)
+    outside: frozenset[str] = frozenset()  # links that lead out of the tree: never read
     _by_name: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
     _texts: dict[str, str | None] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        for rel in sorted(self.readers):
+        for rel in sorted(self.readers.keys() | self.outside):
             self._by_name.setdefault(posixpath.basename(rel), []).append(rel)
         dirs = {posixpath.dirname(rel) for rel in self.readers}
         found = [d for d in dirs if posixpath.basename(d).lower() in INCLUDE_FOLDERS]
@@ -32,14 +35,20 @@ class SourceTree:
 
     @classmethod
     def from_directory(cls, root: Path, paths: Iterable[Path] | None = None) -> SourceTree:
-        """Every file under ``root`` (dot-folders skipped), or only ``paths``."""
+        """Every file under ``root`` (dot-folders skipped), or only ``paths``; a link to
+        a file outside ``root`` is listed in :attr:`outside`, not read."""
         readers: dict[str, Callable[[], bytes]] = {}
+        outside: set[str] = set()
+        top = root.resolve()
         for path in paths if paths is not None else root.rglob("*"):
             rel = path.relative_to(root)
             if any(part.startswith(".") for part in rel.parts) or not path.is_file():
                 continue
-            readers[rel.as_posix()] = path.read_bytes
-        return cls(readers)
+            if is_inside(path, top):
+                readers[path_text(rel.as_posix())] = path.read_bytes
+            else:
+                outside.add(path_text(rel.as_posix()))
+        return cls(readers, outside=frozenset(outside))
 
     def text(self, rel: str) -> str | None:
         """The file's text (Latin-1 when not UTF-8); None when unreadable or too big."""
@@ -59,7 +68,8 @@ class SourceTree:
         return self._texts[rel]
 
     def resolve(self, name: str, including: str, extra_dirs: Iterable[str] = ()) -> str | None:
-        """The path ``#include "name"`` in file ``including`` stands for, or None."""
+        """The path ``#include "name"`` in file ``including`` stands for, or None (a path
+        in :attr:`outside` when the file found is a link out of the tree)."""
         name = name.strip().replace("\\", "/")
         if not name or name.startswith("/"):
             return None
@@ -89,7 +99,16 @@ class SourceTree:
         rel = posixpath.normpath(joined)
         if rel.startswith("../") or rel == "..":
             return None
-        return rel if rel in self.readers else None
+        return rel if rel in self.readers or rel in self.outside else None
+
+
+def is_inside(path: Path, top: Path) -> bool:
+    """Whether ``path``, links followed, is ``top`` (already resolved) or under it."""
+    try:
+        path.resolve().relative_to(top)
+    except (ValueError, OSError, RuntimeError):
+        return False
+    return True
 
 
 def _shared_depth(rel: str, folder: str) -> int:
