@@ -460,7 +460,7 @@ async def test_untrusted_text_is_shown_literally_and_clipped(tmp_path: Path) -> 
         area = panel.query_one("#item-full", TextArea)
         await until(pilot, lambda: panel.showing_all, "show all")
         assert area.document.line_count > 50_000
-        assert long_line in area.text
+        assert long_line in area.text.replace("\n", "")  # broken over lines, not cut
         await pilot.press("escape")
         await until(pilot, lambda: not panel.showing_all, "back to the clipped view")
         await pilot.press("1")

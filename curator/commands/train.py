@@ -383,10 +383,7 @@ def train(
 
     Messages the keyword rules match are perf whatever the model believes, and commits
     that change only tests, benchmarks or examples are non-perf, unless --rule-floor none."""
-    if curve is None:
-        for flag, given in (("--curve-only", curve_only), ("--order", order is not None)):
-            if given:
-                fail(f"{flag} needs --curve (the sizes of the learning curve)", EXIT_USAGE)
+    _check_curve_options(curve, curve_only, order)
     if kind == ENSEMBLE:
         _train_ensemble(members, combiner, dev, eval_set, rule, seed, as_json, db)
         return
@@ -431,7 +428,17 @@ def train(
         sizes, orders = parse_sizes(curve), parse_orders(order or "both")
         run_curve(db, CurveRequest(request, sizes, orders, curve_only), as_json)
         return
-    outcome = _train_with_bar(db, request)
+    _report(_train_with_bar(db, request), as_json)
+
+
+def _check_curve_options(curve: str | None, curve_only: bool, order: str | None) -> None:
+    if curve is None:
+        for flag, given in (("--curve-only", curve_only), ("--order", order is not None)):
+            if given:
+                fail(f"{flag} needs --curve (the sizes of the learning curve)", EXIT_USAGE)
+
+
+def _report(outcome: TrainOutcome, as_json: bool) -> None:
     for note in outcome.notes:
         warn(note)
     assert outcome.model is not None

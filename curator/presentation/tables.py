@@ -37,7 +37,9 @@ def table(
 
     ``boxed`` is the CLI's look (rounded lines, the title in italics); unboxed is the
     app's (no lines, one space between columns, the title in bold)."""
-    caption = None if title is None else Text(flat(title))
+    # Rich styles a title given as a string (after reading its markup), not a Text
+    style = "table.title" if boxed else "bold"
+    caption = None if title is None else Text(flat(title), style=style)
     t = (
         Table(
             title=caption,
@@ -51,7 +53,6 @@ def table(
         else Table(
             title=caption,
             title_justify="left",
-            title_style="bold",
             box=None,
             padding=(0, 1),
             show_header=show_header,
