@@ -118,10 +118,16 @@ def draw_audit(
     )
     items = [c for c in found if c.predictions.get(labeler) == label]
     if not items:
-        scope = (f" in set {from_set!r}" if from_set else "") + (
-            " that no one has voted on" if unlabeled else ""
+        where = f" in set {from_set!r}" if from_set else ""
+        if not unlabeled and not any(labeler in c.predictions for c in found):
+            raise SamplingError(
+                f"{labeler} has labeled no {kind} item{where} (`curator predict --labeler"
+                f" {labeler}` stores its labels); nothing to audit"
+            )
+        scope = where + (" that no one has voted on" if unlabeled else "")
+        raise SamplingError(
+            f"no {kind} item{scope} is labeled {label!r} by {labeler}; nothing to audit"
         )
-        raise SamplingError(f"{labeler} labeled no {kind} item{scope} {label!r}; nothing to audit")
     check_strata_predicted(items, fields)
     n = size if size is not None else cochran_size(len(items), confidence, margin)
     if n > len(items):

@@ -85,8 +85,10 @@ def test_draw_resolves_latest_labeler_version(store: Store) -> None:
 
 def test_draw_refuses_when_nothing_to_audit(store: Store) -> None:
     add_items(store, [Spec("a", prediction="non-perf")])
-    with pytest.raises(SamplingError, match="nothing to audit"):
+    with pytest.raises(SamplingError, match="is labeled 'perf' by keyword@1; nothing to audit"):
         draw_audit(store, "audit", "keyword@1")
+    with pytest.raises(SamplingError, match=r"tfidf-lr@9 has labeled no commit item .*predict"):
+        draw_audit(store, "audit", "tfidf-lr@9")
     with pytest.raises(SetError, match="no predictions"):
         draw_audit(store, "audit", "ghost@latest")
 

@@ -454,6 +454,11 @@ def test_an_svg_chart_written_over_a_folder_names_it_and_leaves_nothing(
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")]
 
 
+def test_an_svg_chart_with_an_empty_name_is_a_usage_error(db: Path) -> None:
+    line = error_line(run(db, "chart", "labels", "--set", "gt", "--svg", ""), 2)
+    assert line == "error: --svg '.': give the name of the file to write"
+
+
 def newer_version(db: Path, labeler: str, label: str) -> None:
     """``labeler`` (e.g. keyword@6) predicts ``label`` for every item: a newer version
     than the one an earlier draw read."""
@@ -769,3 +774,8 @@ def test_labeled_file_options_without_label_field_are_refused(
     line = error_line(run(db, "import", "items", str(_labeled(tmp_path)), *option), 2)
     assert line.startswith(f"error: {option[0]} reads a labeled file: give --label-field")
     assert counts(db) == before
+
+
+def test_a_vote_for_an_unknown_kind_names_the_kind_not_the_item(db: Path) -> None:
+    line = error_line(run(db, "vote", "ex-001", "perf", "-a", "ann", "--kind", "nosuch"), 2)
+    assert line == "error: --kind 'nosuch': use commit, kernel, ir"

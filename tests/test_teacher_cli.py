@@ -190,6 +190,10 @@ def test_usage_errors_and_a_dead_endpoint(cli, tmp_path: Path) -> None:  # type:
     _import(cli, tmp_path, {"a": "faster"})
     assert cli("teach", "nosuch", "--model", "m").exit_code == 1
     assert cli("teach", "--unlabeled", "--model", "m", "--endpoint", "ftp://x").exit_code == 2
+    for bad in ("http://[::1", "http://"):
+        refused = cli("teach", "--unlabeled", "--model", "m", "--endpoint", bad)
+        assert refused.exit_code == 2 and "unexpected" not in refused.output, refused.output
+        assert f"endpoint {bad!r}" in refused.output
     with FakeLLM() as dead:
         url = dead.url
     result = cli(

@@ -39,6 +39,8 @@ def chart_command(
     """Draw one chart: labels, agreement, threshold, audit, learning or active-learning."""
     if name not in CHARTS:
         fail(f"no chart {name!r}: use {', '.join(CHARTS)}", EXIT_USAGE)
+    if svg is not None and not svg.name:
+        fail(f"--svg {str(svg)!r}: give the name of the file to write", EXIT_USAGE)
     with open_db(db, create=False) as store:
         try:
             chart = build_chart(store, name, set_name, labeler, family)

@@ -7,12 +7,13 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
+from annotation.labels import DEFAULT_LABELS
 from annotation.routing import submit
 from annotation.votes import VoteError, cast_vote, prepare_vote, resolve_item, undo
 from curator.cli_context import open_db, required_annotator
 from curator.commands.options import AnnotatorOption, DbOption, JsonOption
 from curator.console import out
-from curator.presentation.cli_output import fail, load_optional_set, print_json
+from curator.presentation.cli_output import EXIT_USAGE, fail, load_optional_set, print_json
 from curator.presentation.text import one_line
 
 
@@ -40,6 +41,8 @@ def vote(
 ) -> None:
     """Record one vote; the annotator's earlier vote on the item stays in the history."""
     who = required_annotator(annotator)
+    if kind is not None and kind not in DEFAULT_LABELS:
+        fail(f"--kind {kind!r}: use {', '.join(DEFAULT_LABELS)}", EXIT_USAGE)
     with open_db(db, create=False) as store:
         in_set = load_optional_set(store, set_name)
         try:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from engines.commits.representation import approximate_tokens, cut_to_budget
 from engines.labelers.base import Prediction
@@ -74,6 +75,12 @@ class TeacherConfig:
             raise ValueError("the model name is empty")
         if not self.endpoint.startswith(("http://", "https://")):
             raise ValueError(f"endpoint {self.endpoint!r} is not an http(s) URL")
+        try:
+            host = urlsplit(self.endpoint).hostname
+        except ValueError as exc:  # an unclosed [IPv6 bracket, say
+            raise ValueError(f"endpoint {self.endpoint!r} is not a valid URL ({exc})") from None
+        if not host:
+            raise ValueError(f"endpoint {self.endpoint!r} names no host")
         if self.concurrency < 1 or self.retries < 0 or self.timeout <= 0:
             raise ValueError("concurrency must be >= 1, retries >= 0 and timeout > 0")
 
