@@ -779,3 +779,15 @@ def test_labeled_file_options_without_label_field_are_refused(
 def test_a_vote_for_an_unknown_kind_names_the_kind_not_the_item(db: Path) -> None:
     line = error_line(run(db, "vote", "ex-001", "perf", "-a", "ann", "--kind", "nosuch"), 2)
     assert line == "error: --kind 'nosuch': use commit, kernel, ir"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "what"),
+    [("prodigy", "Prodigy JSONL file"), ("label-studio", "Label Studio JSON export")],
+)
+def test_a_folder_given_as_a_tool_s_file_is_named_as_a_folder(
+    db: Path, tmp_path: Path, fmt: str, what: str
+) -> None:
+    result = run(db, "import", fmt, str(tmp_path), "--set", "t")
+    assert result.exit_code == 1
+    assert f"error: {tmp_path}: a folder, not a {what}" in result.output

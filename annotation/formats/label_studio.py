@@ -168,7 +168,8 @@ def read_tasks(path: Path) -> tuple[list[Task], list[str]]:
     that cannot be read (``FILE: task ID (position N)[ annotation M]: problem``); a file
     that is no JSON list of tasks raises :class:`FileImportError`."""
     if not path.is_file():
-        raise FileImportError([f"{path}: no such file"])
+        what = "a folder, not a Label Studio JSON export" if path.is_dir() else "no such file"
+        raise FileImportError([f"{path}: {what}"])
     try:
         document = json.loads(path.read_text(encoding="utf-8-sig"))
     except UnicodeDecodeError:

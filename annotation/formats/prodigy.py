@@ -128,7 +128,8 @@ def _line(
 def read_tasks(path: Path, set_name: str) -> tuple[list[Task], list[str]]:
     """One :class:`Task` per item (lines of the same item gather their votes), and one
     ``FILE:LINE: problem`` for every line that cannot be read."""
-    records, errors = read_jsonl(path) if path.is_file() else ([], [f"{path}: no such file"])
+    what = "a folder, not a Prodigy JSONL file" if path.is_dir() else "no such file"
+    records, errors = read_jsonl(path) if path.is_file() else ([], [f"{path}: {what}"])
     tasks: dict[str, Task] = {}
     for number, record in records:
         where = f"{path}:{number}"
