@@ -109,26 +109,38 @@ def labeled_from_set(store: Store, name: str) -> list[Labeled]:
 
 
 def labeled_from_file(
-    path: Path, label_field: str, mapping: dict[str, str], text_field: str | None = None
+    path: Path,
+    label_field: str,
+    mapping: dict[str, str],
+    text_field: str | None = None,
+    skipped: list[str] | None = None,
 ) -> list[Labeled]:
     """(text, label) per row of a JSONL or CSV file (PerfCurator's ``train.jsonl`` with
-    ``--label-field target --map 1=perf,0=non-perf``); the first bad row is the error."""
+    ``--label-field target --map 1=perf,0=non-perf``). A bad row is named (``FILE:LINE:
+    why``) in ``skipped`` and left out; without ``skipped`` the first one is the error.
+    A file that cannot be read at all is always an error."""
     columns = (label_field,) if path.suffix.lower() in (".csv", ".tsv") else ()
     records, errors = read_records(path, columns)
-    if errors:
+    if errors and (skipped is None or not records):
         raise SimulationError(errors[0])
+    problems = list(errors)
     names = [text_field] if text_field else list(TEXT_FIELDS)
     found = []
     for number, record in records:
         text = next((record[n] for n in names if isinstance(record.get(n), str)), None)
         raw = (_text(record, label_field) or "").strip()
         if text is None or not text.strip():
-            raise SimulationError(f"{path}:{number}: missing the text ({' or '.join(names)})")
-        if not raw:
-            raise SimulationError(f"{path}:{number}: missing the label field {label_field!r}")
-        if mapping and raw not in mapping:
-            raise SimulationError(f"{path}:{number}: label {raw!r} is not in --map")
-        found.append((text, mapping.get(raw, raw)))
+            problems.append(f"{path}:{number}: missing the text ({' or '.join(names)})")
+        elif not raw:
+            problems.append(f"{path}:{number}: missing the label field {label_field!r}")
+        elif mapping and raw not in mapping:
+            problems.append(f"{path}:{number}: label {raw!r} is not in --map")
+        else:
+            found.append((text, mapping.get(raw, raw)))
+    if problems and skipped is None:
+        raise SimulationError(problems[0])
+    if skipped is not None:
+        skipped.extend(problems)
     return found
 
 

@@ -113,9 +113,12 @@ def test_simulate_reads_a_labeled_file_and_names_a_bad_line(sample: Path, tmp_pa
     assert found["stored"] is None and [n for n, _ in found["curves"]["random"]] == [10, 30]
     with labeled.open("a") as f:
         f.write(json.dumps({"commit_message": "x", "target": 7}) + "\n")
-    result = runner.invoke(app, [*base, str(sample), *opts])
-    assert result.exit_code == 1
-    assert f"labeled.jsonl:{len(texts) + 1}: label '7' is not in --map" in result.output
+    result = runner.invoke(app, [*base, str(sample), *opts, "--votes", "20", "--no-store"])
+    assert result.exit_code == 0, result.output  # the bad row is named and left out
+    assert f"labeled.jsonl:{len(texts) + 1}: label '7' is not in --map; row skipped" in (
+        result.output
+    )
+    assert f"{len(texts)} of the {len(texts)} eval items are also in the pool" in result.output
     result = runner.invoke(app, [*base[:2], str(tmp_path / "gone.jsonl"), *base[3:], str(sample)])
     assert result.exit_code == 1 and "gone.jsonl: no such file" in result.output
 

@@ -28,7 +28,7 @@ from curator.al_simulation import (
 from curator.cli_context import open_db
 from curator.commands.options import DbOption, JsonOption
 from curator.console import out
-from curator.presentation.cli_output import EXIT_USAGE, fail, print_json
+from curator.presentation.cli_output import EXIT_USAGE, fail, print_json, warn
 from curator.presentation.format import number
 from curator.presentation.progress import source_progress
 from store import Store
@@ -53,13 +53,28 @@ def _labeled(
     """A set's settled items, or a file's rows when ``source`` is a file."""
     path = Path(source)
     if path.is_file():
+        skipped: list[str] = []
         try:
-            return labeled_from_file(path, label_field, parse_mapping(mapping), text_field)
+            rows = labeled_from_file(path, label_field, parse_mapping(mapping), text_field, skipped)
         except MappingError as exc:
             fail(str(exc), EXIT_USAGE)
+        for line in skipped:
+            warn(f"{line}; row skipped")
+        return rows
     if path.suffix.lower() in (".jsonl", ".json", ".csv", ".tsv"):
         fail(f"{source}: no such file")
     return labeled_from_set(store, source)
+
+
+def _warn_overlap(pool: Sequence[tuple[str, str]], test: Sequence[tuple[str, str]]) -> None:
+    """A pool that holds items of the eval scores the model on what it learned from."""
+    seen = {text for text, _ in pool}
+    shared = sum(1 for text, _ in test if text in seen)
+    if shared:
+        warn(
+            f"{shared} of the {len(test)} eval items are also in the pool: the curve scores"
+            " the model partly on items it learned from (give an --eval the pool lacks)"
+        )
 
 
 def result_table(result: SimulationResult) -> Table:
@@ -124,9 +139,12 @@ def active_learning(
     newest, as does `curator chart active-learning`."""
     with open_db(db, create=False) as store:
         try:
+            pool_rows = _labeled(store, pool, label_field, mapping, text_field)
+            eval_rows = _labeled(store, eval_source, label_field, mapping, text_field)
+            _warn_overlap(pool_rows, eval_rows)
             request = SimulationRequest(
-                _labeled(store, pool, label_field, mapping, text_field),
-                _labeled(store, eval_source, label_field, mapping, text_field),
+                pool_rows,
+                eval_rows,
                 votes=votes,
                 every=every,
                 seeds=seeds,
