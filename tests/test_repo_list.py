@@ -122,3 +122,11 @@ def test_the_diff_size_limit_is_reported_in_the_option_s_megabytes() -> None:
     rejected = diff_bytes_verdict("abc", "x" * (6 * 2**20), options)
     assert rejected is not None and rejected.reason == "diff-too-large"
     assert rejected.message == "diff is 6.0 MB, over the limit of 5.0 MB"
+
+
+def test_a_byte_that_is_not_utf8_costs_its_line_only(tmp_path: Path) -> None:
+    listing = tmp_path / "repos.csv"
+    listing.write_bytes(b"repo,stars,language\nr\xff1,1,Python\nr2,5,Python\n")
+    found = read_repo_list(listing)
+    assert [(e.spec, e.stars) for e in found.entries] == [(str(tmp_path / "r2"), 5)]
+    assert found.problems == [f"{listing}:2: not UTF-8 text; line skipped"]

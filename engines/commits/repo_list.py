@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -60,13 +61,17 @@ class Selection:
     dropped: Counter[str] = field(default_factory=Counter)
 
 
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")  # the bytes surrogateescape could not decode
+
+
 def read_repo_list(path: Path) -> RepoList:
     """Parse a repository list; raises :class:`RepoListError` only when nothing can be read."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        # a byte that is not UTF-8 spoils its line only (named below), not the list
+        text = path.read_bytes().decode("utf-8-sig", errors="surrogateescape")
     except FileNotFoundError:
         raise RepoListError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise RepoListError(f"{path}: cannot read ({exc})") from None
     result = RepoList()
     rows = [
@@ -86,6 +91,9 @@ def read_repo_list(path: Path) -> RepoList:
     seen: dict[str, int] = {}
     for number, row in rows:
         where = f"{path}:{number}"
+        if any(_NOT_UTF8.search(cell) for cell in row):
+            result.problems.append(f"{where}: not UTF-8 text; line skipped")
+            continue
         entry = _entry(row, columns, path.parent, number, where, result.problems)
         if entry is None:
             continue
