@@ -241,6 +241,16 @@ def test_curve_options_without_a_curve_are_refused(split, tmp_path: Path):  # ty
     assert _rows(tmp_path / "cli.db", "SELECT COUNT(*) FROM models") == [(0,)]
 
 
+def test_a_warm_start_names_one_start(split, tmp_path: Path):  # type: ignore[no-untyped-def]
+    for flags, says in (
+        (("--from-model", " "), "error: --from-model is empty"),
+        (("--from-model", "student@1", "--base", "minilm"), "error: --base and --from-model"),
+    ):
+        result = split("train", "--votes", "tr", *flags)
+        assert result.exit_code == 2 and ANSI.sub("", result.stderr).startswith(says)
+    assert _rows(tmp_path / "cli.db", "SELECT COUNT(*) FROM models") == [(0,)]
+
+
 def test_predict_unlabeled_takes_only_commits_nobody_voted_on(split, repo: GitRepo, tmp_path: Path):  # type: ignore[no-untyped-def]
     assert _json(split("train", "--kind", "tfidf-svm", "--votes", "tr", "--json"))["model"]
     repo.commit("init", {"m.py": py_module("y += 1")})

@@ -384,6 +384,7 @@ def train(
     Messages the keyword rules match are perf whatever the model believes, and commits
     that change only tests, benchmarks or examples are non-perf, unless --rule-floor none."""
     _check_curve_options(curve, curve_only, order)
+    _check_start(base, from_model)
     if kind == ENSEMBLE:
         _train_ensemble(members, combiner, dev, eval_set, rule, seed, as_json, db)
         return
@@ -429,6 +430,17 @@ def train(
         run_curve(db, CurveRequest(request, sizes, orders, curve_only), as_json)
         return
     _report(_train_with_bar(db, request), as_json)
+
+
+def _check_start(base: str | None, from_model: str | None) -> None:
+    if from_model is not None and not from_model.strip():
+        fail("--from-model is empty: name the student to start from (student@current)", EXIT_USAGE)
+    if from_model and base:
+        fail(
+            "--base and --from-model both say where the student starts: give one (a warm"
+            " start reads its own base)",
+            EXIT_USAGE,
+        )
 
 
 def _check_curve_options(curve: str | None, curve_only: bool, order: str | None) -> None:
