@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -59,8 +61,8 @@ def dask_client(
             " or join a larger cluster with a scheduler address"
         )
     logging.getLogger("distributed").setLevel(logging.ERROR)
-    with warnings.catch_warnings():  # "port 8787 is in use, using another": we print the link
-        warnings.simplefilter("ignore", UserWarning)
+    with warnings.catch_warnings(), _workers_leave_ctrl_c_to_the_run():
+        warnings.simplefilter("ignore", UserWarning)  # "port 8787 is in use": we print the link
         cluster = LocalCluster(
             n_workers=workers or 1,
             threads_per_worker=1,
@@ -74,6 +76,21 @@ def dask_client(
     finally:
         client.close()
         cluster.close()
+
+
+@contextmanager
+def _workers_leave_ctrl_c_to_the_run() -> Iterator[None]:
+    """Start local worker processes with Ctrl-C ignored (a process started while SIGINT is
+    ignored keeps ignoring it): the terminal sends it to every process of its group, and
+    each worker would print a traceback of its own while the run stops them anyway."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def dashboard_link(client: Client) -> str | None:

@@ -379,3 +379,18 @@ def test_the_student_pre_labels_on_the_workers_as_it_does_in_process(
     assert [row[2] for row in stored] == pytest.approx([p.score for p in expected], abs=1e-4)
     builds = [counts for counts in client.run(labeler_builds).values() if "student@1" in counts]
     assert builds and all(counts["student@1"] == 1 for counts in builds)
+
+
+def _sigint_ignored() -> bool:
+    return signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
+def test_local_workers_leave_ctrl_c_to_the_run() -> None:
+    from engines.dask_cluster import dask_client
+
+    handler = signal.getsignal(signal.SIGINT)
+    with dask_client(workers=1, dashboard_address=None) as client:
+        # each worker would print a traceback of its own on the terminal's Ctrl-C
+        assert set(client.run(_sigint_ignored).values()) == {True}
+        assert signal.getsignal(signal.SIGINT) is handler  # the run still takes Ctrl-C
+        assert client.submit(sum, [1, 2]).result(timeout=60) == 3
