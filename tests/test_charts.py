@@ -227,6 +227,10 @@ def test_cli_chart_draws_writes_svg_and_explains_what_is_missing(
     assert result.exit_code == 1 and "learning curve" in result.output
     result = runner.invoke(app, ["chart", "pie", "--db", db])
     assert result.exit_code == 2
+    create_set(store, NewSet(name="quiet", kind="commit", labels=["perf", "non-perf"]), [])
+    result = runner.invoke(app, ["chart", "agreement", "--set", "quiet", "--db", db])
+    assert result.exit_code == 1
+    assert result.output.startswith("error: the agreement chart of set 'quiet' has nothing")
 
 
 @pytest.fixture

@@ -17,6 +17,11 @@ from curator.commands.options import DbOption
 from curator.console import out
 from curator.presentation.cli_output import EXIT_USAGE, fail
 
+EMPTY_WHY = {
+    "agreement": "it needs items voted on by two annotators or more",
+    "labels": "no item of the set has a vote or a prediction",
+}
+
 
 def chart_command(
     name: Annotated[str, typer.Argument(help=f"Which chart: {', '.join(CHARTS)}.")],
@@ -46,6 +51,10 @@ def chart_command(
             chart = build_chart(store, name, set_name, labeler, family)
         except (ChartError, SetError) as exc:
             fail(str(exc))
+    if chart.empty:
+        where = f" of set {set_name!r}" if set_name else ""
+        why = EMPTY_WHY.get(name, "no data")
+        fail(f"the {name} chart{where} has nothing to draw yet: {why}")
     if svg is not None:
         write_svg(svg, render_svg(chart))
         out.print(Text(f"wrote {svg}"))
