@@ -89,6 +89,7 @@ def test_import_release_json(cli, tmp_path: Path) -> None:  # type: ignore[no-un
     assert (data["release"], data["version"], data["imported"]) == (str(release), "v1", True)
     commits = exported["counts"]["by_kind"]["commit"]
     assert data["records"]["commit"]["stored"] == commits > 0
+    assert data["records"]["commit"]["known"] == data["records"]["commit"]["duplicate"] == 0
     assert data["votes"] > 0 and data["errors"] == []
 
     (release / "manifest.json").write_text("{oops")

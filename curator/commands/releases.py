@@ -275,7 +275,10 @@ def _print_release_import(release: Path, result: ImportResult, as_json: bool) ->
                 "release": str(release),
                 "imported": True,
                 "version": result.version,
-                "records": {k: dict(v) for k, v in sorted(result.outcomes.items())},
+                "records": {
+                    kind: {"stored": 0, "known": 0, "duplicate": 0, **outcome}
+                    for kind, outcome in sorted(result.outcomes.items())
+                },
                 "votes": result.votes,
                 "predictions": result.predictions,
                 "sets": list(result.sets),
