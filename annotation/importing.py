@@ -124,17 +124,27 @@ def read_csv(
             f"{path}:1: missing column {', '.join(repr(m) for m in missing)}"
             f" (the header has {', '.join(header) or 'nothing'})"
         ]
-    records = []
+    twice = sorted({h for h in header if h and header.count(h) > 1})
+    if twice:
+        return [], [f"{path}:1: the header names {', '.join(map(repr, twice))} twice"]
+    records, problems = [], []
     try:
         for row in reader:
             values = {(k or "").strip(): (v or "").strip() for k, v in row.items() if k is not None}
             if not any(values.values()):
                 continue
+            extra = row.get(None)  # type: ignore[call-overload]
+            if extra and any(cell.strip() for cell in extra):
+                problems.append(
+                    f"{path}:{reader.line_num}: {len(header) + len(extra)} fields, but the"
+                    f" header has {len(header)} (a {delimiter!r} inside an unquoted value?)"
+                )
+                continue
             # DictReader counts physical lines, so quoted multi-line fields keep numbers right
             records.append((reader.line_num, values))
     except csv.Error as exc:
         return [], [f"{path}:{reader.line_num}: not {what} ({exc})"]
-    return records, []
+    return records, problems
 
 
 def read_records(
@@ -315,7 +325,16 @@ def parse_votes(
     kinds = [kind] if kind else ["commit", "kernel", "ir"]
     ids = {k: keys_to_ids(store, k, [key for _, _, key in keyed]) for k in kinds}
     rows: list[VoteRow] = []
+    first_line: dict[tuple[str, str], int] = {}
     for number, record, key in keyed:
+        who = (key, _text(record, "annotator") or "")
+        if who in first_line:
+            errors.append(
+                f"{path}:{number}: {who[1]} votes on {key!r} again (line {first_line[who]});"
+                " one vote per annotator and item in a file"
+            )
+            continue
+        first_line[who] = number
         matches = [(k, ids[k][key]) for k in kinds if key in ids[k]]
         if not matches:
             errors.append(f"{path}:{number}: unknown item {key!r}")

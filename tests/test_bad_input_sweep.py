@@ -791,3 +791,23 @@ def test_a_folder_given_as_a_tool_s_file_is_named_as_a_folder(
     result = run(db, "import", fmt, str(tmp_path), "--set", "t")
     assert result.exit_code == 1
     assert f"error: {tmp_path}: a folder, not a {what}" in result.output
+
+
+def test_a_votes_csv_with_a_ragged_row_a_repeated_column_or_a_repeated_vote_is_named(
+    db: Path, tmp_path: Path
+) -> None:
+    before = counts(db)
+    cases = {
+        "ragged.csv": ("item,annotator,label\nex-001,ann,perf,extra\n", "ragged.csv:2: 4 fields"),
+        "twice.csv": ("item,annotator,annotator,label\nex-001,a,b,perf\n", "'annotator' twice"),
+        "again.csv": (
+            "item,annotator,label\nex-001,ann,perf\nex-001,ann,non-perf\n",
+            "again.csv:3: ann votes on 'ex-001' again (line 2)",
+        ),
+    }
+    for name, (text, says) in cases.items():
+        path = tmp_path / name
+        path.write_text(text)
+        result = run(db, "import", "votes", str(path))
+        assert result.exit_code == 1 and says in result.output, result.output
+    assert counts(db) == before
