@@ -227,16 +227,22 @@ ITEM_TEXT_FIELDS = (
 )
 
 
+def shape(value: Any) -> str:
+    """How a JSON value that is not text reads in an error: ``an object``, ``true``..."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    return json.dumps(value)
+
+
 def not_text(record: dict[str, Any], names: Sequence[str] = ITEM_TEXT_FIELDS) -> str | None:
     """The problem with the first of ``names`` whose value is a list, an object or a
     boolean (the row's items take them as text)."""
     for name in names:
         value = record.get(name)
-        if isinstance(value, bool):
-            return f"{name!r} must be a string, not {json.dumps(value)}"
-        if isinstance(value, dict | list):
-            shape = "an object" if isinstance(value, dict) else "a list"
-            return f"{name!r} must be a string, not {shape}"
+        if isinstance(value, bool | dict | list):
+            return f"{name!r} must be a string, not {shape(value)}"
     return None
 
 
@@ -248,10 +254,10 @@ def _check_fields(kind: str, record: dict[str, Any]) -> str | None:
     problem = not_text(record)
     if problem is not None:
         return problem
-    if record.get("stars") not in (None, "") and _stars(record) is None:
-        return (
-            f"'stars' must be a whole number from 0 to {MAX_STARS}, not {_shown(record['stars'])}"
-        )
+    stars = record.get("stars")
+    if stars not in (None, "") and _stars(record) is None:
+        shown = repr(stars) if isinstance(stars, str) else shape(stars)
+        return f"'stars' must be a whole number from 0 to {MAX_STARS}, not {shown}"
     return None
 
 
@@ -268,12 +274,6 @@ def _stars(record: dict[str, Any]) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_STARS:
         return value
     return None
-
-
-def _shown(value: Any) -> str:
-    if isinstance(value, dict | list):
-        return "an object" if isinstance(value, dict) else "a list"
-    return repr(value) if isinstance(value, str) else json.dumps(value)
 
 
 def _imported(
@@ -385,6 +385,18 @@ class ItemImport:
     set_created: bool
 
 
+def set_problem(
+    target: SetRow | None, set_name: str, kind: str, labels: list[str] | None, origin: str
+) -> str | None:
+    """Why items of ``kind`` (with ``labels``, when given) from ``origin`` cannot go into
+    the existing set ``target``, or None (also when there is no such set yet)."""
+    if target is not None and target.kind != kind:
+        return f"{origin}: set {set_name!r} holds {target.kind} items, not {kind}"
+    if target is not None and labels and labels != target.labels:
+        return f"{origin}: set {set_name!r} already has labels {', '.join(target.labels)}"
+    return None
+
+
 def import_items_file(
     store: Store,
     path: Path,
@@ -403,15 +415,9 @@ def import_items_file(
     # created it, and this one then joins it rather than failing to create it again
     with store.transaction():
         target = get_set(store, set_name) if set_name else None
-        if target is not None:
-            if target.kind != kind:
-                raise FileImportError(
-                    [f"{path}: set {set_name!r} holds {target.kind} items, not {kind}"]
-                )
-            if labels and labels != target.labels:
-                raise FileImportError(
-                    [f"{path}: set {set_name!r} already has labels {', '.join(target.labels)}"]
-                )
+        problem = set_problem(target, set_name or "", kind, labels, str(path))
+        if problem is not None:
+            raise FileImportError([problem])
         results = insert_imported_items(store, items)
         fresh = [
             (item, item_id)

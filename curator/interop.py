@@ -72,7 +72,8 @@ def export_file(
     """Write the set for ``fmt``; returns (items, votes, files written). Label Studio
     gets its labeling config beside the tasks (``NAME.label-config.xml``). An existing
     file is replaced only with ``force``; the database and folders never are."""
-    check_targets(export_targets(fmt, out), store.path, force)
+    targets = export_targets(fmt, out)
+    check_targets(targets, store.path, force)
     target, items = set_for_export(store, set_name)
     votes = sum(len(item.votes) for item in items)
     if fmt == "prodigy":
@@ -87,7 +88,7 @@ def export_file(
         )
         return len(items), votes, [out]
     tasks = label_studio.export_tasks(target, items)
-    _, config = export_targets(fmt, out)
+    _, config = targets
     write_text_atomically(out, json.dumps(tasks, indent=2, ensure_ascii=False) + "\n")
     write_text_atomically(config, label_studio.labeling_config(target))
     return len(items), votes, [out, config]

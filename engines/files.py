@@ -4,6 +4,7 @@ then a rename. Shared by the engines' own outputs and the CLI's reports."""
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import tempfile
@@ -12,17 +13,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-_UMASK: list[int] = []
 
-
+@functools.cache
 def _new_file_mode() -> int:
     """The mode ``open()`` gives a new file under this process's umask (read once: the
     umask can only be read by setting it)."""
-    if not _UMASK:
-        current = os.umask(0o022)
-        os.umask(current)
-        _UMASK.append(current)
-    return 0o666 & ~_UMASK[0]
+    current = os.umask(0o022)
+    os.umask(current)
+    return 0o666 & ~current
 
 
 @contextmanager

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotation.importing import FileImportError, imported_set
+from annotation.importing import FileImportError, imported_set, set_problem, shape
 from annotation.labels import SKIP, taxonomy_slugs
 from annotation.sets import require_set
 from annotation.votes import VoteError, prepare_vote
@@ -69,15 +69,6 @@ class TaskImport:
 
 class BadField(ValueError):
     """A field of a task holding a value of the wrong type (one line naming the field)."""
-
-
-def shape(value: Any) -> str:
-    """How a JSON value that is not text reads in an error: ``an object``, ``true``..."""
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    return json.dumps(value)
 
 
 def text_field(value: Any, name: str, *, numbers: bool = True) -> str | None:
@@ -155,16 +146,6 @@ def _new_item(
     )
 
 
-def _set_problem(
-    target: SetRow | None, set_name: str, kind: str, labels: list[str] | None, origin: str
-) -> str | None:
-    if target is not None and target.kind != kind:
-        return f"{origin}: set {set_name!r} holds {target.kind} items, not {kind}"
-    if target is not None and labels and labels != target.labels:
-        return f"{origin}: set {set_name!r} already has labels {', '.join(target.labels)}"
-    return None
-
-
 def import_tasks(
     store: Store,
     tasks: Sequence[Task],
@@ -196,7 +177,7 @@ def import_tasks(
     # created it, and this one then joins it rather than failing to create it again
     with store.transaction():
         target = get_set(store, set_name)
-        problem = _set_problem(target, set_name, kind, labels, origin)
+        problem = set_problem(target, set_name, kind, labels, origin)
         if problem is not None:
             raise FileImportError([problem, *problems])
         known = keys_to_ids(store, kind, [t.key for t in unique])

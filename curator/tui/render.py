@@ -54,11 +54,8 @@ a diff) goes on over several lines, as a text area redraws a whole line at each 
 def full_text(text: str, width: int = FULL_LINE_CHARS) -> str:
     """All of an item's text for the show-all view: controls removed, nothing cut, lines
     longer than ``width`` broken into pieces of that many characters."""
-    lines = strip_controls(text.replace("\t", "    ")).split("\n")
-    if all(len(line) <= width for line in lines):
-        return "\n".join(lines)
     broken: list[str] = []
-    for line in lines:
+    for line in strip_controls(text.replace("\t", "    ")).split("\n"):
         if len(line) <= width:
             broken.append(line)
         else:

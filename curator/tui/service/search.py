@@ -6,6 +6,8 @@ the query syntax."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from curator.search import SearchError, SearchRequest, run_search
 from curator.tui.service.lanes import ServiceBase
 from store import Store
@@ -23,12 +25,11 @@ def find_text(
 ) -> list[Hit]:
     """``text`` as an FTS5 query, else as one phrase; SearchError when both are refused.
     With ``reader``, notes on items of blind sets match only where ``reader`` wrote them."""
+    request = SearchRequest(text, set_name=set_name, limit=limit, note_reader=reader)
     try:
-        request = SearchRequest(text, set_name=set_name, limit=limit, note_reader=reader)
         return run_search(store, request).hits
     except SearchError:
-        phrase = SearchRequest(as_phrase(text), set_name=set_name, limit=limit, note_reader=reader)
-        return run_search(store, phrase).hits
+        return run_search(store, replace(request, query=as_phrase(text))).hits
 
 
 class SearchService(ServiceBase):

@@ -100,7 +100,11 @@ def load_tokenizer(path: str | Path) -> Any:
     """The tokenizer of a local Hugging Face model directory (no model weights read);
     :class:`~engines.labelers.model_files.ModelFileError` for a directory without one or
     with one that cannot be read."""
-    where = check_model_directory(path, weights=False)
+    return _read_tokenizer(check_model_directory(path, weights=False))
+
+
+def _read_tokenizer(where: Path) -> Any:
+    """The tokenizer of a model directory already checked."""
     _offline()
     from transformers import AutoTokenizer
 
@@ -121,7 +125,7 @@ def load_encoder(path: str | Path, num_labels: int = 2) -> tuple[Any, Any]:
 
     hf_logging.set_verbosity_error()  # "newly initialized head" is expected, not news
     hf_logging.disable_progress_bar()
-    tokenizer = load_tokenizer(where)
+    tokenizer = _read_tokenizer(where)
     try:
         config = AutoConfig.from_pretrained(
             str(where),
