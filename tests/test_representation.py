@@ -19,6 +19,8 @@ from engines.commits.representation import (
     split_hunks,
     truncate_tokens,
 )
+from engines.labelers.diff_decision import has_diff, message_part
+from engines.labelers.rule_floor import rule_fires
 
 
 @dataclass(frozen=True)
@@ -184,16 +186,34 @@ def test_model_input_is_message_separator_then_ordered_diff() -> None:
     assert full == MESSAGE.strip() + SEPARATOR + order_hunks(diff)
 
 
-@pytest.mark.parametrize("budget", [1, 5, 17, 64, 200, DEFAULT_TOKEN_BUDGET])
+@pytest.mark.parametrize("budget", [15, 17, 64, 200, DEFAULT_TOKEN_BUDGET])
 def test_model_input_respects_the_token_budget(budget: int) -> None:
     diff = big_diff()
     full = model_input(MESSAGE, diff, budget=0)
-    assert approximate_tokens(full) > budget  # the diff is long enough to need a cut
+    assert approximate_tokens(MESSAGE) < budget < approximate_tokens(full)
     cut = model_input(MESSAGE, diff, budget=budget)
     assert approximate_tokens(cut) == budget  # cut exactly at the budget-th token
     assert full.startswith(cut)
-    if budget >= approximate_tokens(MESSAGE):
-        assert cut.startswith(MESSAGE.strip() + SEPARATOR)
+    assert cut.startswith(MESSAGE.strip() + SEPARATOR)
+
+
+@pytest.mark.parametrize("budget", [1, 5, 14])
+def test_a_message_over_the_budget_is_kept_whole_without_its_diff(budget: int) -> None:
+    assert approximate_tokens(MESSAGE) == 14
+    text = model_input(MESSAGE, big_diff(), budget=budget)
+    assert text == MESSAGE.strip() + SEPARATOR
+    assert message_part(text) == MESSAGE.strip() + SEPARATOR
+    assert not has_diff(text)
+
+
+def test_the_rule_floor_reads_a_long_message_to_its_end() -> None:
+    """A perf word past the budget still reaches the rules under a model."""
+    message = "Tidy the parser. " + "Rename helpers and move code around. " * 120
+    message += "This also makes loading twice as fast."
+    assert approximate_tokens(message) > DEFAULT_TOKEN_BUDGET
+    text = model_input(message, big_diff())
+    assert rule_fires(text)
+    assert text.startswith(message.strip())
 
 
 def test_short_commit_is_kept_whole() -> None:
@@ -266,5 +286,6 @@ def test_truncate_tokens_keeps_text_of_exactly_budget_tokens() -> None:
 def test_model_input_never_exceeds_the_budget(message: str, filler: str, budget: int) -> None:
     diff = f"{header('x.py')}@@ -1 +1 @@\n-{filler}\n+{message}\n"
     text = model_input(message, diff, budget=budget)
-    assert approximate_tokens(text) <= budget
+    assert approximate_tokens(text) <= max(budget, approximate_tokens(message))
+    assert text.startswith(message.strip())
     assert model_input(message, diff, budget=0).startswith(text)

@@ -1,10 +1,15 @@
 """The model's view of a commit: ``message || diff`` with the biggest hunks first.
 
 Following PerfMiner, the message comes first, then the diff hunks ordered by edit
-size (lines added plus deleted, largest first, ties in diff order), and the tail is
-cut at a token budget. Each hunk keeps its file's header, written again whenever the
-file changes from the hunk before. The full diff is stored separately; only this
-text is cut.
+size (lines added plus deleted, largest first, ties in diff order), and the diff is
+cut where the text reaches a token budget. Each hunk keeps its file's header, written
+again whenever the file changes from the hunk before. The full diff is stored
+separately; only this text is cut.
+
+The message itself is never cut, even when it alone is over the budget: the keyword
+rules under a trained model (engines.labelers.rule_floor) read the message out of this
+text, and must see all of it, as the keyword labeler does. The encoder cuts its own
+input at its token limit in any case.
 """
 
 from __future__ import annotations
@@ -90,8 +95,17 @@ def model_input(
     budget: int = DEFAULT_TOKEN_BUDGET,
     count_tokens: TokenCounter = approximate_tokens,
 ) -> str:
-    """``message || diff`` with hunks largest-first, cut to ``budget`` tokens (0: no cut)."""
-    return cut_to_budget(message.strip() + SEPARATOR + order_hunks(diff), budget, count_tokens)
+    """``message || diff`` with hunks largest-first, the diff cut so the whole stays within
+    ``budget`` tokens (0: no cut). The message is never cut: a message longer than the
+    budget comes back whole, without its diff."""
+    head = message.strip() + SEPARATOR
+    body = order_hunks(diff)
+    if budget <= 0:
+        return head + body
+    room = budget - count_tokens(head)
+    if room <= 0:
+        return head
+    return head + cut_to_budget(body, room, count_tokens)
 
 
 def cut_to_budget(text: str, budget: int, count_tokens: TokenCounter = approximate_tokens) -> str:
