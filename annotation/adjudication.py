@@ -73,7 +73,7 @@ def conflicts_for_set(store: Store, set_row: SetRow) -> list[Decision]:
     if not is_tracked(store, set_row.id):
         rebuild_set(store, set_row.id)
     ids = members_in_state(store, set_row.id, "conflict")
-    live = live_votes_for_items(store, ids)
+    live = live_votes_for_items(store, ids, set_id=set_row.id)
     return _decisions(live, ids, set_row.votes_per_item, "majority")
 
 

@@ -31,8 +31,8 @@ def next_items(
 
 
 def visible_votes(store: Store, set_row: SetRow, item_id: int, annotator: str) -> list[LiveVote]:
-    """The live votes this annotator may see on an item."""
-    votes = live_votes_for_items(store, [item_id])
+    """The live votes counting toward the set that this annotator may see on an item."""
+    votes = live_votes_for_items(store, [item_id], set_id=set_row.id)
     if not set_row.blind:
         return votes
     adjudication = next((v for v in votes if v.role == ADJUDICATOR), None)

@@ -244,9 +244,9 @@ def _check_room(store: Store, set_row: SetRow, item_id: int, annotator: str, now
     live claims): a late vote after an expired lease must not over-serve the item."""
     if any(
         v.annotator == annotator and v.role == ANNOTATOR
-        for v in live_votes_for_items(store, [item_id])
+        for v in live_votes_for_items(store, [item_id], set_id=set_row.id)
     ):
-        return  # changing one's own vote takes no new slot
+        return  # changing one's own vote in the set takes no new slot
     state = member_state(store, set_row.id, item_id)
     taken = (state[0] if state else 0) + others_claims(store, set_row.id, item_id, annotator, now)
     if taken >= set_row.votes_per_item:

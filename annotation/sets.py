@@ -314,9 +314,10 @@ class SetEdit:
 
 
 def edit_set(store: Store, name: str, edit: SetEdit) -> SetRow:
-    """Change a set's settings. A new number of votes per item restates every member
-    (settled items may reopen, or pending ones settle) in the same transaction; labels
-    may grow but not lose one that a live vote uses."""
+    """Change a set's settings. A new number of votes per item or new labels restate
+    every member (settled items may reopen, or pending ones settle) in the same
+    transaction; labels may grow but not lose one that a live vote in the set uses (a
+    vote labelled with another set's label is not one of its votes)."""
     from store.routing import rebuild_set
     from store.sets import update_set
     from store.votes import live_votes_in_set
@@ -340,7 +341,9 @@ def edit_set(store: Store, name: str, edit: SetEdit) -> SetRow:
             labels=edit.labels,
             overlap=edit.overlap,
         )
-        if edit.votes_per_item is not None and edit.votes_per_item != found.votes_per_item:
+        if (edit.votes_per_item not in (None, found.votes_per_item)) or (
+            edit.labels is not None and edit.labels != found.labels
+        ):
             rebuild_set(store, found.id)
     return require_set(store, name)
 

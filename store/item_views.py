@@ -11,6 +11,7 @@ from typing import Any
 
 from store.connection import Store
 from store.items import MAX_ID
+from store.votes import in_set_labels
 
 
 def item_row(store: Store, item_id: int) -> dict[str, Any] | None:
@@ -60,13 +61,14 @@ def set_position(store: Store, set_id: int, item_id: int) -> int | None:
 
 
 def annotator_votes_in_set(store: Store, set_id: int, annotator: str) -> int:
-    """How many of the set's items hold a live vote of this annotator."""
+    """How many of the set's items hold a live vote of this annotator that counts
+    toward the set."""
     return int(
         store._conn.execute(
             "SELECT COUNT(*) FROM live_votes AS lv JOIN set_items AS si"
-            " ON si.item_id = lv.item_id AND si.set_id = ?"
-            " WHERE lv.annotator = ? AND lv.role = 'annotator'",
-            (set_id, annotator),
+            " ON si.item_id = lv.item_id AND si.set_id = :set"
+            f" WHERE lv.annotator = :who AND lv.role = 'annotator' AND {in_set_labels(':set')}",
+            {"set": set_id, "who": annotator},
         ).fetchone()[0]
     )
 

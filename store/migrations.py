@@ -359,6 +359,19 @@ def _search_indexes(conn: sqlite3.Connection, progress: Progress | None) -> None
     create_indexes(conn, progress)
 
 
+def _label_scoped_counters(conn: sqlite3.Connection, progress: Progress | None) -> None:
+    """Migration 10: routing counted a live vote toward every set holding its item,
+    whatever its label. Restate every routed set, counting only the votes whose label is
+    one of the set's (or skip)."""
+    from store.routing import restate_set
+
+    sets = [r[0] for r in conn.execute("SELECT set_id FROM set_counters ORDER BY set_id")]
+    for done, set_id in enumerate(sets, start=1):
+        restate_set(conn, set_id)
+        if progress is not None:
+            progress("recounting sets", done, len(sets))
+
+
 MIGRATIONS: list[tuple[int, str, Step]] = [
     (1, "initial schema: items, commits, predictions, votes, sets, models, releases", _INITIAL),
     (2, "annotation: vote roles and undo, live votes, set purpose and label options", _ANNOTATION),
@@ -381,6 +394,11 @@ MIGRATIONS: list[tuple[int, str, Step]] = [
         _search_indexes,
     ),
     (9, "simulations: stored results of simulated runs (active-learning curves)", _SIMULATIONS),
+    (
+        10,
+        "routing: a set counts only the votes whose label is one of its own (or skip)",
+        _label_scoped_counters,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -7,32 +7,34 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from store.connection import Store
+from store.votes import in_set_labels
 
 
 def unvoted_after(store: Store, set_id: int, position: int, limit: int) -> list[tuple[int, int]]:
     """(position, item id) of up to ``limit`` items after ``position`` that no annotator
-    has a live vote on, in queue order."""
+    has a live vote on counting toward the set, in queue order."""
     return [
         (int(r[0]), int(r[1]))
         for r in store._conn.execute(
             "SELECT si.position, si.item_id FROM set_items AS si"
-            " WHERE si.set_id = ? AND si.position > ? AND NOT EXISTS ("
+            " WHERE si.set_id = :set AND si.position > :after AND NOT EXISTS ("
             "  SELECT 1 FROM live_votes AS lv WHERE lv.item_id = si.item_id"
-            "  AND lv.role = 'annotator')"
-            " ORDER BY si.position LIMIT ?",
-            (set_id, position, limit),
+            f"  AND lv.role = 'annotator' AND {in_set_labels(':set')})"
+            " ORDER BY si.position LIMIT :limit",
+            {"set": set_id, "after": position, "limit": limit},
         )
     ]
 
 
 def annotator_labels_in_set(store: Store, set_id: int) -> list[tuple[int, str]]:
-    """(item id, label) of every live annotator vote on the set's items."""
+    """(item id, label) of every live annotator vote counting toward the set."""
     return [
         (int(r[0]), r[1])
         for r in store._conn.execute(
             "SELECT lv.item_id, lv.label FROM set_items AS si JOIN live_votes AS lv"
-            " ON lv.item_id = si.item_id AND lv.role = 'annotator' WHERE si.set_id = ?",
-            (set_id,),
+            " ON lv.item_id = si.item_id AND lv.role = 'annotator'"
+            f" WHERE si.set_id = :set AND {in_set_labels(':set')}",
+            {"set": set_id},
         )
     ]
 

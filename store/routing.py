@@ -6,11 +6,15 @@ Everything here is written in the transaction of the change that causes it: a vo
 (``store.votes.append_votes`` calls :func:`track_votes`), a new member
 (``store.sets.add_set_items`` calls :func:`track_new_members`), a claim. A set whose
 counters row is missing (a set made before this schema) is brought up to date once by
-:func:`rebuild_set`.
+:func:`rebuild_set`, as is one whose labels or votes per item change.
+
+Only live votes that count toward a set (``store.votes.counts_toward``: a label of the
+set, or skip) enter its members' states and its counters.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 
 from store.connection import Store
 from store.decisions import decide
+from store.votes import ANNOTATOR, counts_toward, in_set_labels
 
 STATES = ("unanimous", "majority", "adjudicated", "conflict", "pending")
 _CHUNK = 500
@@ -76,6 +81,28 @@ class TimedVote:
 # State and counters ---------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class VoteChange:
+    """One live vote moved: its label before and after (None: no live vote)."""
+
+    item_id: int
+    annotator: str
+    role: str
+    old: str | None
+    new: str | None
+
+    @property
+    def withdrawn(self) -> bool:
+        """An annotator's live vote taken away (an undo back to no vote)."""
+        return self.role == ANNOTATOR and self.old is not None and self.new is None
+
+    def count_change(self, labels: Sequence[str]) -> int:
+        """How the annotator's count of votes in a set with ``labels`` moves."""
+        if self.role != ANNOTATOR:
+            return 0
+        return int(counts_toward(self.new, labels)) - int(counts_toward(self.old, labels))
+
+
 class _Deltas:
     """Counter changes gathered over a batch, written once per set."""
 
@@ -104,15 +131,18 @@ class _Deltas:
 
 
 def _live_by_item(
-    conn: sqlite3.Connection, item_ids: Sequence[int]
+    conn: sqlite3.Connection, set_id: int, item_ids: Sequence[int]
 ) -> dict[int, tuple[dict[str, str], tuple[str, str] | None]]:
+    """Each item's live votes that count toward the set: annotators' labels, and the
+    adjudication if any."""
     found: dict[int, tuple[dict[str, str], tuple[str, str] | None]] = {}
     for start in range(0, len(item_ids), _CHUNK):
         chunk = item_ids[start : start + _CHUNK]
         rows = conn.execute(
-            "SELECT item_id, annotator, role, label FROM live_votes"
-            f" WHERE item_id IN ({','.join('?' * len(chunk))}) ORDER BY item_id, annotator",
-            chunk,
+            "SELECT item_id, annotator, role, label FROM live_votes AS lv"
+            f" WHERE item_id IN ({','.join('?' * len(chunk))}) AND {in_set_labels('?')}"
+            " ORDER BY item_id, annotator",
+            (*chunk, set_id),
         )
         for item_id, annotator, role, label in rows:
             votes, adjudication = found.get(item_id, ({}, None))
@@ -132,7 +162,7 @@ def _restate(
     deltas: _Deltas,
 ) -> None:
     """Recompute the state of members given as (item id, old votes, old status)."""
-    live = _live_by_item(conn, [m[0] for m in members])
+    live = _live_by_item(conn, set_id, [m[0] for m in members])
     updates = []
     delta = deltas.sets[set_id]
     for item_id, old_votes, old_status in members:
@@ -150,34 +180,41 @@ def _restate(
     )
 
 
-def _tracked_sets(conn: sqlite3.Connection, item_id: int) -> list[tuple[int, int, int, str]]:
-    """(set id, votes per item, old votes, old status) of the tracked sets holding it."""
-    return conn.execute(
-        "SELECT si.set_id, s.votes_per_item, si.votes, si.status FROM set_items AS si"
-        " JOIN set_counters AS c ON c.set_id = si.set_id JOIN sets AS s ON s.id = si.set_id"
-        " WHERE si.item_id = ?",
-        (item_id,),
-    ).fetchall()
+def _tracked_sets(
+    conn: sqlite3.Connection, item_id: int
+) -> list[tuple[int, int, list[str], int, str]]:
+    """(set id, votes per item, labels, old votes, old status) of the tracked sets
+    holding the item."""
+    return [
+        (set_id, required, json.loads(labels), votes, status)
+        for set_id, required, labels, votes, status in conn.execute(
+            "SELECT si.set_id, s.votes_per_item, s.labels, si.votes, si.status"
+            " FROM set_items AS si JOIN set_counters AS c ON c.set_id = si.set_id"
+            " JOIN sets AS s ON s.id = si.set_id WHERE si.item_id = ?",
+            (item_id,),
+        )
+    ]
 
 
-def track_votes(conn: sqlite3.Connection, changed: Sequence[tuple[int, str, int]]) -> None:
-    """After live votes moved: (item id, annotator, change in that annotator's live
-    annotator votes on it). Restates the items in every tracked set holding them, moves
-    the counters, and ends the voters' claims on those items."""
+def track_votes(conn: sqlite3.Connection, changed: Sequence[VoteChange]) -> None:
+    """After live votes moved: restates the items in every tracked set holding them,
+    moves the counters (an annotator's count in a set follows whether their old and new
+    labels count toward it), and ends the voters' claims on those items."""
     deltas = _Deltas()
-    by_item: dict[int, list[tuple[str, int]]] = defaultdict(list)
-    for item_id, annotator, change in changed:
-        by_item[item_id].append((annotator, change))
-    for item_id, voters in by_item.items():
-        for annotator, change in voters:
-            if change >= 0:
+    by_item: dict[int, list[VoteChange]] = defaultdict(list)
+    for change in changed:
+        by_item[change.item_id].append(change)
+    for item_id, changes in by_item.items():
+        for change in changes:
+            if not change.withdrawn:
                 conn.execute(
-                    "DELETE FROM claims WHERE item_id = ? AND annotator = ?", (item_id, annotator)
+                    "DELETE FROM claims WHERE item_id = ? AND annotator = ?",
+                    (item_id, change.annotator),
                 )
-        for set_id, required, old_votes, old_status in _tracked_sets(conn, item_id):
+        for set_id, required, labels, old_votes, old_status in _tracked_sets(conn, item_id):
             _restate(conn, set_id, required, [(item_id, old_votes, old_status)], deltas)
-            for annotator, change in voters:
-                deltas.annotators[(set_id, annotator)] += change
+            for change in changes:
+                deltas.annotators[(set_id, change.annotator)] += change.count_change(labels)
     deltas.write(conn)
 
 
@@ -203,17 +240,20 @@ def _add_members(
     for start in range(0, len(item_ids), _CHUNK):
         chunk = item_ids[start : start + _CHUNK]
         marks = ",".join("?" * len(chunk))
+        counted = in_set_labels("?")
         voted = [
             r[0]
             for r in conn.execute(
-                f"SELECT DISTINCT item_id FROM live_votes WHERE item_id IN ({marks})", chunk
+                "SELECT DISTINCT item_id FROM live_votes AS lv"
+                f" WHERE item_id IN ({marks}) AND {counted}",
+                (*chunk, set_id),
             )
         ]
         _restate(conn, set_id, required, [(i, 0, "pending") for i in voted], deltas)
         for annotator, n in conn.execute(
-            "SELECT annotator, COUNT(*) FROM live_votes WHERE role = 'annotator'"
-            f" AND item_id IN ({marks}) GROUP BY annotator",
-            chunk,
+            "SELECT annotator, COUNT(*) FROM live_votes AS lv WHERE role = 'annotator'"
+            f" AND item_id IN ({marks}) AND {counted} GROUP BY annotator",
+            (*chunk, set_id),
         ):
             deltas.annotators[(set_id, annotator)] += n
 
@@ -235,32 +275,36 @@ def is_tracked(store: Store, set_id: int) -> bool:
 
 
 def rebuild_set(store: Store, set_id: int) -> None:
-    """Recompute every member's state and the set's counters from the live votes (a set
-    made before routing existed, or one whose votes per item changed)."""
+    """Recompute every member's state and the set's counters from the live votes that
+    count toward it (a set made before routing existed, or one whose votes per item or
+    labels changed)."""
     with store.transaction() as conn:
-        required = conn.execute(
-            "SELECT votes_per_item FROM sets WHERE id = ?", (set_id,)
-        ).fetchone()[0]
-        conn.execute("DELETE FROM set_counters WHERE set_id = ?", (set_id,))
-        conn.execute("DELETE FROM set_annotator_counts WHERE set_id = ?", (set_id,))
-        conn.execute(
-            "UPDATE set_items SET votes = 0, status = 'pending' WHERE set_id = ?"
-            " AND (votes <> 0 OR status <> 'pending')",
-            (set_id,),
+        restate_set(conn, set_id)
+
+
+def restate_set(conn: sqlite3.Connection, set_id: int) -> None:
+    """:func:`rebuild_set` inside the caller's transaction (a migration's)."""
+    (required,) = conn.execute("SELECT votes_per_item FROM sets WHERE id = ?", (set_id,)).fetchone()
+    conn.execute("DELETE FROM set_counters WHERE set_id = ?", (set_id,))
+    conn.execute("DELETE FROM set_annotator_counts WHERE set_id = ?", (set_id,))
+    conn.execute(
+        "UPDATE set_items SET votes = 0, status = 'pending' WHERE set_id = ?"
+        " AND (votes <> 0 OR status <> 'pending')",
+        (set_id,),
+    )
+    members = [
+        r[0]
+        for r in conn.execute(
+            "SELECT item_id FROM set_items WHERE set_id = ? ORDER BY position", (set_id,)
         )
-        members = [
-            r[0]
-            for r in conn.execute(
-                "SELECT item_id FROM set_items WHERE set_id = ? ORDER BY position", (set_id,)
-            )
-        ]
-        conn.execute(
-            "INSERT INTO set_counters (set_id, items, pending) VALUES (?, ?, ?)",
-            (set_id, len(members), len(members)),
-        )
-        deltas = _Deltas()
-        _add_members(conn, set_id, required, members, deltas)
-        deltas.write(conn)
+    ]
+    conn.execute(
+        "INSERT INTO set_counters (set_id, items, pending) VALUES (?, ?, ?)",
+        (set_id, len(members), len(members)),
+    )
+    deltas = _Deltas()
+    _add_members(conn, set_id, required, members, deltas)
+    deltas.write(conn)
 
 
 def set_counters(store: Store, set_id: int) -> SetCounters | None:
@@ -302,13 +346,14 @@ def routed_candidate(
     store: Store, set_id: int, annotator: str, required: int, now: str
 ) -> tuple[int, int] | None:
     """(position, item id) of the next item to serve the annotator: a pending item they
-    have not voted on whose votes plus others' live claims are below ``required``, the
-    fewest votes first, then set order (items reach N votes before any gets N+1)."""
+    have not voted on in this set whose votes plus others' live claims are below
+    ``required``, the fewest votes first, then set order (items reach N votes before any
+    gets N+1)."""
     row = store._conn.execute(
         "SELECT si.position, si.item_id FROM set_items AS si"
         " WHERE si.set_id = :set AND si.status = 'pending' AND si.votes < :need"
         " AND NOT EXISTS (SELECT 1 FROM live_votes AS lv WHERE lv.item_id = si.item_id"
-        "  AND lv.annotator = :who AND lv.role = 'annotator')"
+        f"  AND lv.annotator = :who AND lv.role = 'annotator' AND {in_set_labels(':set')})"
         " AND si.votes + (SELECT COUNT(*) FROM claims AS c WHERE c.set_id = si.set_id"
         "  AND c.item_id = si.item_id AND c.annotator <> :who AND c.expires_at > :now) < :need"
         " ORDER BY si.votes, si.position LIMIT 1",

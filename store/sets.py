@@ -10,6 +10,7 @@ from typing import Any
 
 from store.connection import Store, utc_now
 from store.names import unprintable_char
+from store.votes import in_set_labels
 
 
 class SetExistsError(Exception):
@@ -330,39 +331,46 @@ def labeler_versions(store: Store, name: str) -> list[str]:
 def queue_page(
     store: Store, set_id: int, annotator: str, after_position: int = -1, limit: int = 50
 ) -> list[tuple[int, int]]:
-    """(position, item id) of the set's items the annotator has not voted on yet, after a
-    position: keyset pagination over the (set, position) index, never the whole set."""
+    """(position, item id) of the set's items the annotator has not voted on yet in this
+    set, after a position: keyset pagination over the (set, position) index, never the
+    whole set."""
     return [
         (r[0], r[1])
         for r in store._conn.execute(
             "SELECT si.position, si.item_id FROM set_items AS si"
-            " WHERE si.set_id = ? AND si.position > ? AND NOT EXISTS ("
+            " WHERE si.set_id = :set AND si.position > :after AND NOT EXISTS ("
             "  SELECT 1 FROM live_votes AS lv WHERE lv.item_id = si.item_id"
-            "  AND lv.annotator = ? AND lv.role = 'annotator')"
-            " ORDER BY si.position LIMIT ?",
-            (set_id, after_position, annotator, limit),
+            f"  AND lv.annotator = :who AND lv.role = 'annotator' AND {in_set_labels(':set')})"
+            " ORDER BY si.position LIMIT :limit",
+            {"set": set_id, "after": after_position, "who": annotator, "limit": limit},
         )
     ]
 
 
 def set_progress(store: Store, set_id: int) -> dict[str, int]:
-    """Items, items with at least one annotator vote, and live annotator votes in a set."""
+    """Items, items with at least one annotator vote, and live annotator votes in a set
+    (votes that count toward it)."""
     row = store._conn.execute(
         "SELECT COUNT(DISTINCT si.item_id), COUNT(DISTINCT lv.item_id), COUNT(lv.item_id)"
         " FROM set_items AS si"
         " LEFT JOIN live_votes AS lv ON lv.item_id = si.item_id AND lv.role = 'annotator'"
-        " WHERE si.set_id = ?",
-        (set_id,),
+        f" AND {in_set_labels(':set')} WHERE si.set_id = :set",
+        {"set": set_id},
     ).fetchone()
     return {"items": int(row[0]), "voted_items": int(row[1]), "votes": int(row[2])}
 
 
 def add_set_labels(store: Store, set_id: int, labels: Iterable[str]) -> list[str]:
     """Widen a set's labels with ``labels`` (kept in order after the existing ones);
-    returns the labels now allowed."""
+    returns the labels now allowed. Live votes with a new label now count toward the
+    set, so its members and counters are restated."""
+    from store.routing import restate_set
+
     with store.transaction() as conn:
         row = conn.execute("SELECT labels FROM sets WHERE id = ?", (set_id,)).fetchone()
         current: list[str] = json.loads(row[0]) if row else []
         widened = [*current, *(x for x in dict.fromkeys(labels) if x not in current)]
-        conn.execute("UPDATE sets SET labels = ? WHERE id = ?", (json.dumps(widened), set_id))
+        if row is not None and widened != current:
+            conn.execute("UPDATE sets SET labels = ? WHERE id = ?", (json.dumps(widened), set_id))
+            restate_set(conn, set_id)
     return widened

@@ -3,15 +3,20 @@
 Every vote and every undo appends a row to ``votes``; ``live_votes`` holds the state the
 latest row left behind, updated in the same transaction, so queues and agreement read one
 row per annotator instead of replaying history.
+
+A live vote counts toward a set only when its label is one of the set's labels or skip
+(:func:`counts_toward`, and :func:`in_set_labels` for SQL): sets with the same labels
+share votes on their common items, a set with other labels does not see them.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from store.connection import Store, utc_now
+from store.decisions import SKIP
 
 ANNOTATOR = "annotator"
 ADJUDICATOR = "adjudicator"
@@ -51,16 +56,31 @@ class UndoResult:
     restored_label: str | None
 
 
+def counts_toward(label: str | None, labels: Collection[str]) -> bool:
+    """Whether a live vote labelled ``label`` counts toward a set with ``labels``."""
+    return label is not None and (label == SKIP or label in labels)
+
+
+def in_set_labels(set_id: str, vote: str = "lv") -> str:
+    """SQL condition saying :func:`counts_toward` for the live vote aliased ``vote`` and
+    the set whose id is the SQL expression ``set_id``. Give a placeholder, not a column:
+    SQLite then reads the set's labels once per statement instead of once per row."""
+    return (
+        f"({vote}.label = '{SKIP}' OR {vote}.label IN (SELECT value FROM json_each("
+        f"(SELECT labels FROM sets WHERE id = {set_id}))))"
+    )
+
+
 def append_votes(store: Store, rows: Sequence[VoteRow], undoes: int | None = None) -> list[int]:
     """Append votes in one transaction and move the live votes; returns the new row ids."""
-    from store.routing import track_votes
+    from store.routing import VoteChange, track_votes
 
     now = utc_now()
     ids: list[int] = []
-    changed: list[tuple[int, str, int]] = []
+    changed: list[VoteChange] = []
     with store.transaction() as conn:
         for row in rows:
-            had = row.role == ANNOTATOR and _has_live(conn, row)
+            old = _live_label(conn, row)
             cur = conn.execute(
                 "INSERT INTO votes (item_id, annotator, label, category, note, created_at, role,"
                 " undoes, set_id, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -80,20 +100,18 @@ def append_votes(store: Store, rows: Sequence[VoteRow], undoes: int | None = Non
             vote_id = int(cur.lastrowid or 0)
             ids.append(vote_id)
             _set_live(conn, row, vote_id)
-            if row.role == ANNOTATOR:
-                changed.append((row.item_id, row.annotator, int(row.label is not None) - had))
-            else:
-                changed.append((row.item_id, row.annotator, 0))
+            changed.append(VoteChange(row.item_id, row.annotator, row.role, old, row.label))
         track_votes(conn, changed)
     return ids
 
 
-def _has_live(conn: sqlite3.Connection, row: VoteRow) -> int:
+def _live_label(conn: sqlite3.Connection, row: VoteRow) -> str | None:
+    """The label of the live vote ``row`` replaces, or None when there is none."""
     found = conn.execute(
-        "SELECT 1 FROM live_votes WHERE item_id = ? AND annotator = ? AND role = ?",
+        "SELECT label FROM live_votes WHERE item_id = ? AND annotator = ? AND role = ?",
         (row.item_id, row.annotator, row.role),
     ).fetchone()
-    return int(found is not None)
+    return None if found is None else str(found[0])
 
 
 def _set_live(conn: sqlite3.Connection, row: VoteRow, vote_id: int) -> None:
@@ -116,9 +134,13 @@ def undo_last(
     store: Store, annotator: str, role: str = ANNOTATOR, set_id: int | None = None
 ) -> UndoResult | None:
     """Take back the annotator's latest vote that is still in effect (within a set if
-    given): append a row restoring the state before it. Repeated undos walk further back."""
+    given: on one of its items, with a label that counts toward it): append a row
+    restoring the state before it. Repeated undos walk further back."""
     with store.transaction() as conn:
-        in_set = " AND item_id IN (SELECT item_id FROM set_items WHERE set_id = :set)"
+        in_set = (
+            " AND item_id IN (SELECT item_id FROM set_items WHERE set_id = :set)"
+            f" AND {in_set_labels(':set', 'v')}"
+        )
         target = conn.execute(
             "SELECT id, item_id, label FROM votes AS v WHERE annotator = :who AND role = :role"
             " AND undoes IS NULL AND NOT EXISTS (SELECT 1 FROM votes AS u WHERE u.undoes = v.id)"
@@ -149,22 +171,26 @@ def undo_last(
 
 
 def live_votes_for_items(
-    store: Store, item_ids: Iterable[int], role: str | None = None
+    store: Store, item_ids: Iterable[int], role: str | None = None, set_id: int | None = None
 ) -> list[LiveVote]:
-    """Live votes on the given items (all roles unless one is named)."""
+    """Live votes on the given items (all roles unless one is named; with ``set_id``,
+    only those that count toward that set)."""
     ids = list(item_ids)
     found: list[LiveVote] = []
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ",".join("?" * len(chunk))
         sql = (
-            "SELECT item_id, annotator, role, label, category, note FROM live_votes"
+            "SELECT item_id, annotator, role, label, category, note FROM live_votes AS lv"
             f" WHERE item_id IN ({marks})"
         )
         params: list[object] = list(chunk)
         if role is not None:
             sql += " AND role = ?"
             params.append(role)
+        if set_id is not None:
+            sql += " AND " + in_set_labels("?")
+            params.append(set_id)
         found.extend(
             LiveVote(*row)
             for row in store._conn.execute(sql + " ORDER BY item_id, annotator", params)
@@ -173,13 +199,14 @@ def live_votes_for_items(
 
 
 def live_votes_in_set(store: Store, set_id: int, role: str | None = None) -> list[LiveVote]:
-    """Live votes on every item of a set, ordered by the item's position in the set."""
+    """Live votes counting toward a set on every item of it, ordered by the item's
+    position in the set."""
     sql = (
         "SELECT lv.item_id, lv.annotator, lv.role, lv.label, lv.category, lv.note"
         " FROM set_items AS si JOIN live_votes AS lv ON lv.item_id = si.item_id"
-        " WHERE si.set_id = ?"
+        " WHERE si.set_id = ? AND " + in_set_labels("?")
     )
-    params: list[object] = [set_id]
+    params: list[object] = [set_id, set_id]
     if role is not None:
         sql += " AND lv.role = ?"
         params.append(role)

@@ -2,8 +2,9 @@
 
 Adjudicated labels come from :func:`annotation.adjudication.decisions_for_set` over
 every set of the kind (sets in name order; the first set that settles an item gives
-its label). They are few (what people voted on), so they are held in memory; the
-corpus itself is never loaded whole.
+its label, and the votes kept with it are those counting toward that set). They are
+few (what people voted on), so they are held in memory; the corpus itself is never
+loaded whole.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from annotation.labels import SKIP
 from store import Store
 from store.releases import live_votes_of_kind
 from store.sets import all_sets
-from store.votes import ADJUDICATOR
+from store.votes import ADJUDICATOR, counts_toward
 
 
 @dataclass(frozen=True)
@@ -63,21 +64,21 @@ def adjudicated_labels(
 
     ``confidence`` is the share of annotators' non-skip votes that chose the label.
     """
-    settled: dict[int, str] = {}
+    settled: dict[int, tuple[str, list[str]]] = {}
     for set_row in all_sets(store):
         if set_row.kind != kind or (set_ids and set_row.id not in set_ids):
             continue
         for decision in decisions_for_set(store, set_row):
             if decision.settled and decision.label is not None:
-                settled.setdefault(decision.item_id, decision.label)
+                settled.setdefault(decision.item_id, (decision.label, set_row.labels))
     votes: dict[int, list[dict[str, Any]]] = {}
     for item_id, annotator, role, label, category in live_votes_of_kind(store, kind):
-        if item_id in settled:
+        if item_id in settled and counts_toward(label, settled[item_id][1]):
             votes.setdefault(item_id, []).append(
                 {"annotator": annotator, "role": role, "label": label, "category": category}
             )
     result: dict[int, LabelInfo] = {}
-    for item_id, label in settled.items():
+    for item_id, (label, _) in settled.items():
         item_votes = votes.get(item_id, [])
         counted = [v for v in item_votes if v["role"] != ADJUDICATOR and v["label"] != SKIP]
         agreeing = sum(1 for v in counted if v["label"] == label)

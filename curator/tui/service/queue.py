@@ -141,7 +141,7 @@ class QueueService(ServiceBase):
         annotator may see it. In a blind set (the one given, or with no set given, any
         blind set holding the item) machine predictions are left out and other people's
         votes too until adjudication settles the item; ``reveal`` (the adjudicator's
-        review) shows everything."""
+        review) shows everything. With a set given, only votes counting toward it show."""
 
         def work(store: Store) -> ItemView | None:
             blind: SetRow | None = None
@@ -160,7 +160,8 @@ class QueueService(ServiceBase):
             if blind is not None:
                 votes = visible_votes(store, blind, item_id, self.annotator)
             else:
-                votes = live_votes_for_items(store, [item_id])
+                in_set = set_row.id if set_row is not None else None
+                votes = live_votes_for_items(store, [item_id], set_id=in_set)
             return replace(view, votes=votes, blind=blind is not None)
 
         return self._quick(work)
