@@ -421,16 +421,17 @@ def record_timing(store: Store, vote_id: int, set_id: int, annotator: str, secon
 
 
 def timed_votes(store: Store, set_id: int) -> dict[str, list[TimedVote]]:
-    """Each annotator's annotator-role votes on the set's items, oldest first, undo rows
-    aside, with their timings."""
+    """Each annotator's annotator-role votes on the set's items with a label that counts
+    toward it, oldest first, undo rows aside, with their timings."""
     found: dict[str, list[TimedVote]] = defaultdict(list)
     for r in store._query(
         "SELECT v.annotator, v.id, v.item_id, v.label, t.seconds, v.created_at FROM votes AS v"
-        " JOIN set_items AS si ON si.item_id = v.item_id AND si.set_id = ?"
+        " JOIN set_items AS si ON si.item_id = v.item_id AND si.set_id = :set"
         " LEFT JOIN vote_timings AS t ON t.vote_id = v.id"
         " WHERE v.role = 'annotator' AND v.undoes IS NULL"
+        f" AND (v.label IS NULL OR {in_set_labels(':set', 'v')})"
         " AND NOT EXISTS (SELECT 1 FROM votes AS u WHERE u.undoes = v.id) ORDER BY v.id",
-        (set_id,),
+        {"set": set_id},
     ):
         found[r[0]].append(TimedVote(r[1], r[2], r[3], r[4], r[5]))
     return dict(found)

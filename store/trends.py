@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from store.connection import Store
+from store.votes import in_set_labels
 
 
 @dataclass(frozen=True)
@@ -22,13 +23,15 @@ class TimedVote:
 
 
 def set_vote_history(store: Store, set_id: int) -> list[TimedVote]:
-    """Every vote row on the set's items, oldest first."""
+    """Every vote row on the set's items whose label counts toward it (and every row
+    that takes a vote away), oldest first."""
     return [
         TimedVote(int(r[0]), r[1], r[2], r[3], r[4])
         for r in store._conn.execute(
             "SELECT v.item_id, v.annotator, v.role, v.label, v.created_at FROM votes AS v"
-            " JOIN set_items AS si ON si.item_id = v.item_id AND si.set_id = ? ORDER BY v.id",
-            (set_id,),
+            " JOIN set_items AS si ON si.item_id = v.item_id AND si.set_id = :set"
+            f" WHERE v.label IS NULL OR {in_set_labels(':set', 'v')} ORDER BY v.id",
+            {"set": set_id},
         )
     ]
 

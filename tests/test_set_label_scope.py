@@ -417,3 +417,22 @@ def test_undo_in_a_set_skips_a_later_vote_that_does_not_count_there(store: Store
     assert undone is not None
     assert (undone.item_id, undone.undone_label) == (ids[1], "good")
     assert {(v.item_id, v.label) for v in live_votes_for_items(store, ids)} == {(ids[0], "perf")}
+
+
+def test_vote_histories_of_a_set_leave_out_other_sets_labels(store: Store) -> None:
+    from store.routing import timed_votes
+    from store.trends import set_vote_history
+
+    ids = items(store, 2)
+    make(store, "perf-set", PERF, ids)
+    quality = make(store, "quality-set", QUALITY, ids)
+    vote(store, ids[0], "ann", "perf")
+    vote(store, ids[1], "ann", "good")
+    vote(store, ids[1], "bob", "skip")
+    assert [(v.item_id, v.label) for v in timed_votes(store, quality.id)["ann"]] == [
+        (ids[1], "good")
+    ]
+    assert [(v.item_id, v.annotator, v.label) for v in set_vote_history(store, quality.id)] == [
+        (ids[1], "ann", "good"),
+        (ids[1], "bob", "skip"),
+    ]
