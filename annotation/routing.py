@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 
 from annotation.labels import LabelError, annotator_problem, check_label
 from annotation.queue import QueueEntry, next_items
-from annotation.votes import VoteError, cast_vote, prepare_vote
+from annotation.votes import Displaced, VoteError, cast_vote, displaced_by, prepare_vote
 from store import Store
 from store.items import find_by_id
 from store.routing import (
@@ -65,11 +65,13 @@ class Served:
 
 @dataclass(frozen=True)
 class Submitted:
-    """What a submission stored: a vote (``vote_id``) or a gold answer."""
+    """What a submission stored: a vote (``vote_id``) or a gold answer; ``displaced``,
+    the annotator's vote in other sets that the new vote replaced."""
 
     vote_id: int | None
     gold_answer_id: int | None
     label: str
+    displaced: Displaced | None = None
 
 
 def _current(store: Store, set_row: SetRow) -> SetRow:
@@ -233,10 +235,11 @@ def submit(
         )
         if set_row.overlap == "routed":
             _check_room(store, set_row, item_id, row.annotator, _stamp(moment))
+        displaced = displaced_by(store, row)
         vote_id = cast_vote(store, row)
         if seconds is not None and row.role == ANNOTATOR:
             record_timing(store, vote_id, set_row.id, row.annotator, seconds)
-    return Submitted(vote_id, None, row.label or "")
+    return Submitted(vote_id, None, row.label or "", displaced)
 
 
 def _check_room(store: Store, set_row: SetRow, item_id: int, annotator: str, now: str) -> None:

@@ -14,7 +14,16 @@ from annotation.labels import (
 from store import Store
 from store.items import ItemRef, find_by_id, find_by_key
 from store.sets import SetRow, is_member, sets_of_item
-from store.votes import ADJUDICATOR, ANNOTATOR, UndoResult, VoteRow, append_votes, undo_last
+from store.votes import (
+    ADJUDICATOR,
+    ANNOTATOR,
+    UndoResult,
+    VoteRow,
+    append_votes,
+    counts_toward,
+    live_votes_for_items,
+    undo_last,
+)
 
 
 class VoteError(ValueError):
@@ -110,6 +119,46 @@ def prepare_vote(
         set_id=allowed.set_id,
         origin=origin,
     )
+
+
+@dataclass(frozen=True)
+class Displaced:
+    """An annotator's live vote that a new vote replaces, and the sets that counted it
+    but will not count the new one (their labels differ)."""
+
+    label: str
+    sets: list[str]
+
+    def sentence(self, annotator: str, item: str) -> str:
+        """One line for the annotator who cast the new vote."""
+        plural = "s" if len(self.sets) > 1 else ""
+        return (
+            f"this replaces {annotator}'s {self.label!r} on {item}, which counted in set"
+            f"{plural} {', '.join(self.sets)}: an annotator has one vote per item, so"
+            f" {'those sets need' if plural else 'that set needs'} this annotator's vote"
+            " on it again"
+        )
+
+
+def displaced_by(store: Store, row: VoteRow) -> Displaced | None:
+    """What casting ``row`` takes away from other sets: an annotator keeps one live vote
+    per item, so a vote with one set's label replaces their vote with another's."""
+    old = next(
+        (
+            v.label
+            for v in live_votes_for_items(store, [row.item_id], row.role)
+            if v.annotator == row.annotator
+        ),
+        None,
+    )
+    if old is None or old == row.label:
+        return None
+    lost = [
+        s.name
+        for s in sets_of_item(store, row.item_id)
+        if counts_toward(old, s.labels) and not counts_toward(row.label, s.labels)
+    ]
+    return Displaced(old, lost) if lost else None
 
 
 def cast_vote(store: Store, row: VoteRow) -> int:

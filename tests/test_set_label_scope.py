@@ -436,3 +436,22 @@ def test_vote_histories_of_a_set_leave_out_other_sets_labels(store: Store) -> No
         (ids[1], "ann", "good"),
         (ids[1], "bob", "skip"),
     ]
+
+
+def test_a_vote_that_takes_an_annotators_vote_from_another_set_says_so(
+    cli,  # type: ignore[no-untyped-def]
+) -> None:
+    sample = ROOT / "sample_data" / "annotation"
+    assert cli("import", "items", str(sample / "items.jsonl"), "--set", "gt").exit_code == 0
+    assert cli("import", "votes", str(sample / "votes.csv")).exit_code == 0
+    made = cli("set", "create", "quality", "--from-set", "gt", "--labels", "good,bad", "--open")
+    assert made.exit_code == 0, made.output
+    replaced = cli("vote", "ex-001", "good", "--annotator", "alice", "--set", "quality")
+    assert replaced.exit_code == 0, replaced.output
+    assert "warning: this replaces alice's 'perf' on ex-001, which counted in set gt" in (
+        replaced.output
+    )
+    again = cli("vote", "ex-001", "bad", "--annotator", "alice", "--set", "quality")
+    assert again.exit_code == 0 and "warning" not in again.output  # nothing left to take
+    fresh = cli("vote", "ex-002", "good", "--annotator", "dana", "--set", "quality")
+    assert fresh.exit_code == 0 and "warning" not in fresh.output  # dana had no vote there

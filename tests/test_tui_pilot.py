@@ -617,3 +617,19 @@ async def test_home_figures_follow_votes_cast_on_the_label_screen(db: Path) -> N
         await until(pilot, lambda: app.screen is home, "back home")
         assert to_do() in ("40", "39")  # the old figure stays until the new one arrives
         await until(pilot, lambda: to_do() == "39", "the new figure")
+
+
+async def test_a_vote_that_replaces_ones_vote_in_another_set_says_so(db: Path) -> None:
+    curator_cli(db, "set", "create", "quality", "--from-set", "gt-sample", "--labels", "good,bad")
+    app = CuratorApp(db, "alice", open_set="quality")
+    async with app.run_test() as pilot:
+        await open_label(pilot, app)
+        item = shown_item(app)
+        before = dict((v[0], v[1]) for v in live_votes(db, "alice"))
+        assert before[item] in ("perf", "non-perf")  # alice voted on it in gt-sample
+        await pilot.press("1")
+        await until(pilot, lambda: app._notifications, "a notification")
+        note = next(iter(app._notifications))
+        assert note.message.startswith(f"this replaces alice's {before[item]!r} on ")
+        assert "counted in set" in note.message and "gt-sample" in note.message
+    assert dict((v[0], v[1]) for v in live_votes(db, "alice"))[item] == "good"

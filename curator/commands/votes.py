@@ -9,11 +9,24 @@ from rich.text import Text
 
 from annotation.labels import DEFAULT_LABELS
 from annotation.routing import submit
-from annotation.votes import VoteError, cast_vote, prepare_vote, resolve_item, undo
+from annotation.votes import (
+    VoteError,
+    cast_vote,
+    displaced_by,
+    prepare_vote,
+    resolve_item,
+    undo,
+)
 from curator.cli_context import open_db, required_annotator
 from curator.commands.options import AnnotatorOption, DbOption, JsonOption
 from curator.console import out
-from curator.presentation.cli_output import EXIT_USAGE, fail, load_optional_set, print_json
+from curator.presentation.cli_output import (
+    EXIT_USAGE,
+    fail,
+    load_optional_set,
+    print_json,
+    warn,
+)
 from curator.presentation.text import one_line
 
 
@@ -51,12 +64,16 @@ def vote(
                 # Through routing: a claim's time is kept, a hidden gold item answered.
                 done = submit(store, in_set, target.id, who, label, category, note)
                 vote_id, stored = done.vote_id or done.gold_answer_id, done.label
+                displaced = done.displaced
             else:
                 row = prepare_vote(store, target, label, who, category, note, adjudicate, in_set)
+                displaced = displaced_by(store, row)
                 vote_id, stored = cast_vote(store, row), row.label or ""
         except VoteError as exc:
             fail(str(exc))
     role = "adjudication" if adjudicate else "vote"
+    if displaced is not None:
+        warn(displaced.sentence(who, target.key))
     if as_json:
         print_json({"id": vote_id, "role": role, "annotator": who, "label": stored,
                     "item": {"id": target.id, "key": target.key}})  # fmt: skip

@@ -209,7 +209,7 @@ class LabelScreen(LabelKeysScreen):
     ) -> None:
         service = self.curation
         try:
-            service.vote(self.set_row, item_id, label, category, note)
+            displaced = service.vote(self.set_row, item_id, label, category, note)
         except ItemTaken as exc:
             # The lease ran out and others filled the item: say so and move on.
             self.from_worker(self.curator_app.say, str(exc), error=True)
@@ -219,6 +219,8 @@ class LabelScreen(LabelKeysScreen):
         except (ValueError, LookupError) as exc:
             self.from_worker(self._failed, str(exc))
             return
+        if displaced is not None:
+            self.from_worker(self.curator_app.say, displaced)
         self.from_worker(self._add_mine, 1 if first else 0)
         self.from_worker(self._maybe_rerank)
         assert self.cursor is not None

@@ -174,8 +174,11 @@ class QueueService(ServiceBase):
         category: str | None = None,
         note: str | None = None,
         adjudicate: bool = False,
-    ) -> int:
-        def work(store: Store) -> int:
+    ) -> str | None:
+        """Record the vote; returns a line to show when it replaced this annotator's
+        vote that counted in other sets (their labels differ), else None."""
+
+        def work(store: Store) -> str | None:
             item = find_by_id(store, item_id)
             if item is None:
                 raise LookupError(f"item #{item_id} no longer exists")
@@ -183,7 +186,9 @@ class QueueService(ServiceBase):
                 done = submit(
                     store, set_row, item_id, self.annotator, label, category, note, origin="tui"
                 )
-                return done.vote_id or 0
+                if done.displaced is None:
+                    return None
+                return done.displaced.sentence(self.annotator, item.key)
             row = prepare_vote(
                 store,
                 item,
@@ -195,7 +200,8 @@ class QueueService(ServiceBase):
                 in_set=set_row,
                 origin="tui",
             )
-            return cast_vote(store, row)
+            cast_vote(store, row)
+            return None
 
         return self._quick(work)
 
