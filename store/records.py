@@ -23,7 +23,7 @@ class CommitRow:
     source: str
     sha: str
     branch: str | None
-    author_date: str
+    author_date: str | None
     message: str
     diff: str
     file: str

@@ -78,6 +78,33 @@ class GitRepo:
         )
         self.git("update-ref", "HEAD", new)
 
+    def set_author_date(self, date: bytes) -> str:
+        """Rewrite HEAD with ``date`` as its author line's date, bytes that ``git commit``
+        would refuse (``hash-object --literally`` skips git's checks); the new sha."""
+        raw = subprocess.run(
+            ["git", "-C", str(self.path), "cat-file", "commit", "HEAD"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        head, _, message = raw.partition(b"\n\n")
+        lines = [
+            line.rpartition(b">")[0] + b"> " + date if line.startswith(b"author ") else line
+            for line in head.split(b"\n")
+        ]
+        hash_object = ["hash-object", "-t", "commit", "--literally", "-w", "--stdin"]
+        new = (
+            subprocess.run(
+                ["git", "-C", str(self.path), *hash_object],
+                input=b"\n".join(lines) + b"\n\n" + message,
+                check=True,
+                capture_output=True,
+            )
+            .stdout.decode()
+            .strip()
+        )
+        self.git("update-ref", "HEAD", new)
+        return new
+
     def head(self) -> str:
         return self.git("rev-parse", "HEAD").strip()
 

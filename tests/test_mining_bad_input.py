@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from engines.commits.options import MineOptions
 from engines.commits.pipeline import SilentReporter, mine_commits
@@ -161,3 +164,58 @@ def test_line_counts_from_the_patch_decide_as_the_numstat_walk_does(repo: GitRep
     reasons = [row[1] for row in fast]
     assert reasons == ["too-many-functions", "binary", "mined", "diff-too-large", "mined"]
     assert "diff has 182 changed lines, over the limit of 100" in fast[3][2]
+
+
+@pytest.mark.parametrize("boundaries", ["tree-sitter", "lizard"])
+@pytest.mark.parametrize(
+    "date", [b"notadate +0000", b"99999999999999999999 +0000", b"1700000000 +99999"]
+)
+def test_unreadable_author_date_is_stored_undated_with_one_warning(
+    repo: GitRepo, store: Store, boundaries: str, date: bytes
+) -> None:
+    """git shows an unparseable date as the literal ``%aI`` and one out of range as the
+    epoch: neither is stored as a date; one warning line names the repository and the
+    commit, the summary counts it, and the commits after it are mined as usual."""
+    repo.commit("init", {"m.py": py_module("y += 1", "y += 2")})
+    repo.commit("bad date", {"m.py": py_module("y += 1", "y += 5")})
+    bad = repo.set_author_date(date)
+    after = repo.commit("later", {"m.py": py_module("y += 1", "y += 6")})
+    reporter = SilentReporter()
+    options = MineOptions(boundaries=boundaries)
+    (summary,) = mine_commits(store, [str(repo.path)], options, reporter=reporter)
+    assert (summary.stored, summary.undated) == (2, 1)
+    dates = dict(raw_sql.query(store, "SELECT sha, author_date FROM commits"))
+    assert dates == {bad: None, after: "2024-03-01T00:03:00+00:00"}
+    (line,) = reporter.problems
+    assert line.startswith(f"{repo.path.resolve()}@{bad[:12]}: author date unreadable")
+    assert repr(date.decode()) in line and "\n" not in line
+
+
+def test_a_commit_dated_at_the_epoch_keeps_its_date(repo: GitRepo, store: Store) -> None:
+    repo.commit("init", {"m.py": py_module("y += 1", "y += 2")})
+    repo.commit("old", {"m.py": py_module("y += 1", "y += 5")})
+    sha = repo.set_author_date(b"0 +0000")
+    reporter = SilentReporter()
+    (summary,) = mine_commits(store, [str(repo.path)], MineOptions(), reporter=reporter)
+    assert (summary.stored, summary.undated, reporter.problems) == (1, 0, [])
+    date = raw_sql.scalar(store, "SELECT author_date FROM commits WHERE sha = ?", (sha,))
+    assert date == "1970-01-01T00:00:00+00:00"
+
+
+def test_the_cli_warns_once_and_counts_undated_commits_in_its_summary(  # type: ignore[no-untyped-def]
+    cli, repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.commit("init", {"m.py": py_module("y += 1", "y += 2")})
+    repo.commit("bad date", {"m.py": py_module("y += 1", "y += 5")})
+    bad = repo.set_author_date(b"notadate +0000")
+    result = cli("mine", "commits", str(repo.path))
+    assert result.exit_code == 0, result.output
+    warnings = [ln for ln in result.stderr.splitlines() if "author date" in ln]
+    assert warnings == [
+        f"warning: {repo.path.resolve()}@{bad[:12]}: author date unreadable"
+        " ('notadate +0000' in the commit object); stored without a date"
+    ]
+    assert "kept without a date (author date unreadable, see the warnings): 1" in result.stdout
+    fresh = cli("mine", "commits", str(repo.path), "--json", "--db", str(tmp_path / "j.db"))
+    report = json.loads(fresh.stdout)
+    assert (report["stored"], report["undated"], report["sources"][0]["undated"]) == (1, 1, 1)

@@ -161,6 +161,24 @@ def test_the_cluster_stores_the_rows_of_the_in_process_run(
     assert sum(s.seen for s in summaries) == sum(s.seen for s in summaries if not s.failed) > 0
 
 
+def test_an_unreadable_author_date_is_counted_and_named_on_the_cluster_too(
+    tmp_path: Path, client: Client
+) -> None:
+    repo = GitRepo(tmp_path / "undated")
+    repo.commit("init", {"m.py": py_module("y += 1", "y += 2")})
+    repo.commit("bad date", {"m.py": py_module("y += 1", "y += 5")})
+    bad = repo.set_author_date(b"notadate +0000")
+    repo.commit("later", {"m.py": py_module("y += 1", "y += 6")})
+    reporter = SilentClusterReporter()
+    with open_store(tmp_path / "cluster.db") as store:
+        (summary,) = mine_on_cluster(store, [str(repo.path)], MineOptions(), client, [], reporter)
+        dates = dict(raw_sql.query(store, "SELECT sha, author_date FROM commits"))
+    assert (summary.stored, summary.undated) == (2, 1)
+    assert dates[bad] is None and None not in {d for s, d in dates.items() if s != bad}
+    (line,) = [p for p in reporter.problems if bad[:12] in p]
+    assert "author date unreadable ('notadate +0000'" in line
+
+
 def test_labelers_travel_to_the_workers_and_are_built_once_per_worker(
     tmp_path: Path, repos: Repos, client: Client
 ) -> None:

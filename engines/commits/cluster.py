@@ -181,6 +181,7 @@ class _ClusterRun:
             return
         summary.seen += result.seen
         summary.filtered.update(result.filtered)
+        summary.undated += sum(1 for row in result.rows if row.author_date is None)
         src.last_key = result.last_sha or src.last_key
 
         def checkpoint() -> Checkpoint:

@@ -25,7 +25,14 @@ from engines.commits.gitlog import CommitStat, FileStat
 from engines.commits.gitstream import NULL_OID, FilePatch, GitStreams
 from engines.commits.languages import language_of
 from engines.commits.options import MineOptions
-from engines.commits.outcomes import Change, Filtered, Mined, Outcome, mined_row
+from engines.commits.outcomes import (
+    Change,
+    Filtered,
+    Mined,
+    Outcome,
+    commit_warnings,
+    mined_row,
+)
 
 LATEST_BYTES = 16 * 2**20  # text of the last parsed version of each path, kept at most
 
@@ -206,7 +213,7 @@ def extract_fast(
         return Filtered(stat.sha, "no-function")
 
     message, valid = decode_message(commit.raw)
-    warnings = () if valid else ("message is not valid UTF-8; undecodable bytes were replaced",)
+    warnings = commit_warnings(stat, commit.raw, valid)
     files = [_path_of(p) for p in patches]
     before_code: list[str] = []
     after_code: list[str] = []

@@ -15,11 +15,12 @@ import os
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 HEADER = "\x1e"
 FIELD = "\x1f"
-_LOG_FORMAT = f"--format={HEADER}%H{FIELD}%aI{FIELD}"
+_LOG_FORMAT = f"--format={HEADER}%H{FIELD}%aI{FIELD}%at{FIELD}"
 
 
 class GitError(Exception):
@@ -44,8 +45,11 @@ class FileStat:
 
 @dataclass(frozen=True)
 class CommitStat:
+    """One commit of a walk. ``author_date`` is git's ISO 8601 author date, or None
+    where the commit object's date is one git cannot read (see :func:`checked_date`)."""
+
     sha: str
-    author_date: str
+    author_date: str | None
     files: tuple[FileStat, ...]
 
     @property
@@ -181,6 +185,21 @@ def count_commits(repo: Path, rev: str, since: str | None = None, until: str | N
     return int(out.decode().strip() or 0)
 
 
+def checked_date(iso: str, seconds: str) -> str | None:
+    """git's ISO author date (``%aI``), or None where git could not read the commit's date.
+
+    For an unparseable date line git prints the placeholder itself (``%aI``); for a
+    timestamp out of range it prints the epoch, 1970-01-01, while ``%at`` still shows the
+    stored digits. So a date counts only if it parses and agrees with the raw seconds
+    (a commit genuinely dated at the epoch has ``%at`` 0 and passes).
+    """
+    try:
+        moment = datetime.fromisoformat(iso)
+        return iso if int(seconds) == int(moment.timestamp()) else None
+    except (ValueError, OverflowError):
+        return None
+
+
 def _number(text: str) -> int | None:
     return None if text == "-" else int(text)
 
@@ -190,7 +209,7 @@ class _LogParser:
     per commit, then one or more tokens per changed file (:meth:`_file`)."""
 
     def __init__(self) -> None:
-        self.current: tuple[str, str] | None = None
+        self.current: tuple[str, str | None] | None = None
         self.files: list[FileStat] = []
 
     def feed(self, token: bytes) -> CommitStat | None:
@@ -200,8 +219,8 @@ class _LogParser:
         text = text.lstrip("\n")
         if text.startswith(HEADER):
             done = self.finish()
-            sha, date, _ = text[1:].split(FIELD, 2)
-            self.current = (sha, date)
+            sha, date, seconds, _ = text[1:].split(FIELD, 3)
+            self.current = (sha, checked_date(date, seconds))
             return done
         if text:
             self._start_file(text)

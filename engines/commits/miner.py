@@ -34,6 +34,7 @@ from engines.commits.outcomes import (
     Mined,
     Outcome,
     Rejected,
+    commit_warnings,
     file_outcome,
     flat,
     mined_row,
@@ -241,10 +242,8 @@ def lizard_extract(
     if len(change.names) > options.max_functions:
         return Filtered(stat.sha, "too-many-functions")
 
-    warnings = []
-    message, valid = _message(git, stat.sha)
-    if not valid:
-        warnings.append("message is not valid UTF-8; undecodable bytes were replaced")
+    raw = git.repo.odb.stream(bytes.fromhex(stat.sha)).read()
+    message, valid = decode_message(raw)
     files = [_path_of(m) for m in modified]
     kept = Change(
         files,
@@ -255,7 +254,7 @@ def lizard_extract(
         sum(m.deleted_lines for m in modified),
     )
     row = mined_row(source, rev, stat, message, diff, kept, options)
-    return Mined(row, tuple(warnings))
+    return Mined(row, commit_warnings(stat, raw, valid))
 
 
 def _path_of(m: ModifiedFile) -> str:
@@ -284,7 +283,3 @@ def _slice(lines: list[str], method: Method | None) -> str:
     if method is None:
         return ""
     return "\n".join(lines[method.start_line - 1 : method.end_line])
-
-
-def _message(git: Git, sha: str) -> tuple[str, bool]:
-    return decode_message(git.repo.odb.stream(bytes.fromhex(sha)).read())

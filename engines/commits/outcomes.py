@@ -63,6 +63,33 @@ def file_outcome(
         problem(f"{source}@{outcome.sha[:12]}: {outcome.message}")
 
 
+UNDATED = "author date unreadable"
+
+
+def commit_warnings(stat: CommitStat, raw: bytes, message_valid: bool) -> tuple[str, ...]:
+    """A kept commit's warnings, from its raw commit object: a message that is not valid
+    UTF-8, and an author date git cannot read (stored as no date at all, not as git's
+    stand-in, the epoch or the literal ``%aI``; the summary counts these commits)."""
+    warnings = []
+    if not message_valid:
+        warnings.append("message is not valid UTF-8; undecodable bytes were replaced")
+    if stat.author_date is None:
+        warnings.append(
+            f"{UNDATED} ({author_date_text(raw)!r} in the commit object); stored without a date"
+        )
+    return tuple(warnings)
+
+
+def author_date_text(raw: bytes) -> str:
+    """The date part of a raw commit object's ``author`` line (what follows the email)."""
+    head = raw.partition(b"\n\n")[0]
+    for line in head.split(b"\n"):
+        if line.startswith(b"author "):
+            date = line.rpartition(b">")[2].strip()
+            return flat(date.decode("utf-8", "replace"), 60)
+    return ""
+
+
 def flat(text: str, limit: int = 300) -> str:
     """A git or parser error on one line (git's own messages span several: "fatal:
     detected dubious ownership ..." then the hint), cut to ``limit`` characters."""

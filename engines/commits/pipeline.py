@@ -46,6 +46,7 @@ class SourceSummary:
     reason: str | None = None  # the failure's category: clone, not-found, git, ...
     resumed_after: str | None = None
     requeued: int = 0  # slices run again after a worker was lost (cluster runs)
+    undated: int = 0  # kept commits whose author date git could not read (stored undated)
 
 
 def source_checkpoints(store: Store, source: str) -> dict[str, Checkpoint]:
@@ -171,7 +172,9 @@ def _mine_source(
         summary.seen += 1
         unflushed += 1
         last_sha = outcome.sha
+        kept = len(pending)
         file_outcome(outcome, repo.source, pending, summary.filtered, report.problem)
+        summary.undated += sum(1 for row in pending[kept:] if row.author_date is None)
         if len(pending) >= batch_rows or time.monotonic() - flushed_at > BATCH_SECONDS:
             flush()
         if options.limit is not None and summary.seen >= options.limit:

@@ -321,6 +321,7 @@ def _summary_json(
                 "duplicates": s.duplicates,
                 "known": s.known,
                 "stored": s.stored,
+                "undated": s.undated,
                 "failed": s.reason or "error" if s.failed else None,
             }
             for s in summaries
@@ -329,6 +330,7 @@ def _summary_json(
         "filtered": dict(sorted(filtered.items())),
         "duplicates": sum(s.duplicates for s in summaries),
         "stored": sum(s.stored for s in summaries),
+        "undated": sum(s.undated for s in summaries),
         "failed": dict(sorted(failures.items())),
         "requeued": sum(s.requeued for s in summaries),
         "skipped_finished": skipped,
@@ -359,6 +361,9 @@ def _print_summary(
     if failures:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(failures.items()))
         out.print(f"failed repositories by reason: {reasons}")
+    undated = sum(s.undated for s in summaries)
+    if undated:
+        out.print(f"kept without a date (author date unreadable, see the warnings): {undated}")
     requeued = sum(s.requeued for s in summaries)
     if requeued:
         out.print(f"slices run again after a lost worker: {requeued} (no rows lost or doubled)")
