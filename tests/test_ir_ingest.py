@@ -169,3 +169,43 @@ def test_the_compile_command_stops_before_llvm_passes() -> None:
     assert argv[:2] == ["clang", "-O2"]
     assert "-disable-llvm-passes" in argv and "-disable-O0-optnone" in argv
     assert argv[-3:] == ["-o", "-", "src/x.c"]
+
+
+LATIN1_COMMENTS = (
+    b"; ModuleID = 'caf\xe9.c'\n"
+    b'@msg = constant [4 x i8] c"a;b\\00" ; \xa9 Jos\xe9 M\xfcller, 2024\n'
+    b"define i32 @f(i32 %x) {\n"
+    b"  ret i32 %x ; na\xefve but \xc3\xa9 (UTF-8) beside it\r\n"
+    b"}\n"
+)
+
+
+def test_latin1_bytes_in_comments_are_read_as_latin1_not_rejected() -> None:
+    loaded = load_module(LATIN1_COMMENTS)
+    assert loaded.latin1_lines == (1, 2, 4)
+    second = loaded.text.splitlines()[1]
+    assert second == '@msg = constant [4 x i8] c"a;b\\00" ; © José Müller, 2024'
+    assert "; naïve but é (UTF-8) beside it\r\n}" in loaded.text
+    assert loaded.text.encode("utf-8").decode("utf-8") == loaded.text  # no surrogates
+    # the same module as with the comments in plain ASCII: one printout, one hash
+    plain = LATIN1_COMMENTS.replace(b"\xe9", b"e").replace(b"\xa9", b"c").replace(b"\xfc", b"u")
+    plain = plain.replace(b"\xef", b"i")
+    assert load_module(plain).printed.splitlines()[1:] == loaded.printed.splitlines()[1:]
+    assert load_module(LATIN1_COMMENTS).text == loaded.text  # the same text every time
+
+
+@pytest.mark.parametrize(
+    ("data", "where"),
+    [
+        (b'@s = constant [2 x i8] c"\xe9\\00"\n', "line 1, column 26: byte 0xE9"),
+        (b'; ok\n@"caf\xe9" = global i32 0 ; \xe9\n', "line 2, column 6: byte 0xE9"),
+        (b'@"a;\xe9" = global i32 0\n', "line 1, column 5: byte 0xE9"),
+    ],
+)
+def test_other_bytes_that_are_not_utf8_are_one_line_naming_line_and_column(
+    data: bytes, where: str
+) -> None:
+    with pytest.raises(IRReadError) as info:
+        load_module(data)
+    assert info.value.reason == "not-text"
+    assert info.value.message.startswith(where) and "\n" not in info.value.message

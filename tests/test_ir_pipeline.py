@@ -366,3 +366,30 @@ def test_a_unit_whose_name_is_not_utf8_is_built_and_stored(tmp_path: Path, store
     assert module["provenance"]["source_file"] == "x\\xe9.c"
     assert module["compile_command"].endswith("'x\\xe9.c'")
     assert mine_ir(store, [], build=tmp_path).known == 1
+
+
+def test_a_latin1_comment_is_stored_and_warned_once(tmp_path: Path, store: Store) -> None:
+    folder = tmp_path / "irs"
+    folder.mkdir()
+    data = (
+        b"; by Jos\xe9\ndefine i32 @inc(i32 %x) {\n  %y = add i32 %x, 1 ; \xb1\n  ret i32 %y\n}\n"
+    )
+    (folder / "a.ll").write_bytes(data)
+    (folder / "b.ll").write_bytes(b'@s = constant [1 x i8] c"\xe9"\n')
+    reporter = SilentReporter()
+    summary = mine_ir(store, [folder], reporter=reporter)
+    assert (summary.stored, dict(summary.rejected)) == (1, {"not-text": 1})
+    module = ir_module(store, _item(store, "a.ll"))
+    assert module is not None
+    assert module["text"] == data.decode("latin-1")
+    sha = raw_sql.scalar(store, "SELECT input_sha256 FROM ir_inputs WHERE path = 'a.ll'")
+    assert sha == hashlib.sha256(data).hexdigest()
+    plain = data.replace(b"\xe9", b"e").replace(b"\xb1", b"+-")
+    assert module["structural_hash"] == structural_hash(load_module(plain).printed)
+    assert reporter.problems == [
+        f"{folder / 'a.ll'}: lines 1, 3: comment bytes that are not UTF-8 were read as Latin-1",
+        f"{folder / 'b.ll'}: not-text: line 1, column 26: byte 0xE9 is not UTF-8"
+        " (only a comment may hold such bytes; not IR?)",
+    ]
+    again = mine_ir(store, [folder])
+    assert (again.known, again.stored) == (1, 0)

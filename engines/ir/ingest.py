@@ -68,6 +68,7 @@ class LoadedModule:
     bitcode: bytes
     printed: str
     source_file: str
+    latin1_lines: tuple[int, ...] = ()  # lines whose comment had bytes read as Latin-1
 
 
 def language_of_source(source_file: str, fallback: str = "unknown") -> str:
@@ -106,11 +107,58 @@ def _source_file(module: llvm.ModuleRef) -> str:
     return path_text(raw.decode("utf-8", "surrogateescape")) if raw else ""
 
 
+def _comment_start(line: bytes) -> int | None:
+    """Where a line's ``;`` comment starts, outside ``"..."`` (IR strings escape a quote
+    as ``\\22``, so quotes simply alternate); None for a line without a comment."""
+    quoted = False
+    for at, byte in enumerate(line):
+        if byte == 0x22:  # "
+            quoted = not quoted
+        elif byte == 0x3B and not quoted:  # ;
+            return at
+    return None
+
+
+def decode_ir_text(data: bytes) -> tuple[str, tuple[int, ...]]:
+    """Textual IR as a ``str`` that is valid UTF-8, and the lines it had to recode.
+
+    LLVM takes any bytes in a comment, so a comment's bytes that are not UTF-8 (a
+    Latin-1 author name, say) are read as Latin-1, each one on its own: the text depends
+    on the bytes alone, and the module LLVM parses is the same. Such a byte anywhere
+    else (a name, a string constant) is an :class:`IRReadError` naming its line.
+    """
+    try:
+        return data.decode("utf-8"), ()
+    except UnicodeDecodeError:
+        pass
+    lines: list[str] = []
+    recoded: list[int] = []
+    for number, line in enumerate(data.split(b"\n"), 1):
+        try:
+            lines.append(line.decode("utf-8"))
+            continue
+        except UnicodeDecodeError as exc:
+            bad = exc.start
+        comment = _comment_start(line)
+        if comment is None or bad < comment:
+            raise IRReadError(
+                "not-text",
+                f"line {number}, column {bad + 1}: byte 0x{line[bad]:02X} is not UTF-8"
+                " (only a comment may hold such bytes; not IR?)",
+            )
+        escaped = line[comment:].decode("utf-8", "surrogateescape")
+        tail = "".join(chr(ord(c) - 0xDC00) if "\udc80" <= c <= "\udcff" else c for c in escaped)
+        lines.append(line[:comment].decode("utf-8") + tail)
+        recoded.append(number)
+    return "\n".join(lines), tuple(recoded)
+
+
 def load_module(data: bytes, input_format: str | None = None) -> LoadedModule:
     """Parse, verify and print one module given as bytes (format sniffed if not given)."""
     if not data:
         raise IRReadError("empty", "empty file")
     fmt = input_format or ("bc" if is_bitcode(data) else "ll")
+    latin1_lines: tuple[int, ...] = ()
     context = llvm.create_context()
     module = None
     try:
@@ -123,12 +171,7 @@ def load_module(data: bytes, input_format: str | None = None) -> LoadedModule:
                 raise IRReadError("bitcode-error", _bitcode_error(str(exc), data)) from None
             text = None
         else:
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise IRReadError(
-                    "not-text", f"not UTF-8 text at byte {exc.start} (not IR?)"
-                ) from None
+            text, latin1_lines = decode_ir_text(data)
             try:
                 module = llvm.parse_assembly(text, context=context)
             except RuntimeError as exc:
@@ -144,6 +187,7 @@ def load_module(data: bytes, input_format: str | None = None) -> LoadedModule:
             bitcode=data if fmt == "bc" else module.as_bitcode(),
             printed=printed,
             source_file=_source_file(module),
+            latin1_lines=latin1_lines,
         )
     finally:
         if module is not None:

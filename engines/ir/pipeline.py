@@ -243,6 +243,13 @@ class _Run:
         except IRReadError as exc:
             self.reject(item, exc.reason, exc.message)
             return
+        if loaded.latin1_lines:
+            numbers = loaded.latin1_lines
+            where = ", ".join(map(str, numbers[:5])) + (", …" if len(numbers) > 5 else "")
+            self.report.problem(
+                f"{path_text(str(item.file))}: line{'s' if len(numbers) > 1 else ''} {where}:"
+                " comment bytes that are not UTF-8 were read as Latin-1"
+            )
         ents = list(entities(loaded.printed))
         stats = module_stats(loaded.printed, loaded.text, loaded.bitcode, ents)
         language = item.language or language_of_source(loaded.source_file)
