@@ -7,7 +7,9 @@ SQLite nor the terminal can take, so the command stops at once naming the argume
 ``error:`` line naming what failed (exit 1; a full disk, a read-only or damaged
 database, any other I/O error get their own wording) and nothing is half-written, since
 every write is one transaction. ``--debug`` or ``CURATOR_DEBUG=1`` shows the traceback
-instead.
+instead. A bad option or argument value (a choice that is not one of the choices, a
+number out of range, a value an option's check refuses) is one ``error:`` line naming
+the option (exit 2), for every command, instead of click's boxed usage message.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import errno
 import os
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from typer import _click as click
 from typer.core import TyperGroup
@@ -114,6 +116,14 @@ def explain(exc: BaseException) -> str:
     )
 
 
+def bad_value(exc: click.exceptions.BadParameter) -> NoReturn:
+    """Exit 2 with click's own message for a refused value on one ``error:`` line:
+    ``error: Invalid value for '--family': 'bogus' is not a family; use ...``."""
+    from curator.presentation.cli_output import EXIT_USAGE, fail
+
+    fail(exc.format_message(), EXIT_USAGE)
+
+
 class GuardedGroup(TyperGroup):
     """The root group: arguments checked before parsing, failures turned into one line."""
 
@@ -123,11 +133,16 @@ class GuardedGroup(TyperGroup):
             from curator.presentation.cli_output import EXIT_USAGE, fail
 
             fail(problem, EXIT_USAGE)
-        return super().parse_args(ctx, args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.exceptions.BadParameter as exc:  # a value of the root's own options
+            bad_value(exc)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.exceptions.BadParameter as exc:  # any subcommand's, parsed or checked
+            bad_value(exc)
         except Exception as exc:
             # typer's and click's own exits, aborts and usage errors (typer vendors a copy
             # of click, so they are told by module, not by class) keep their meaning

@@ -811,3 +811,32 @@ def test_a_votes_csv_with_a_ragged_row_a_repeated_column_or_a_repeated_vote_is_n
         result = run(db, "import", "votes", str(path))
         assert result.exit_code == 1 and says in result.output, result.output
     assert counts(db) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ("models", "list", "--family", "bogus"),
+            "error: Invalid value for '--family': 'bogus' is not a family; use student,"
+            " tfidf-lr, tfidf-svm, ensemble",
+        ),
+        (
+            ("audit", "draw", "gt", "--from-labeler", "keyword@5", "--kind", "bogus"),
+            "error: Invalid value for '--kind': 'bogus' is not a kind; use commit, kernel or ir",
+        ),
+        (
+            ("adjudicate", "gt", "--rule", "bogus"),
+            "error: Invalid value for '--rule': 'bogus': use majority or unanimous",
+        ),
+        (("search", "x", "--limit", "many"), "error: Invalid value for '--limit': 'many'"),
+    ],
+)
+def test_a_value_that_is_not_a_choice_is_one_error_line_not_a_box(
+    db: Path, args: tuple[str, ...], line: str
+) -> None:
+    before = counts(db)
+    result = run(db, *args)
+    assert error_line(result, 2).startswith(line)
+    assert "╭" not in result.output and "Usage:" not in result.output
+    assert counts(db) == before
