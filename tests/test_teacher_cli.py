@@ -241,3 +241,20 @@ def test_teacher_as_a_labeler_keeps_order_and_raises_on_a_failure(llm: FakeLLM) 
         assert labels == ["perf", "non-perf", "perf", "non-perf"]
         with pytest.raises(TeacherError, match="refusal"):
             teacher.predict(["fine", "REFUSE"])
+
+
+def test_the_bar_of_a_run_that_gave_up_counts_the_items_labeled(  # type: ignore[no-untyped-def]
+    cli, tmp_path: Path, llm: FakeLLM
+) -> None:
+    # it showed 15/15 (the bar jumped to the whole selection) with nothing labeled
+    _import(cli, tmp_path, {f"k{i}": f"commit {i}" for i in range(15)})
+    result = cli("teach", "pool", "--model", "m", "--endpoint", llm.url + "/nowhere")
+    assert result.exit_code == 1
+    (bar,) = [line for line in result.stderr.splitlines() if "answers/s" in line]
+    assert bar.startswith("teacher:m: gave up, labeled") and " 0/15 " in bar, bar
+    assert _predictions(tmp_path, "teacher:m") == {}
+    # a run that goes to the end still fills its bar
+    done = cli("teach", "pool", "--model", "m", "--endpoint", llm.url)
+    assert done.exit_code == 0, done.output
+    (bar,) = [line for line in done.stderr.splitlines() if "answers/s" in line]
+    assert bar.startswith("teacher:m ") and " 15/15 " in bar, bar

@@ -21,6 +21,7 @@ from engines.labelers.registry import LabelerError, resolve_model
 from engines.labelers.teacher import APIS, TASKS, Teacher, TeacherConfig
 from engines.labelers.teacher.run import CONFIDENT, TeachSummary, teach
 from engines.labelers.teacher.window import load_window
+from engines.reporting import FinishedSource
 from store import Store
 from store.sets import set_item_ids
 from store.teaching import unvoted_commit_ids
@@ -33,6 +34,20 @@ def _choice(allowed: tuple[str, ...]):  # type: ignore[no-untyped-def]
         return value
 
     return check
+
+
+class TeachProgress(SourceReporter):
+    """The teaching bar. It counts answers as they come (failed ones too); when the run
+    gives up (the teacher failed every first request) the bar ends at the answers
+    stored, the items actually labeled, not at the items attempted or selected."""
+
+    def source_finished(self, summary: FinishedSource) -> None:
+        super().source_finished(summary)
+        task = self.tasks.get(summary.source)
+        if summary.failed and isinstance(summary, TeachSummary) and task is not None:
+            labeled = f"{one_line(summary.source, 50).plain}: gave up, labeled"
+            self.progress.update(task, completed=summary.stored, description=labeled)
+            self._redraw(now=True)
 
 
 def taxonomy_choices() -> tuple[tuple[str, str], ...]:
@@ -133,7 +148,7 @@ def teach_command(
         else:
             item_ids = unvoted_commit_ids(store, limit, config.labeler)
         progress = source_progress("answers")
-        reporter = SourceReporter(progress)
+        reporter = TeachProgress(progress)
         with Teacher(config, window=window, window_name=window_name) as teacher:
             try:
                 with progress:
