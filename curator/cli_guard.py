@@ -7,9 +7,9 @@ SQLite nor the terminal can take, so the command stops at once naming the argume
 ``error:`` line naming what failed (exit 1; a full disk, a read-only or damaged
 database, any other I/O error get their own wording) and nothing is half-written, since
 every write is one transaction. ``--debug`` or ``CURATOR_DEBUG=1`` shows the traceback
-instead. A bad option or argument value (a choice that is not one of the choices, a
-number out of range, a value an option's check refuses) is one ``error:`` line naming
-the option (exit 2), for every command, instead of click's boxed usage message.
+instead. A usage error (a choice that is not one of the choices, a number out of range,
+a value an option's check refuses, a missing argument, an unknown option or command) is
+one ``error:`` line (exit 2), for every command, instead of click's boxed usage message.
 """
 
 from __future__ import annotations
@@ -116,12 +116,16 @@ def explain(exc: BaseException) -> str:
     )
 
 
-def bad_value(exc: click.exceptions.BadParameter) -> NoReturn:
-    """Exit 2 with click's own message for a refused value on one ``error:`` line:
-    ``error: Invalid value for '--family': 'bogus' is not a family; use ...``."""
+def usage_error(exc: click.exceptions.UsageError) -> NoReturn:
+    """Exit 2 with click's own message on one ``error:`` line: ``error: Invalid value for
+    '--family': 'bogus' is not a family; use ...``; an unknown option or command also
+    says where the help is."""
     from curator.presentation.cli_output import EXIT_USAGE, fail
 
-    fail(exc.format_message(), EXIT_USAGE)
+    message = exc.format_message()
+    if not isinstance(exc, click.exceptions.BadParameter) and exc.ctx is not None:
+        message += f" (see: {exc.ctx.command_path} --help)"
+    fail(message, EXIT_USAGE)
 
 
 class GuardedGroup(TyperGroup):
@@ -135,14 +139,14 @@ class GuardedGroup(TyperGroup):
             fail(problem, EXIT_USAGE)
         try:
             return super().parse_args(ctx, args)
-        except click.exceptions.BadParameter as exc:  # a value of the root's own options
-            bad_value(exc)
+        except click.exceptions.UsageError as exc:  # the root's own options
+            usage_error(exc)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except click.exceptions.BadParameter as exc:  # any subcommand's, parsed or checked
-            bad_value(exc)
+        except click.exceptions.UsageError as exc:  # any subcommand's, parsed or checked
+            usage_error(exc)
         except Exception as exc:
             # typer's and click's own exits, aborts and usage errors (typer vendors a copy
             # of click, so they are told by module, not by class) keep their meaning

@@ -830,6 +830,13 @@ def test_a_votes_csv_with_a_ragged_row_a_repeated_column_or_a_repeated_vote_is_n
             "error: Invalid value for '--rule': 'bogus': use majority or unanimous",
         ),
         (("search", "x", "--limit", "many"), "error: Invalid value for '--limit': 'many'"),
+        (
+            ("vote", "ex-001", "perf", "--bogus"),
+            "error: No such option: --bogus (see: curator vote --help)",
+        ),
+        (("bogus",), "error: No such command 'bogus'. (see: curator --help)"),
+        (("set", "bogus"), "error: No such command 'bogus'. (see: curator set --help)"),
+        (("vote",), "error: Missing argument 'item'."),
     ],
 )
 def test_a_value_that_is_not_a_choice_is_one_error_line_not_a_box(
