@@ -140,7 +140,11 @@ class SourceReporter(_Redrawn):
                 )
             )
         task = self.tasks.get(summary.source)
-        if task is not None:
+        if task is not None and summary.failed:
+            # the bar stays where the source stopped: it was not all done
+            failed = f"{one_line(summary.source, 50).plain}: failed"
+            self.progress.update(task, description=failed)
+        elif task is not None:
             self.progress.update(task, completed=self.progress.tasks[task].total or 0)
         self._redraw(now=True)
 
