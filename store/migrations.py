@@ -372,6 +372,27 @@ def _label_scoped_counters(conn: sqlite3.Connection, progress: Progress | None) 
             progress("recounting sets", done, len(sets))
 
 
+def _whole_messages(conn: sqlite3.Connection, progress: Progress | None) -> None:
+    """Migration 11: the stored model input (``message || diff``) once cut a message
+    longer than the token budget in its middle, so the keyword rules under a trained
+    model missed a match in its tail. Such rows now hold the whole message and no diff,
+    as ``engines.commits.representation.model_input`` writes them since."""
+    separator = "\n\n"  # representation.SEPARATOR
+    # A cut row's text is shorter than its message; the check below confirms each one.
+    rows = conn.execute(
+        "SELECT item_id, message, model_input FROM commits"
+        " WHERE length(model_input) < length(message)"
+    ).fetchall()
+    fixed = []
+    for item_id, message, text in rows:
+        whole = message.strip()
+        if whole.startswith(text) and len(text) < len(whole):
+            fixed.append((whole + separator, item_id))
+    conn.executemany("UPDATE commits SET model_input = ? WHERE item_id = ?", fixed)
+    if progress is not None:
+        progress("messages kept whole", len(fixed), len(fixed))
+
+
 MIGRATIONS: list[tuple[int, str, Step]] = [
     (1, "initial schema: items, commits, predictions, votes, sets, models, releases", _INITIAL),
     (2, "annotation: vote roles and undo, live votes, set purpose and label options", _ANNOTATION),
@@ -399,6 +420,7 @@ MIGRATIONS: list[tuple[int, str, Step]] = [
         "routing: a set counts only the votes whose label is one of its own (or skip)",
         _label_scoped_counters,
     ),
+    (11, "commits: the model input holds a long message whole", _whole_messages),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -535,3 +535,26 @@ def test_opening_a_new_database_waits_for_another_writer(tmp_path: Path) -> None
             release.join()
     finally:
         other.close()
+
+
+def test_migration_11_keeps_a_cut_message_whole(tmp_path: Path) -> None:
+    """A model input cut inside a long message (before the message was kept whole)
+    becomes the whole message; texts that hold their message whole are left alone."""
+    long = "Tidy the parser and rename its helpers. " * 80 + "This makes loading faster."
+    path = tmp_path / "old.db"
+    with open_store(path) as s:
+        save_commit_batch(
+            s,
+            [
+                make_row(1, message=long + "\n", model_input=long[:300]),  # cut, as before
+                make_row(2),  # short message and its diff: untouched
+                make_row(3, message="x" * 50, model_input="y"),  # not a cut of its message
+            ],
+        )
+        raw_sql.connection(s).execute("DELETE FROM schema_version WHERE version >= 11")
+    with open_store(path) as s:
+        assert s.schema_version() >= 11
+        texts = dict(raw_sql.query(s, "SELECT c.sha, c.model_input FROM commits AS c"))
+    assert texts[f"{1:040x}"] == long + "\n\n"
+    assert texts[f"{2:040x}"] == "commit 2\n\n@@"
+    assert texts[f"{3:040x}"] == "y"
