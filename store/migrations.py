@@ -372,6 +372,10 @@ def _label_scoped_counters(conn: sqlite3.Connection, progress: Progress | None) 
             progress("recounting sets", done, len(sets))
 
 
+# Undo and the live-vote checks ask "was this vote undone?" of every vote they pass.
+_UNDO_INDEX = "CREATE INDEX IF NOT EXISTS votes_undoes ON votes (undoes) WHERE undoes IS NOT NULL;"
+
+
 def _whole_messages(conn: sqlite3.Connection, progress: Progress | None) -> None:
     """Migration 11: the stored model input (``message || diff``) once cut a message
     longer than the token budget in its middle, so the keyword rules under a trained
@@ -421,6 +425,7 @@ MIGRATIONS: list[tuple[int, str, Step]] = [
         _label_scoped_counters,
     ),
     (11, "commits: the model input holds a long message whole", _whole_messages),
+    (12, "votes: an index on the vote an undo takes back", _UNDO_INDEX),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
