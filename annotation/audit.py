@@ -117,8 +117,8 @@ def draw_audit(
         unvoted_only=unlabeled,
     )
     items = [c for c in found if c.predictions.get(labeler) == label]
+    where = f" in set {from_set!r}" if from_set else ""
     if not items:
-        where = f" in set {from_set!r}" if from_set else ""
         if not unlabeled and not any(labeler in c.predictions for c in found):
             raise SamplingError(
                 f"{labeler} has labeled no {kind} item{where} (`curator predict --labeler"
@@ -131,8 +131,10 @@ def draw_audit(
     check_strata_predicted(items, fields)
     n = size if size is not None else cochran_size(len(items), confidence, margin)
     if n > len(items):
+        scope = where + (" that no one has voted on" if unlabeled else "")
         raise SamplingError(
-            f"asked for {n} items but {labeler} labeled only {len(items)} {label!r}"
+            f"asked for {n} items but {labeler} labeled {label!r} only {len(items)} {kind}"
+            f" item{'' if len(items) == 1 else 's'}{scope}: give --size {len(items)} or less"
         )
     chosen, allocation = stratified_sample(items, n, fields, random.Random(seed))
     params = {

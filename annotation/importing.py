@@ -9,14 +9,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from annotation.jsontext import JsonTextError, parse_json
 from annotation.labels import DEFAULT_LABELS, taxonomy_slugs
-from annotation.votes import VoteError, prepare_vote
+from annotation.votes import VoteError, displaced_by, prepare_vote
 from store import Store
 from store.commits import insert_predictions
 from store.items import (
@@ -303,6 +304,9 @@ class ParsedVotes:
     annotators: list[str]
     unchanged: int = 0
     ignored_columns: tuple[str, ...] = ()  # CSV columns a vote does not read
+    # set name -> votes of it the file's votes replaced with a label it does not count
+    # (an annotator has one live vote per item)
+    displaced: dict[str, int] = field(default_factory=dict)
 
 
 def parse_votes(
@@ -459,12 +463,19 @@ def import_votes_file(
             for v in live_votes_for_items(store, {r.item_id for r in parsed.rows})
         }
         fresh = []
+        displaced: Counter[str] = Counter()
         for row in parsed.rows:
             key = (row.item_id, row.annotator, row.role)
             if live.get(key) != (row.label, row.category, row.note):
                 fresh.append(row)
+                lost = displaced_by(store, row)
+                displaced.update(lost.sets if lost else [])
                 live[key] = (row.label, row.category, row.note)
         append_votes(store, fresh)
     return ParsedVotes(
-        fresh, parsed.annotators, len(parsed.rows) - len(fresh), parsed.ignored_columns
+        fresh,
+        parsed.annotators,
+        len(parsed.rows) - len(fresh),
+        parsed.ignored_columns,
+        dict(sorted(displaced.items())),
     )

@@ -9,6 +9,7 @@ fixes (its Table 6); categories are stored as ``top/sub`` slugs, e.g.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 
 from store.names import unprintable_char
@@ -84,17 +85,31 @@ def parse_labels(text: str | None, kind: str) -> list[str]:
     """``perf,non-perf`` -> a clean list; the kind's defaults when not given."""
     if not text:
         return list(DEFAULT_LABELS[kind])
-    labels = [part.strip() for part in text.split(",") if part.strip() and part.strip() != SKIP]
+    parts = [unicodedata.normalize("NFC", part.strip()) for part in text.split(",")]
+    labels = [part for part in parts if part and part != SKIP]
     if len(labels) < 2:
         raise LabelError("a set needs at least two labels (skip is always allowed on top)")
     if len(set(labels)) != len(labels):
         raise LabelError(f"labels repeat: {text}")
+    seen: dict[str, str] = {SKIP: SKIP}
+    for label in labels:
+        other = seen.setdefault(label.casefold(), label)
+        if other != label:
+            # tools that match labels without case (Prodigy, Label Studio, people typing)
+            # would turn one into the other
+            raise LabelError(f"labels {other!r} and {label!r} differ only in case: keep one")
     return labels
 
 
 def check_label(label: str, allowed: Sequence[str]) -> str:
+    """The label as the set spells it; the same text in another Unicode normal form (an
+    accent typed as two code points) is the same label."""
     if label == SKIP or label in allowed:
         return label
+    composed = unicodedata.normalize("NFC", label)
+    for known in [*allowed, SKIP]:
+        if unicodedata.normalize("NFC", known) == composed:
+            return known
     raise LabelError(f"label {label!r} is not one of {', '.join([*allowed, SKIP])}")
 
 

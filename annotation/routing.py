@@ -234,7 +234,7 @@ def submit(
             store, item, label, annotator, category, note, in_set=set_row, origin=origin
         )
         if set_row.overlap == "routed":
-            _check_room(store, set_row, item_id, row.annotator, _stamp(moment))
+            _check_room(store, set_row, item_id, row.annotator, _stamp(moment), started)
         displaced = displaced_by(store, row)
         vote_id = cast_vote(store, row)
         if seconds is not None and row.role == ANNOTATOR:
@@ -242,22 +242,43 @@ def submit(
     return Submitted(vote_id, None, row.label or "", displaced)
 
 
-def _check_room(store: Store, set_row: SetRow, item_id: int, annotator: str, now: str) -> None:
+def _check_room(
+    store: Store,
+    set_row: SetRow,
+    item_id: int,
+    annotator: str,
+    now: str,
+    claimed: str | None = None,
+) -> None:
     """Refuse a first vote on a routed item whose slots are all taken (votes and others'
-    live claims): a late vote after an expired lease must not over-serve the item."""
+    live claims): a late vote after an expired lease must not over-serve the item.
+    ``claimed``: when the annotator's own (expired) claim on it began, if one is left."""
     if any(
         v.annotator == annotator and v.role == ANNOTATOR
         for v in live_votes_for_items(store, [item_id], set_id=set_row.id)
     ):
         return  # changing one's own vote in the set takes no new slot
     state = member_state(store, set_row.id, item_id)
-    taken = (state[0] if state else 0) + others_claims(store, set_row.id, item_id, annotator, now)
-    if taken >= set_row.votes_per_item:
+    votes = state[0] if state else 0
+    claims = others_claims(store, set_row.id, item_id, annotator, now)
+    need = set_row.votes_per_item
+    if votes + claims < need:
+        return
+    mine = "your claim on it expired" if claimed is not None else "you hold no claim on it"
+    if votes >= need:
         raise ItemTaken(
-            f"item #{item_id} already has the {set_row.votes_per_item} annotators it needs in"
-            f" set {set_row.name!r} (routed; your claim may have expired): take the next"
-            " item instead"
+            f"item #{item_id} already has the {_count(need, 'annotator')} it needs in set"
+            f" {set_row.name!r} (routed; {mine}): take the next item instead"
         )
+    raise ItemTaken(
+        f"item #{item_id} of set {set_row.name!r} needs {_count(need, 'vote')} and has"
+        f" {_count(votes, 'vote')} and {_count(claims, 'claim')} by other annotators (routed;"
+        f" {mine}): take the next item instead"
+    )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _seconds(started: str | None, moment: datetime) -> float | None:

@@ -318,21 +318,28 @@ def edit_set(store: Store, name: str, edit: SetEdit) -> SetRow:
     every member (settled items may reopen, or pending ones settle) in the same
     transaction; labels may grow but not lose one that a live vote in the set uses (a
     vote labelled with another set's label is not one of its votes)."""
-    from store.routing import rebuild_set
+    from store.routing import gold_labels, rebuild_set
     from store.sets import update_set
     from store.votes import live_votes_in_set
 
-    found = require_set(store, name)
     if edit.overlap is not None and edit.overlap not in OVERLAPS:
         raise SetError(f"--overlap {edit.overlap!r}: use {' or '.join(OVERLAPS)}")
-    if edit.labels is not None:
-        used = {v.label for v in live_votes_in_set(store, found.id)} - {SKIP}
-        dropped = sorted(used - set(edit.labels))
-        if dropped:
-            raise SetError(
-                f"set {name!r} has votes labelled {', '.join(dropped)}: keep those labels"
-            )
+    # checked under the write lock: a vote with a label being dropped may land meanwhile
     with store.transaction():
+        found = require_set(store, name)
+        if edit.labels is not None:
+            used = {v.label for v in live_votes_in_set(store, found.id)} - {SKIP}
+            dropped = sorted(used - set(edit.labels))
+            if dropped:
+                raise SetError(
+                    f"set {name!r} has votes labelled {', '.join(dropped)}: keep those labels"
+                )
+            expected = sorted(gold_labels(store, found.id) - set(edit.labels))
+            if expected:
+                raise SetError(
+                    f"set {name!r} has gold items whose known answer is"
+                    f" {', '.join(expected)}: keep those labels"
+                )
         update_set(
             store,
             found.id,

@@ -461,12 +461,30 @@ def add_gold_items(
     return added
 
 
+# A gold item that later became a member of its set (``curator import items --set``) is
+# a member: it is served, voted on and counted like one, never as hidden gold.
+_NOT_MEMBER = (
+    " AND NOT EXISTS (SELECT 1 FROM set_items AS si WHERE si.set_id = g.set_id"
+    " AND si.item_id = g.item_id)"
+)
+
+
 def gold_item(store: Store, set_id: int, item_id: int) -> GoldItem | None:
+    """The item as a hidden gold item of the set, or None (not gold, or now a member)."""
     row = store._conn.execute(
-        "SELECT item_id, label, position FROM gold_items WHERE set_id = ? AND item_id = ?",
+        "SELECT item_id, label, position FROM gold_items AS g WHERE set_id = ? AND item_id = ?"
+        + _NOT_MEMBER,
         (set_id, item_id),
     ).fetchone()
     return None if row is None else GoldItem(*row)
+
+
+def gold_labels(store: Store, set_id: int) -> set[str]:
+    """The known answers of the set's gold items."""
+    return {
+        str(r[0])
+        for r in store._query("SELECT DISTINCT label FROM gold_items WHERE set_id = ?", (set_id,))
+    }
 
 
 def gold_count(store: Store, set_id: int) -> int:
@@ -490,8 +508,7 @@ def next_gold(store: Store, set_id: int, annotator: str) -> GoldItem | None:
         " AND NOT EXISTS (SELECT 1 FROM gold_answers AS a WHERE a.set_id = g.set_id"
         "  AND a.item_id = g.item_id AND a.annotator = ?)"
         " AND NOT EXISTS (SELECT 1 FROM live_votes AS lv WHERE lv.item_id = g.item_id"
-        "  AND lv.annotator = ?)"
-        " ORDER BY g.position LIMIT 1",
+        "  AND lv.annotator = ?)" + _NOT_MEMBER + " ORDER BY g.position LIMIT 1",
         (set_id, annotator, annotator),
     ).fetchone()
     return None if row is None else GoldItem(*row)

@@ -135,11 +135,19 @@ def undo_last(
 ) -> UndoResult | None:
     """Take back the annotator's latest vote that is still in effect (within a set if
     given: on one of its items, with a label that counts toward it): append a row
-    restoring the state before it. Repeated undos walk further back."""
+    restoring the state before it. Repeated undos walk further back.
+
+    A vote is in effect while every later vote of the annotator on the item has been
+    undone: a vote another set's label replaced is not, so undoing within a set never
+    takes away the vote that replaced it."""
     with store.transaction() as conn:
         in_set = (
             " AND item_id IN (SELECT item_id FROM set_items WHERE set_id = :set)"
             f" AND {in_set_labels(':set', 'v')}"
+            " AND NOT EXISTS (SELECT 1 FROM votes AS w WHERE w.item_id = v.item_id"
+            "  AND w.annotator = v.annotator AND w.role = v.role AND w.id > v.id"
+            "  AND w.undoes IS NULL"
+            "  AND NOT EXISTS (SELECT 1 FROM votes AS x WHERE x.undoes = w.id))"
         )
         target = conn.execute(
             "SELECT id, item_id, label FROM votes AS v WHERE annotator = :who AND role = :role"

@@ -10,6 +10,7 @@ label), resolved against the set's labels here, so both formats map answers one 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from annotation.importing import FileImportError, imported_set, set_problem, shape
 from annotation.labels import SKIP, taxonomy_slugs
 from annotation.sets import require_set
-from annotation.votes import VoteError, prepare_vote
+from annotation.votes import VoteError, displaced_by, prepare_vote
 from store import Store
 from store.ir import ir_module
 from store.item_views import commit_row, item_row
@@ -65,6 +66,8 @@ class TaskImport:
     votes: int
     unchanged: int
     annotators: list[str]
+    # other sets' names -> their votes these votes replaced (one live vote per item)
+    displaced: dict[str, int] = field(default_factory=dict)
 
 
 class BadField(ValueError):
@@ -87,15 +90,25 @@ def text_of(value: Any) -> str | None:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
+def _label_named(text: str, labels: Sequence[str]) -> str | None:
+    """The set's label (or skip) a tool's text names: as written, else the one label
+    equal to it without case (``Perf`` is ``perf``, unless the set also has ``PERF``)."""
+    every = [*labels, SKIP]
+    wanted = text.strip()
+    if wanted in every:
+        return wanted
+    found = [label for label in every if label.lower() == wanted.lower()]
+    return found[0] if len(found) == 1 else None
+
+
 def resolve_answer(
     vote: TaskVote, labels: Sequence[str], categories: Sequence[str]
 ) -> tuple[str, str | None]:
     """(label, category) for a vote in a set with these labels; raises ``ValueError``."""
     if vote.answer == IGNORE:
         return SKIP, None
-    by_name = {label.lower(): label for label in [*labels, SKIP]}
     if vote.binary is not None:
-        label = by_name.get(vote.binary.strip().lower())
+        label = _label_named(vote.binary, labels)
         if label is None:
             raise ValueError(f"label {vote.binary!r} is not one of {', '.join(labels)}")
         category = vote.choices[0] if vote.choices else None
@@ -108,13 +121,10 @@ def resolve_answer(
             )
         return others[0], category
     known_categories = set(categories or taxonomy_slugs())
-    chosen = [by_name[c.strip().lower()] for c in vote.choices if c.strip().lower() in by_name]
+    named = [(c, _label_named(c, labels)) for c in vote.choices]
+    chosen = [label for _, label in named if label is not None]
     picked = [c.strip() for c in vote.choices if c.strip() in known_categories]
-    unknown = [
-        c
-        for c in vote.choices
-        if c.strip().lower() not in by_name and c.strip() not in known_categories
-    ]
+    unknown = [c for c, label in named if label is None and c.strip() not in known_categories]
     if unknown:
         raise ValueError(
             f"choice {unknown[0]!r} is neither a label ({', '.join(labels)}) nor a category"
@@ -199,7 +209,7 @@ def import_tasks(
         rows = _vote_rows(store, unique, ids, target, origin, problems)
         if problems:
             raise FileImportError(problems)
-        appended, unchanged = _append_fresh(store, rows)
+        appended, unchanged, displaced = _append_fresh(store, rows)
     return TaskImport(
         stored=len(fresh),
         known=len(unique) - len(fresh),
@@ -208,6 +218,7 @@ def import_tasks(
         votes=appended,
         unchanged=unchanged,
         annotators=sorted({r.annotator for r in rows}),
+        displaced=displaced,
     )
 
 
@@ -244,7 +255,9 @@ def _vote_rows(
     return rows
 
 
-def _append_fresh(store: Store, rows: list[VoteRow]) -> tuple[int, int]:
+def _append_fresh(store: Store, rows: list[VoteRow]) -> tuple[int, int, dict[str, int]]:
+    """Append the rows that change a live vote: (appended, unchanged, the other sets'
+    votes they replaced per set name)."""
     live = {
         (v.item_id, v.annotator, v.role): (v.label, v.category, v.note)
         for v in live_votes_for_items(store, {r.item_id for r in rows})
@@ -255,8 +268,13 @@ def _append_fresh(store: Store, rows: list[VoteRow]) -> tuple[int, int]:
         if live.get(key) != (row.label, row.category, row.note):
             fresh.append(row)
             live[key] = (row.label, row.category, row.note)
+    displaced: Counter[str] = Counter()
+    last = {(row.item_id, row.annotator, row.role): row for row in fresh}
+    for row in last.values():
+        lost = displaced_by(store, row)
+        displaced.update(lost.sets if lost else [])
     append_votes(store, fresh)
-    return len(fresh), len(rows) - len(fresh)
+    return len(fresh), len(rows) - len(fresh), dict(sorted(displaced.items()))
 
 
 @dataclass(frozen=True)

@@ -216,6 +216,13 @@ def votes(
                     f"{path}:1: column(s) {', '.join(parsed.ignored_columns)} ignored (a vote"
                     " reads item, annotator, label, category, note)"
                 )
+            if parsed.displaced:
+                lost = ", ".join(f"{name} {n}" for name, n in parsed.displaced.items())
+                warn(
+                    f"{path}: these votes replace the same annotators' votes that counted in"
+                    f" other sets, which lose them ({lost}): an annotator has one vote per"
+                    " item, so those sets need their votes on those items again"
+                )
             report.append(_votes_json(path, parsed, []))
             if not as_json:
                 _print_votes(path, parsed)
@@ -233,6 +240,7 @@ def _votes_json(path: Path, parsed: ParsedVotes | None, errors: list[str]) -> di
         "votes": len(parsed.rows) if parsed else 0,
         "annotators": sorted(parsed.annotators) if parsed else [],
         "unchanged": parsed.unchanged if parsed else 0,
+        "displaced": dict(parsed.displaced) if parsed else {},
         "errors": [flat(line) for line in errors],
     }
 

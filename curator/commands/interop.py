@@ -21,7 +21,7 @@ from curator.commands.options import (
 )
 from curator.console import err, out
 from curator.interop import InteropUsageError, export_file, import_file
-from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail
+from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, warn
 from curator.presentation.text import labelled, one_line
 
 SetOption = Annotated[
@@ -65,6 +65,13 @@ def _import(
             if len(exc.errors) > 20:
                 err.print(f"... and {len(exc.errors) - 20} more errors")
             fail(f"{path}: nothing imported", EXIT_INPUT)
+    if done.displaced:
+        lost = ", ".join(f"{name} {n}" for name, n in done.displaced.items())
+        warn(
+            f"{path}: these votes replace the same annotators' votes that counted in other"
+            f" sets, which lose them ({lost}): an annotator has one vote per item, so those"
+            " sets need their votes on those items again"
+        )
     verb = "created set" if done.set_created else "set"
     out.print(
         Text.assemble(

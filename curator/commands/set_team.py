@@ -66,7 +66,8 @@ def edit(
         Text.assemble(
             "set ",
             one_line(row.name),
-            f": {row.votes_per_item} votes per item, {'blind' if row.blind else 'open'},",
+            f": {row.votes_per_item} vote{'' if row.votes_per_item == 1 else 's'} per item,"
+            f" {'blind' if row.blind else 'open'},",
             f" {row.overlap}, labels ",
             one_line(", ".join(row.labels)),
         )

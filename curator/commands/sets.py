@@ -204,7 +204,8 @@ def _print_created(row: SetRow, size: int, allocation: dict[str, int], as_json: 
             f" ({row.kind}, {size} items, labels ",
             one_line(", ".join(row.labels)),
             ", blind" if row.blind else ", open",
-            f", {row.votes_per_item} votes per item, {row.overlap}",
+            f", {row.votes_per_item} vote{'' if row.votes_per_item == 1 else 's'} per item,"
+            f" {row.overlap}",
             ")",
         )
     )

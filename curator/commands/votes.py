@@ -106,7 +106,7 @@ def undo_command(
         in_set = load_optional_set(store, set_name)
         result = undo(store, who, adjudicate, in_set)
     if result is None:
-        fail(f"nothing to undo for {who}")
+        fail(f"nothing to undo for {who}" + (f" in set {in_set.name!r}" if in_set else ""))
     restored = result.restored_label or "no vote"
     if as_json:
         print_json({"undone_vote": result.undone_vote_id, "item": result.item_id,
