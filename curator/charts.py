@@ -12,7 +12,6 @@ removed), the SVG writer escapes it."""
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from annotation.trends import (
     threshold_curve,
 )
 from curator.presentation.text import flat, strip_controls
+from engines.files import write_text_atomically
 from engines.labelers.calibration import threshold_of
 from engines.labelers.diff_decision import diff_decision_of
 from store import Store
@@ -363,15 +363,11 @@ def render_svg(chart: Chart, width: int = 640, height: int = 360) -> str:
 
 
 def write_svg(path: Path, svg: str) -> None:
-    """Write atomically: a reader sees the old file or the whole new one. A failure
-    names ``path`` (not the temporary file, which is removed)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
+    """Write atomically (engines.files): a reader sees the old file or the whole new one.
+    A failure names ``path`` (not the temporary file, which is removed)."""
     try:
-        tmp.write_text(svg, encoding="utf-8")
-        os.replace(tmp, path)
+        write_text_atomically(path, svg)
     except OSError as exc:  # e.g. path is a folder: "Is a directory"
-        tmp.unlink(missing_ok=True)
         raise OSError(exc.errno, exc.strerror, str(path)) from exc
 
 

@@ -1,5 +1,6 @@
 """Writing files so a reader never sees half of one: a temporary file beside the target,
-then a rename. Shared by the engines' own outputs and the CLI's reports."""
+then a rename (a link is written through; a pipe or a device is written into). Shared
+by the engines' own outputs and the CLI's reports."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import errno
 import functools
 import json
 import os
+import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,9 +31,24 @@ def staged_file(path: Path) -> Iterator[Path]:
     """A temporary file beside ``path`` (folders created) for the block to write; moved
     into place when the block ends, removed (``path`` untouched) when it raises. For
     writers that take a path (safetensors, pickle). The file gets the mode of the one it
-    replaces, else the umask's, not the temporary file's private 0600."""
-    if path.is_dir():
+    replaces, else the umask's, not the temporary file's private 0600.
+
+    ``path`` is taken the way a user means it: a symbolic link is written through (the
+    file it names is replaced, the link kept), and a FIFO, a terminal or a device
+    (``/dev/stdout``) is written into once the block ends, since a rename would put a
+    regular file in its place."""
+    if path.is_symlink():
+        path = path.resolve()
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if mode is not None and not stat.S_ISREG(mode):
+        with _streamed_into(path) as temp:
+            yield temp
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
@@ -45,6 +63,20 @@ def staged_file(path: Path) -> Iterator[Path]:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def _streamed_into(path: Path) -> Iterator[Path]:
+    """A private temporary file whose bytes are copied into ``path`` (not a regular
+    file) when the block ends."""
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        yield Path(temp)
+        with open(temp, "rb") as source, path.open("wb") as sink:
+            shutil.copyfileobj(source, sink)
+    finally:
+        Path(temp).unlink(missing_ok=True)
 
 
 def write_text_atomically(path: Path, text: str) -> None:

@@ -15,7 +15,7 @@ from curator.charts import CHARTS, ChartError, build_chart, render_svg, render_t
 from curator.cli_context import open_db
 from curator.commands.options import DbOption
 from curator.console import out
-from curator.presentation.cli_output import EXIT_USAGE, fail
+from curator.presentation.cli_output import EXIT_USAGE, fail, write_output
 
 EMPTY_WHY = {
     "agreement": "it needs items voted on by two annotators or more",
@@ -56,7 +56,7 @@ def chart_command(
         why = EMPTY_WHY.get(name, "no data")
         fail(f"the {name} chart{where} has nothing to draw yet: {why}")
     if svg is not None:
-        write_svg(svg, render_svg(chart))
+        write_output(svg, render_svg(chart), write_svg, prefix="")
         out.print(Text(f"wrote {svg}"))
         return
     out.print(Text.from_ansi(render_text(chart, width, height, color=out.is_terminal)))

@@ -15,9 +15,8 @@ from curator.commands.options import DbOption, RuleOption
 from curator.console import out
 from curator.prediction import input_warning, stored_labeler
 from curator.presentation import eval_table
-from curator.presentation.cli_output import fail, load_set, print_json, warn
+from curator.presentation.cli_output import fail, load_set, print_json, warn, write_output
 from curator.presentation.tables import table
-from engines.files import write_text_atomically
 from engines.labelers.registry import LabelerError
 from store.sets import set_item_ids
 
@@ -82,19 +81,19 @@ def eval_command(
                     warn(warning)
     if any(r.items == 0 for r in results):
         fail(f"set {s.name!r} has no settled items yet: vote, then `curator adjudicate`")
+    for r in results:  # --json: its items_predicted says so
+        if not as_json and (warning := _unpredicted(r, s.name)) is not None:
+            warn(warning)
     data = eval_table.as_json(s.name, rule, results)
     if by is not None:
         data["by"] = eval_table.groups_json(by, grouped)
-    try:
-        if out_file is not None:
-            eval_table.write_json(out_file, data)
-        if markdown_file is not None:
-            text = eval_table.markdown(s.name, rule, results[0].items, results, s.labels)
-            if by is not None:
-                text += "\n" + eval_table.group_markdown(by, grouped, s.labels)
-            write_text_atomically(markdown_file, text)
-    except OSError as exc:
-        fail(f"cannot write {exc.filename}: {exc.strerror}")
+    if out_file is not None:
+        write_output(out_file, eval_table.json_text(data))
+    if markdown_file is not None:
+        text = eval_table.markdown(s.name, rule, results[0].items, results, s.labels)
+        if by is not None:
+            text += "\n" + eval_table.group_markdown(by, grouped, s.labels)
+        write_output(markdown_file, text)
     if as_json:
         print_json(data)
         return
@@ -118,3 +117,19 @@ def eval_command(
                 [(t, *(r.confusion[t][p] for p in columns)) for t in r.confusion],
             )
         )
+
+
+def _unpredicted(result: Evaluation, set_name: str) -> str | None:
+    """One line when a labeler has labeled none of the set's settled items (its row is
+    all dashes, which reads like a broken table), with the command that labels them."""
+    if result.predicted or not result.items:
+        return None
+    name = result.labeler
+    if name.startswith("teacher:"):
+        how = f"curator teach {set_name} --model {name.removeprefix('teacher:')}"
+    else:
+        how = f"curator predict {set_name} --labeler {name}"
+    return (
+        f"{name} has labeled none of the {result.items} settled items of {set_name}, so it"
+        f" has no scores: `{how}` labels them"
+    )

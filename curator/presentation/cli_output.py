@@ -7,6 +7,8 @@ Figures and tables live in :mod:`curator.presentation.format` and
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
@@ -17,6 +19,7 @@ from curator.console import err
 from curator.presentation.format import number, percent
 from curator.presentation.tables import table
 from curator.presentation.text import labelled, one_line
+from engines.files import write_text_atomically
 from store import Store
 from store.sets import SetRow
 
@@ -64,3 +67,27 @@ def warn(message: str, console: Console | None = None, width: int = 400) -> None
 
 def print_json(data: Any) -> None:
     typer.echo(json.dumps(data, indent=2, ensure_ascii=True, sort_keys=False))
+
+
+def write_output(
+    path: Path,
+    text: str,
+    write: Callable[[Path, str], None] = write_text_atomically,
+    prefix: str = "cannot write ",
+) -> None:
+    """Write a report or chart to ``path`` (atomically, through links, into pipes and
+    devices: engines.files); a failure ends the command in one line naming ``path``
+    after ``prefix``."""
+    try:
+        write(path, text)
+    except OSError as exc:
+        fail(prefix + write_error(path, exc))
+
+
+def write_error(path: Path, exc: OSError) -> str:
+    """``PATH: why``, naming the folder on the way that is a file."""
+    if isinstance(exc, FileExistsError | NotADirectoryError):
+        blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            return f"{path}: {blocker} is a file, not a folder"
+    return f"{path}: {exc.strerror or exc}"

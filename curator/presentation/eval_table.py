@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from annotation.evaluation import ClassScores, Evaluation
 from curator.presentation.format import MISSING, number
 from curator.presentation.tables import table
 from curator.presentation.text import flat
-from engines.files import write_text_atomically
 
 FIGURES = ("P", "R", "F1", "FPR")
 
@@ -90,8 +88,9 @@ def as_json(set_name: str, rule: str, results: Sequence[Evaluation]) -> dict[str
     return {"set": set_name, "rule": rule, "labelers": [r.as_json() for r in results]}
 
 
-def write_json(path: Path, data: dict[str, Any]) -> None:
-    write_text_atomically(path, json.dumps(data, indent=2, ensure_ascii=True) + "\n")
+def json_text(data: dict[str, Any]) -> str:
+    """What ``eval --out`` writes."""
+    return json.dumps(data, indent=2, ensure_ascii=True) + "\n"
 
 
 GroupScores = Mapping[str, Mapping[str, Evaluation]]
