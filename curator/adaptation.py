@@ -45,6 +45,7 @@ from curator.training import (
     _held_out,
     _rules_on,
     _score,
+    check_roles,
     run_training,
     student_decision,
 )
@@ -215,6 +216,7 @@ def _check(request: CurveRequest) -> None:
         raise TrainingRefused(f"--order takes random, uncertainty or both, not {bad or '-'}")
     if not request.sizes or min(request.sizes) < 1:
         raise TrainingRefused("--curve takes positive sizes, e.g. 50,100,200,400")
+    check_roles(train.vote_sets, train.dev_set, train.eval_set, train.same_repos)
 
 
 def _new_votes(store: Store, train: TrainRequest) -> list[LabeledItem]:

@@ -155,6 +155,11 @@ def check(request: SimulationRequest) -> None:
             )
     if request.every < 1 or request.seeds < 1 or request.seed_votes < 2:
         raise SimulationError("--every and --seeds must be at least 1, --seed-votes 2")
+    if request.votes <= request.seed_votes:
+        raise SimulationError(
+            f"--votes {request.votes} must exceed --seed-votes {request.seed_votes}: the"
+            " first votes are the random seed votes, and the orders differ only after them"
+        )
     if len(request.pool) <= request.seed_votes:
         raise SimulationError(
             f"the pool has {len(request.pool)} items: more than --seed-votes"

@@ -12,7 +12,7 @@ from typing import Any
 
 from annotation.sets import SetError, require_set
 from annotation.training_data import POSITIVE
-from curator.training import TrainingRefused, TrainOutcome, _held_out, _score
+from curator.training import TrainingRefused, TrainOutcome, _held_out, _score, check_roles
 from engines.labelers import ensemble
 from engines.labelers.base import Labeler, input_fields
 from engines.labelers.keyword import packaged_terms
@@ -171,6 +171,7 @@ def train_ensemble(
     """Fit, score and register ``ensemble@N``; raises :class:`TrainingRefused`."""
     if request.combiner not in ensemble.COMBINERS:
         raise TrainingRefused(f"--combiner must be auto or vote, not {request.combiner!r}")
+    check_roles((), request.dev_set, request.eval_set)
     if request.combiner == "auto" and not request.dev_set:
         note("no --dev set: using the label-model (vote) combiner on unlabeled commits")
     specs = resolve_members(store, request.members or default_members(store))

@@ -55,6 +55,7 @@ from engines.labelers.calibration import (
 )
 from engines.labelers.diff_decision import DIFF_KEY, DiffDecision, read_diff_decision
 from engines.labelers.inputs import diffs_learned, input_block, recorded_input, resolve_field
+from engines.labelers.registry import RULE_LABELERS, TRAINED_FAMILIES
 from engines.labelers.rule_floor import (
     apply_floor,
     floor_block,
@@ -162,6 +163,8 @@ def gather(store: Store, request: TrainRequest) -> tuple[list[LabeledItem], dict
         )
     if request.kind not in KINDS:
         raise TrainingRefused(f"unknown kind {request.kind!r}: use {', '.join(KINDS)}")
+    drops = request.exclude_overlap or request.same_repos
+    check_roles(request.vote_sets, request.dev_set, request.eval_set, drops)
     counts: dict[str, Any] = {}
     teacher: list[LabeledItem] = []
     if request.teacher:
@@ -214,13 +217,55 @@ def gather(store: Store, request: TrainRequest) -> tuple[list[LabeledItem], dict
     counts["train"] = label_counts(items)
     counts["train_total"] = len(items)
     if not items:
-        why = weak_note(counts)
-        raise TrainingRefused(
-            "no training examples left (check --tau, the sets' votes)" + (f"; {why}" if why else "")
-        )
+        raise TrainingRefused(_nothing_left(request, counts))
     if len({x.label for x in items}) < 2:
         raise TrainingRefused(f"all {len(items)} training examples say {items[0].label!r}")
     return items, counts
+
+
+def check_roles(
+    vote_sets: Sequence[str], dev_set: str | None, eval_set: str | None, drops: bool = False
+) -> None:
+    """Refuse a set named both as training votes and as --dev/--eval (unless ``drops``:
+    --same-repos or --exclude-overlap leave the held-out items out of training), or as
+    both --dev and --eval: the scores would be measured on what the model learned from
+    or on what chose its threshold, and look better than they are."""
+    for flag, name in (("--dev", dev_set), ("--eval", eval_set)):
+        if name and name in vote_sets and not drops:
+            raise TrainingRefused(
+                f"{flag} {name} is also a --votes set: a model cannot be scored on the items"
+                " it learns from (`curator set split` makes disjoint sets; --same-repos"
+                " learns from the other votes only)"
+            )
+    if dev_set and dev_set == eval_set:
+        raise TrainingRefused(
+            f"--dev and --eval both name {dev_set}: scores on the set that chose the"
+            " threshold overstate; give --eval another set, or leave it out (dev scores are"
+            " reported)"
+        )
+
+
+def _nothing_left(request: TrainRequest, counts: dict[str, Any]) -> str:
+    """Why no training example is left, from the counts of each source, in one line."""
+    why: list[str] = []
+    teacher = counts.get("teacher")
+    if isinstance(teacher, dict):
+        why.append(
+            f"{request.teacher}: {teacher['kept']} of its {teacher['predicted']} answers kept"
+            f" at --tau {request.tau:g}"
+        )
+    human = counts.get("human")
+    if isinstance(human, dict):
+        why.append(
+            f"--votes {', '.join(request.vote_sets)}: {human['settled']} items with a settled"
+            " perf/non-perf label (skips and ties count as none)"
+        )
+    dropped = counts.get("dropped_for_overlap")
+    if dropped:
+        why.append(f"{dropped} dropped as items or repositories of --dev/--eval")
+    if (weak := weak_note(counts)) is not None:
+        why.append(weak)
+    return "no training examples left: " + "; ".join(why)
 
 
 def weak_examples(
@@ -265,6 +310,10 @@ def how_to_predict(name: str) -> str:
     if name.startswith("teacher:"):
         model = name.removeprefix("teacher:")
         return f"ask the teacher with `curator teach --unlabeled --model {model}`"
+    family = name.rpartition("@")[0]
+    if family not in (*TRAINED_FAMILIES, *RULE_LABELERS):
+        known = ", ".join(f"{f}@N" for f in (*TRAINED_FAMILIES, *RULE_LABELERS))
+        return f"{name!r} names no labeler ({known} or teacher:MODEL)"
     return f"run `curator predict --labeler {name} --unlabeled`"
 
 

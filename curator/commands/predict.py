@@ -3,10 +3,12 @@ batches, skipping items that labeler has already labeled (a rerun resumes)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.text import Text
 
 from curator.cli_context import open_db
 from curator.commands.options import DbOption
@@ -122,7 +124,7 @@ def predict(
             labeler.input_field = text
         summary = PredictSummary(name, len(ids), done)
         progress = _progress(name)
-        with progress:
+        with progress if todo else contextlib.nullcontext():  # no empty bar for nothing
             task = progress.add_task("predict", total=len(todo))
 
             def advance(n: int) -> None:
@@ -136,6 +138,8 @@ def predict(
     failure = summary.not_labeled()
     if as_json:
         print_json(data)
+    elif not todo:
+        out.print(Text(_nothing_to_label(name, set_name, unlabeled, len(ids), done)))
     elif summary.labels or failure is None:
         out.print(
             table(
@@ -184,6 +188,22 @@ def _on_cluster(
     assert summary.cluster is not None
     for line in summary.cluster.failed:
         warn(f"chunk not labeled: {line}")
+
+
+def _nothing_to_label(
+    name: str, set_name: str | None, unlabeled: bool, items: int, done: int
+) -> str:
+    """One line saying why a run labeled nothing (rather than an empty table)."""
+    if items:
+        return f"{name}: nothing to label: {done:,} of the {items:,} items already carry its label"
+    if set_name:
+        return f"{name}: nothing to label: set {set_name!r} holds no items"
+    if unlabeled:
+        return (
+            f"{name}: nothing to label: every stored commit has votes (--unlabeled takes"
+            " the commits no one voted on)"
+        )
+    return f"{name}: nothing to label: no commit is stored yet"
 
 
 def _item_ids(store: Store, set_name: str | None, unlabeled: bool) -> list[int]:

@@ -78,10 +78,15 @@ def resolve_model(store: Store, name: str) -> ModelRow:
         row = get_model(store, name)
     if row is None:
         which = f"no {family} is registered" if version == "latest" else f"no model {name!r}"
-        raise LabelerError(f"{which}: train one with `curator train`")
+        raise LabelerError(f"{which}: train one with {train_command(family)}")
     if not row.path or not Path(row.path).is_dir():
         raise LabelerError(f"{row.name}: its directory {row.path!r} is missing")
     return row
+
+
+def train_command(family: str) -> str:
+    """The command that trains a version of ``family`` (the student is the default kind)."""
+    return "`curator train`" if family == "student" else f"`curator train --kind {family}`"
 
 
 def _registered(names: list[str]) -> str:
@@ -94,7 +99,7 @@ def not_promoted(store: Store, family: str) -> str:
     """The one-line message for ``FAMILY@current`` when no version has been promoted."""
     names = [m.name for m in list_models(store, family)]
     if not names:
-        have = f"no {family} is registered either: train one with `curator train`"
+        have = f"no {family} is registered either: train one with {train_command(family)}"
     else:
         have = _registered(names)
     return f"no {family} has been promoted yet: `curator models promote {family}@N` ({have})"
