@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from annotation.jsontext import JsonTextError, parse_json
+from annotation.jsontext import JsonTextError, nul_char, parse_json
 from annotation.labels import DEFAULT_LABELS, taxonomy_slugs
 from annotation.votes import VoteError, displaced_by, prepare_vote
 from store import Store
@@ -92,6 +92,9 @@ def read_jsonl(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]
             continue
         if not isinstance(value, dict):
             errors.append(f"{path}:{number}: expected a JSON object, got {type(value).__name__}")
+            continue
+        if (nul := nul_char(text, value)) is not None:
+            errors.append(f"{path}:{number}: {nul}")
             continue
         records.append((number, value))
     return records, errors

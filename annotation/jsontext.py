@@ -15,22 +15,23 @@ from typing import Any
 # A \u escape of a surrogate (D800-DFFF): the cheap test before walking the value.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_NUL = re.compile("\x00")
 
 
 class JsonTextError(ValueError):
     """One line saying why a JSON text cannot be used."""
 
 
-def lone_surrogate(value: Any) -> str | None:
-    """Where a string of ``value`` holds a lone surrogate (``field 'note'``), or None."""
+def _first(value: Any, pattern: re.Pattern[str]) -> tuple[str, str] | None:
+    """(where, the character) of the first string of ``value`` (keys included) that
+    ``pattern`` finds in; ``where`` is ``field 'a/b'`` or ``a string``."""
     stack: list[tuple[str, Any]] = [("", value)]
     while stack:
         where, item = stack.pop()
         if isinstance(item, str):
-            found = _LONE_SURROGATE.search(item)
+            found = pattern.search(item)
             if found:
-                what = f"field {where!r}" if where else "a string"
-                return f"{what} holds a lone surrogate (\\u{ord(found.group()):04x}), not Unicode"
+                return (f"field {where!r}" if where else "a string"), found.group()
         elif isinstance(item, dict):
             for key, sub in item.items():
                 path = f"{where}/{key}" if where else str(key)
@@ -39,6 +40,23 @@ def lone_surrogate(value: Any) -> str | None:
         elif isinstance(item, list):
             stack.extend((f"{where}/{i}" if where else str(i), sub) for i, sub in enumerate(item))
     return None
+
+
+def lone_surrogate(value: Any) -> str | None:
+    """Where a string of ``value`` holds a lone surrogate (``field 'note'``), or None."""
+    found = _first(value, _LONE_SURROGATE)
+    if found is None:
+        return None
+    return f"{found[0]} holds a lone surrogate (\\u{ord(found[1]):04x}), not Unicode"
+
+
+def nul_char(text: str, value: Any) -> str | None:
+    """Where a string of ``value`` (parsed from ``text``) holds a NUL character, which
+    SQLite's text functions stop at and git cannot hold in a message; None if none."""
+    if "\\u0000" not in text:
+        return None
+    found = _first(value, _NUL)
+    return None if found is None else f"{found[0]} holds a NUL character (\\u0000)"
 
 
 def parse_json(text: str | bytes) -> Any:

@@ -257,7 +257,8 @@ def registered(db: Path, tmp_path: Path) -> Path:
         ("student@99", "no model 'student@99'"),
         (
             "tfidf-lr@99",
-            "no model 'tfidf-lr@99': train one with `curator train` (registered: tfidf-lr@1)",
+            "no model 'tfidf-lr@99': train one with `curator train --kind tfidf-lr`"
+            " (registered: tfidf-lr@1)",
         ),
         ("foo@1", "'foo@1' is not a trained labeler"),
     ],

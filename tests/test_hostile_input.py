@@ -114,13 +114,15 @@ def _bad_line(kind: str, text: str, sur: str) -> bytes:
         return b'{"id": "x", "message": "\xff\xfe' + text.encode("utf-8", "replace") + b'"}'
     if kind == "not-object":
         return json.dumps([text]).encode()
+    if kind == "nul":
+        return json.dumps({"id": "x" + text, "message": text + "\x00"}).encode()
     return json.dumps({"id": text, "message": text}).encode()[:-1]  # cut short
 
 
 @SETTINGS
 @given(
     good=st.lists(hostile_text, max_size=3),
-    bad=st.sampled_from(["surrogate", "nested", "bytes", "not-object", "cut"]),
+    bad=st.sampled_from(["surrogate", "nested", "bytes", "not-object", "nul", "cut"]),
     text=hostile_text,
     sur=surrogate,
     where=st.integers(0, 3),
