@@ -630,6 +630,6 @@ async def test_a_vote_that_replaces_ones_vote_in_another_set_says_so(db: Path) -
         await pilot.press("1")
         await until(pilot, lambda: app._notifications, "a notification")
         note = next(iter(app._notifications))
-        assert note.message.startswith(f"this replaces alice's {before[item]!r} on ")
-        assert "counted in set" in note.message and "gt-sample" in note.message
+        assert note.message.startswith(f"your {before[item]!r} on #{item} ")
+        assert "no longer counts in set" in note.message and "gt-sample" in note.message
     assert dict((v[0], v[1]) for v in live_votes(db, "alice"))[item] == "good"

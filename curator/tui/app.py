@@ -62,12 +62,17 @@ class CuratorApp(App[None]):
     def action_flip_theme(self) -> None:
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
 
-    def say(self, message: str, error: bool = False) -> None:
-        """A notification whose text is shown literally (it may quote user input)."""
+    def say(self, message: str, error: bool = False, warning: bool = False) -> None:
+        """A notification whose text is shown literally (it may quote user input).
+
+        A warning (something the annotator's key press changed besides what they
+        meant, such as a vote lost elsewhere) stays longest: it is read after the next
+        item is already on screen."""
+        severity = "error" if error else "warning" if warning else "information"
         self.notify(
             one_line(message, 300).plain,
-            severity="error" if error else "information",
-            timeout=6 if error else 3,
+            severity=severity,
+            timeout={"error": 6.0, "warning": 12.0}.get(severity, 3.0),
             markup=False,
         )
 

@@ -64,6 +64,7 @@ class LabelKeysScreen(CuratorScreen):
     item shown: subclasses say what a label key does in :meth:`on_label`."""
 
     label_verb = "vote"
+    keys_lead = ""  # what the line of label keys starts with
 
     def __init__(self, set_row: SetRow) -> None:
         super().__init__()
@@ -85,6 +86,7 @@ class LabelKeysScreen(CuratorScreen):
     def on_key(self, event: events.Key) -> None:
         label = key_for(self.keys, event.character or event.key)
         if label is None:
+            self._not_a_label_key(event)
             return
         event.stop()
         event.prevent_default()
@@ -92,6 +94,45 @@ class LabelKeysScreen(CuratorScreen):
         if panel.showing_all:
             panel.toggle_all()
         self.on_label(label)
+
+    def _not_a_label_key(self, event: events.Key) -> None:
+        """Say which keys vote when the annotator presses a digit no label has, or the
+        first letter of a label that is not its key (``g`` for good): otherwise the key
+        would do nothing without a word."""
+        char = event.character or ""
+        if not (char.isascii() and char.isalnum()) or event.key in self.active_bindings:
+            return
+        firsts = {label[:1].lower() for label in labels_of(self.set_row)}
+        if not (char.isdigit() or char.lower() in firsts):
+            return
+        event.stop()
+        self.app.bell()
+        shown = " · ".join(f"{k} {w.removeprefix('vote ')}" for k, w in describe(self.keys))
+        self.curator_app.say(f"{char} is not a label key in {self.set_row.name}: {shown}")
+
+    def adopt_set(self, fresh: SetRow) -> None:
+        """Take the set as stored now (``curator set edit`` in another process may have
+        changed it while the screen was open): its label keys follow, and the annotator
+        is told what changed."""
+        old, self.set_row = self.set_row, fresh
+        if fresh == old:
+            return
+        changes = []
+        if labels_of(fresh) != labels_of(old):
+            self.keys = label_keys(labels_of(fresh))
+            changes.append(f"labels {', '.join(labels_of(fresh))}")
+            for hint in self.query("#keys").results(Static):
+                hint.update(self.keys_hint(self.keys_lead))
+        if fresh.blind != old.blind:
+            changes.append("now blind" if fresh.blind else "now open (not blind)")
+        if fresh.votes_per_item != old.votes_per_item:
+            changes.append(f"{fresh.votes_per_item} votes per item")
+        if fresh.overlap != old.overlap:
+            changes.append(f"overlap {fresh.overlap}")
+        if changes:
+            self.curator_app.say(
+                f"{fresh.name} was changed elsewhere: {'; '.join(changes)}", warning=True
+            )
 
     def on_label(self, label: str) -> None:
         raise NotImplementedError

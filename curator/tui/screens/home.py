@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
@@ -170,30 +170,49 @@ class HomeScreen(CuratorScreen):
             return None
         return self.sets[table.cursor_row]
 
+    def _chosen(self) -> SetRow | None:
+        """The highlighted set; with none (no sets yet, or still loading) say so."""
+        s = self._selected()
+        if s is None:
+            self.curator_app.say(
+                "no set to open yet: create one with `curator set create` or"
+                " `curator import items FILE --set NAME`"
+                if self.sets == []
+                else "the sets are still loading"
+            )
+        return s
+
     def _open_label(self, s: SetRow) -> None:
         self.app.push_screen(LabelScreen(s))
 
     def action_label(self) -> None:
-        s = self._selected()
+        s = self._chosen()
         if s is not None:
             self._open_label(s)
+
+    def on_key(self, event: events.Key) -> None:
+        # The table takes enter for its rows; with none it would do nothing unsaid.
+        if event.key == "enter" and self._selected() is None:
+            event.stop()
+            event.prevent_default()
+            self.action_label()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         self.action_label()
 
     def action_review(self) -> None:
-        s = self._selected()
+        s = self._chosen()
         if s is not None:
             self.app.push_screen(ReviewScreen(s))
 
     def action_agreement(self) -> None:
-        s = self._selected()
+        s = self._chosen()
         if s is not None:
             self.app.push_screen(AgreementScreen(s))
 
     def action_audit(self) -> None:
-        s = self._selected()
+        s = self._chosen()
         if s is None:
             return
         if s.purpose != "audit":

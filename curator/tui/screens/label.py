@@ -24,7 +24,7 @@ from curator.tui.queue_cursor import QueueCursor
 from curator.tui.screens.base import LabelKeysScreen
 from curator.tui.screens.detail import ItemDetailScreen
 from curator.tui.screens.prompts import ChoicePrompt, TextPrompt
-from curator.tui.service import ItemTaken, QueueState, categories_of
+from curator.tui.service import ItemTaken, QueueState, categories_of, counts_in
 from curator.tui.widgets.item_panel import ItemPanel
 from store.sets import SetRow
 
@@ -93,9 +93,11 @@ class LabelScreen(LabelKeysScreen):
         self.count_votes()
 
     def _load_entry(self, entry: QueueEntry | None) -> None:
-        """Fetch an entry's view (worker thread) and put it on screen."""
-        view = self.curation.item(self.set_row, entry.item_id) if entry else None
-        self.from_worker(self._show, entry, view)
+        """Fetch an entry's view (worker thread) and put it on screen, under the set as
+        stored now (another process may have made it blind or changed its labels)."""
+        fresh = self.curation.fresh_set(self.set_row)
+        view = self.curation.item(fresh, entry.item_id) if entry else None
+        self.from_worker(self._show, entry, view, fresh)
 
     def count_votes(self) -> None:
         """Count the set's size and the annotator's votes (slow lane); votes and undos
@@ -121,7 +123,13 @@ class LabelScreen(LabelKeysScreen):
         if self.state is not None:
             self.state = QueueState(self.state.size, self.state.mine + delta)
 
-    def _show(self, entry: QueueEntry | None, view: ItemView | None) -> None:
+    def _show(
+        self, entry: QueueEntry | None, view: ItemView | None, fresh: SetRow | None = None
+    ) -> None:
+        if fresh is not None:
+            self.adopt_set(fresh)
+            if self.cursor is not None:
+                self.cursor.set_row = fresh
         self.entry = entry
         self.view = view
         self.category = None
@@ -220,7 +228,7 @@ class LabelScreen(LabelKeysScreen):
             self.from_worker(self._failed, str(exc))
             return
         if displaced is not None:
-            self.from_worker(self.curator_app.say, displaced)
+            self.from_worker(self.curator_app.say, displaced, warning=True)
         self.from_worker(self._add_mine, 1 if first else 0)
         self.from_worker(self._maybe_rerank)
         assert self.cursor is not None
@@ -281,17 +289,31 @@ class LabelScreen(LabelKeysScreen):
             self.from_worker(self._failed, "nothing to undo in this set")
             return
         entry = service.position_of(self.set_row, result.item_id)
-        lost_vote = result.restored_label is None and result.undone_label is not None
-        self.from_worker(self._add_mine, -1 if lost_vote else 0)
+        # What counts here: a restored vote with another set's label (one this vote had
+        # replaced) is the annotator's again, but not a vote in this set.
+        counted = counts_in(self.set_row, result.undone_label)
+        counts_now = counts_in(self.set_row, result.restored_label)
+        self.from_worker(self._add_mine, int(counts_now) - int(counted))
         restored = result.restored_label or "no vote"
+        if result.restored_label is not None and not counts_now:
+            restored += f", which does not count in {self.set_row.name}"
         self.from_worker(
             self.curator_app.say,
             f"undid {result.undone_label} on #{result.item_id} (now: {restored})",
         )
+        self.from_worker(self._forget_undone, result.item_id)
         assert self.cursor is not None
         if entry is not None:
             self.cursor.put_back(entry)
         self._load_entry(self.cursor.current)
+
+    def _forget_undone(self, item_id: int) -> None:
+        """An undone item is shown again: ``b`` then goes to the item before it, not
+        back to the one on screen."""
+        for i in range(len(self.history) - 1, -1, -1):
+            if self.history[i].item_id == item_id:
+                del self.history[i]
+                break
 
     def action_back_item(self) -> None:
         if self.busy or not self.history or self.cursor is None:
@@ -377,7 +399,12 @@ class LabelScreen(LabelKeysScreen):
                 self.cursor.jump(by_choice[choice])
                 self._reload()
 
-        self.app.push_screen(ChoicePrompt(f"{len(hits)} matches", list(by_choice)), picked)
+        self.app.push_screen(
+            ChoicePrompt(
+                f"{len(hits)} {'match' if len(hits) == 1 else 'matches'}", list(by_choice)
+            ),
+            picked,
+        )
 
     # Views ------------------------------------------------------------------------------
 

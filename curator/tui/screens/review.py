@@ -40,6 +40,7 @@ class ReviewScreen(LabelKeysScreen):
     }
 
     label_verb = "settle as"
+    keys_lead = "settle: "
 
     def __init__(self, set_row: SetRow) -> None:
         super().__init__(set_row)
@@ -53,7 +54,7 @@ class ReviewScreen(LabelKeysScreen):
         yield DataTable(id="conflicts", cursor_type="row", zebra_stripes=True)
         yield ItemPanel(id="panel")
         yield Static("", id="votes", classes="hint")
-        yield Static(self.keys_hint("settle: "), classes="hint")
+        yield Static(self.keys_hint(self.keys_lead), id="keys", classes="hint")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -68,7 +69,9 @@ class ReviewScreen(LabelKeysScreen):
 
     @work(thread=True, exclusive=True, group="review")
     def load(self) -> None:
-        conflicts = self.curation.conflicts(self.set_row)
+        fresh = self.curation.fresh_set(self.set_row)
+        self.from_worker(self.adopt_set, fresh)
+        conflicts = self.curation.conflicts(fresh)
         self.from_worker(self._show_conflicts, conflicts)
 
     def _show_conflicts(self, conflicts: list[Decision]) -> None:

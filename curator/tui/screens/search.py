@@ -119,7 +119,9 @@ class SearchScreen(CuratorScreen):
                 highlighted(h.snippet, 200),
                 key=str(h.item_id),
             )
-        found = f"{len(hits)} matches" if hits else "no item matches"
+        found = (
+            f"{len(hits)} {'match' if len(hits) == 1 else 'matches'}" if hits else "no item matches"
+        )
         self._status(f"{found} for {text!r}")
         if hits:
             table.focus()

@@ -26,6 +26,7 @@ from curator.tui.service.queue import (
     QueueState,
     SetOverview,
     categories_of,
+    counts_in,
     labels_of,
 )
 from curator.tui.service.reports import ReportService
@@ -54,5 +55,6 @@ __all__ = [
     "QueueState",
     "SetOverview",
     "categories_of",
+    "counts_in",
     "labels_of",
 ]

@@ -11,8 +11,16 @@ from annotation.queue import QueueEntry, visible_votes
 from annotation.routing import ensure_tracked, is_gold, submit
 from annotation.set_reports import agreement_for_set
 from annotation.sets import require_set
-from annotation.votes import VoteError, cast_vote, prepare_vote, resolve_item, undo
+from annotation.votes import (
+    Displaced,
+    VoteError,
+    cast_vote,
+    prepare_vote,
+    resolve_item,
+    undo,
+)
 from curator.presentation.search import snippet_spans
+from curator.presentation.text import shorten
 from curator.tui.item_view import ItemView, build_item_view
 from curator.tui.queue_cursor import QueueCursor
 from curator.tui.service.lanes import ServiceBase
@@ -21,8 +29,8 @@ from store import Store
 from store.item_views import change_mark, search_set, set_position
 from store.items import find_by_id
 from store.routing import annotator_count, set_counters
-from store.sets import SetRow, all_sets, set_size, sets_of_item
-from store.votes import UndoResult, live_votes_for_items
+from store.sets import SetRow, all_sets, get_set_by_id, set_size, sets_of_item
+from store.votes import UndoResult, counts_toward, live_votes_for_items
 
 
 @dataclass(frozen=True)
@@ -67,6 +75,11 @@ class QueueService(ServiceBase):
 
     def set_row(self, name: str) -> SetRow:
         return self._quick(lambda s: require_set(s, name))
+
+    def fresh_set(self, set_row: SetRow) -> SetRow:
+        """The set as stored now: another process may have changed its labels,
+        blindness, overlap or votes per item (``curator set edit``) since it was read."""
+        return self._quick(lambda s: get_set_by_id(s, set_row.id)) or set_row
 
     def counts(self, set_row: SetRow) -> SetOverview:
         """Progress and the annotator's own count from the per-set counters (kept with
@@ -188,7 +201,7 @@ class QueueService(ServiceBase):
                 )
                 if done.displaced is None:
                     return None
-                return done.displaced.sentence(self.annotator, item.key)
+                return displaced_notice(item_id, item.key, done.displaced, label)
             row = prepare_vote(
                 store,
                 item,
@@ -255,3 +268,21 @@ def categories_of(set_row: SetRow) -> list[str]:
     if set_row.categories:
         return list(set_row.categories)
     return taxonomy_slugs() if set_row.kind == "commit" else []
+
+
+def displaced_notice(item_id: int, key: str, displaced: Displaced, label: str) -> str:
+    """The notice for an annotator whose vote replaced their own vote counted in other
+    sets (one vote per item): which item, which vote, and which sets lost it."""
+    names = displaced.sets
+    where = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    return (
+        f"your {displaced.label!r} on #{item_id} ({shorten(key, 40)}) is now {label!r}, so"
+        f" it no longer counts in set{'s' if len(names) > 1 else ''} {where}:"
+        f" {'those sets need' if len(names) > 1 else 'that set needs'} your vote on it"
+        " again (an annotator has one vote per item)"
+    )
+
+
+def counts_in(set_row: SetRow, label: str | None) -> bool:
+    """Whether an annotator's vote labelled ``label`` (None: no vote) counts in the set."""
+    return counts_toward(label, labels_of(set_row))
