@@ -63,7 +63,46 @@ def resolve_source(spec: str, clone_dir: Path | None = None, fetch: bool = True)
         raise SourceError("no such file or directory", "not-found")
     if not path.is_dir() or not is_repository(path):
         raise SourceError("not a git repository", "not-a-repository")
+    root = _repository_root(path)
+    if root is not None:
+        raise SourceError(
+            f"a folder inside the repository {root}: name the repository itself"
+            " (a run walks its whole history)",
+            "not-a-repository",
+        )
     return LocalRepo(source_name(spec), path.resolve())
+
+
+def _repository_root(path: Path) -> Path | None:
+    """The repository a folder lies inside when it is not the repository's own folder
+    (a work tree's top, or a bare repository), else None.
+
+    git finds the repository from any folder inside it, so ``repo/lib`` or
+    ``repo.git/objects`` would mine the whole history under another source name, and
+    mining ``repo`` afterwards would take every commit for a fork's duplicate."""
+    try:
+        bare, inside_git_dir, prefix, git_dir = (
+            run_git(
+                path,
+                "rev-parse",
+                "--is-bare-repository",
+                "--is-inside-git-dir",
+                "--show-prefix",
+                "--absolute-git-dir",
+            )
+            .decode("utf-8", "surrogateescape")
+            .split("\n")[:4]
+        )
+    except (GitError, ValueError):
+        return None
+    if inside_git_dir == "true":
+        top = Path(git_dir)
+        if bare != "true" and top.name == ".git":
+            top = top.parent  # inside a work tree's .git: the work tree names it
+        return None if path.resolve() == Path(git_dir).resolve() else top
+    if prefix:
+        return Path(run_git(path, "rev-parse", "--show-toplevel").decode().strip())
+    return None
 
 
 def _cache_path(url: str, clone_dir: Path) -> Path:

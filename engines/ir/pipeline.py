@@ -390,6 +390,14 @@ def _ordered_map(
         yield pending.pop(0).result()
 
 
+def _bare(folder: Path) -> str:
+    """A hint when ``folder`` looks like a bare git repository (a mirror), whose files
+    are only in git's objects."""
+    if (folder / "HEAD").is_file() and (folder / "objects").is_dir():
+        return " (a bare git repository holds no files: clone it and name the clone)"
+    return ""
+
+
 def mine_ir(
     store: Store,
     paths: Sequence[Path] = (),
@@ -412,6 +420,12 @@ def mine_ir(
     for path in missing:
         run.summary.missing.append(path_text(str(path)))
         report.problem(f"{path_text(str(path))}: no such file or folder")
+    for path in paths:
+        folder = path.absolute()
+        if folder.is_dir() and not any(f.is_relative_to(folder) for f, _ in files):
+            report.problem(
+                f"{path_text(str(path))}: no .ll or .bc file in this folder{_bare(folder)}"
+            )
     units: list[Path] = []
     src_dir = None
     if build is not None:
@@ -421,6 +435,11 @@ def mine_ir(
             report.problem(f"{path_text(str(build))}: not a folder")
         else:
             units = list(find_translation_units(src_dir))
+            if not units:
+                report.problem(
+                    f"{path_text(str(build))}: no C or C++ source file to build"
+                    f" in this folder{_bare(src_dir)}"
+                )
     report.started(len(files) + len(units))
     try:
         run.ingest(files)

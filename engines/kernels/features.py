@@ -11,7 +11,9 @@ Static counts are taken on the kernel's optimised (-O1) LLVM IR as llvmlite read
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import llvmlite.binding as llvm
@@ -157,9 +159,16 @@ def combined(features: dict[str, Any]) -> dict[str, Any]:
     return dict(sorted(out.items()))
 
 
-def with_dynamic(features: dict[str, Any], transfer: int, wgsize: int) -> dict[str, Any]:
-    """Stored features updated with a payload's transfer size and work-group size."""
+def with_dynamic(
+    features: dict[str, Any], transfer: int, wgsize: int | Sequence[int]
+) -> dict[str, Any]:
+    """Stored features updated with a payload's transfer size and work-group size.
+
+    ``wgsize`` is the work-group's shape as the checker launched it: one side for a
+    1-D range, a side per dimension otherwise (``[16, 16]``); the feature is its number
+    of work-items (256), the factor F3 multiplies by."""
     merged = {k: v for k, v in features.items() if not k.startswith("F")}
-    merged.update(transfer=transfer, wgsize=wgsize)
+    items = wgsize if isinstance(wgsize, int) else math.prod(wgsize)
+    merged.update(transfer=transfer, wgsize=items)
     merged.update(combined(merged))
     return merged

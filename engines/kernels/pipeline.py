@@ -83,27 +83,16 @@ def _walk(
     whole tree (every file, for headers and the host's build options; None for one file)."""
     if is_url(spec):
         repo = resolve_source(spec, clone_dir)
-        listing = run_git(repo.path, "ls-tree", "-r", "-z", "--name-only", "HEAD").decode(
-            "utf-8", "surrogateescape"
-        )
-        every = sorted(n for n in listing.split("\0") if n)
-        root = repo.path
-
-        def reader(name: str) -> Callable[[], bytes]:
-            def read() -> bytes:
-                return run_git(repo.path, "show", f"HEAD:{name}")
-
-            return read
-
-        # the tree's keys are stored text; each reader keeps git's own name for the file
-        tree = SourceTree({path_text(n): reader(n) for n in every})
-        names = [path_text(n) for n in every if is_candidate_file(Path(n))]
-        files = [SourceFile(n, root / n, tree.readers[n]) for n in names]
-        return path_text(spec), root, files, tree
+        files, tree = _files_at_head(repo.path)
+        return path_text(spec), repo.path, files, tree
     path = Path(spec).expanduser()
     if not path.exists():
         raise SourceError("no such file or directory")
     path = path.resolve()
+    if path.is_dir() and _is_bare_repository(path):
+        # a bare repository's folder holds git's objects, not the files: read HEAD's
+        files, tree = _files_at_head(path)
+        return path_text(str(path)), path, files, tree
     if path.is_file():
         single = SourceFile(path_text(path.name), path, path.read_bytes)
         return path_text(str(path)), path.parent, [single], None
@@ -125,6 +114,46 @@ def _walk(
         if is_candidate_file(file):
             files.append(SourceFile(path_text(str(rel)), file, file.read_bytes))
     return path_text(str(path)), path, files, SourceTree(readers, outside=frozenset(outside))
+
+
+def _files_at_head(repo: Path) -> tuple[list[SourceFile], SourceTree]:
+    """The candidate files and the whole tree of a git repository's ``HEAD`` commit."""
+    try:
+        run_git(repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    except GitError:
+        raise SourceError("a repository without commits: HEAD names none") from None
+    try:
+        listing = run_git(repo, "ls-tree", "-r", "-z", "--name-only", "HEAD").decode(
+            "utf-8", "surrogateescape"
+        )
+    except GitError as exc:
+        raise SourceError(f"cannot list the files at HEAD: {exc}") from exc
+    every = sorted(n for n in listing.split("\0") if n)
+
+    def reader(name: str) -> Callable[[], bytes]:
+        def read() -> bytes:
+            return run_git(repo, "show", f"HEAD:{name}")
+
+        return read
+
+    # the tree's keys are stored text; each reader keeps git's own name for the file
+    tree = SourceTree({path_text(n): reader(n) for n in every})
+    names = [path_text(n) for n in every if is_candidate_file(Path(n))]
+    return [SourceFile(n, repo / n, tree.readers[n]) for n in names], tree
+
+
+def _is_bare_repository(path: Path) -> bool:
+    """Whether ``path`` is the folder of a bare git repository (a mirror, a
+    ``clone --bare``), whose files are only in git's objects."""
+    try:
+        bare, git_dir = (
+            run_git(path, "rev-parse", "--is-bare-repository", "--absolute-git-dir")
+            .decode("utf-8", "surrogateescape")
+            .split("\n")[:2]
+        )
+    except (GitError, ValueError):
+        return False
+    return bare == "true" and Path(git_dir).resolve() == path
 
 
 @dataclass

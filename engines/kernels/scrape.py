@@ -388,8 +388,11 @@ def _unclosed_warning(code: str, at: int, last: _Chunk, file: str, offset: int |
     if _KERNEL_MARK.search(head) and "(" in head:
         names = IDENT.findall(head.split("(", 1)[0])
         if names:
-            return f"{where}: kernel {names[-1]} skipped: its '{{' is never closed"
+            return f"{where}: kernel {names[-1]}{_SKIPPED_UNCLOSED}"
     return f"{where}: '{{' never closed; nothing after it is read as a kernel"
+
+
+_SKIPPED_UNCLOSED = " skipped: its '{' is never closed"
 
 
 def split_kernels(
@@ -452,6 +455,7 @@ def scrape_text(
         blocks = embedded_strings(text)
         origin = "embedded"
     including = file if resolver is not None else None
+    unclosed = False  # a kernel skipped for its '{' never closed has its own warning
     for code, line in blocks:
         refused: list[tuple[str | None, str]] = []
         inlined, includes = inline_includes(
@@ -464,11 +468,13 @@ def scrape_text(
             )
         # with headers inlined, a line of the text is not a line of the file
         where = None if includes else line - 1
+        warned = len(result.warnings)
         for cand in split_kernels(inlined, file, origin, line - 1, result.warnings, where):
             result.candidates.append(
                 Candidate(cand.name, cand.source, file, origin, cand.line, tuple(includes))
             )
-    if suffix in DEVICE_SUFFIXES and not result.candidates:
+        unclosed = unclosed or any(w.endswith(_SKIPPED_UNCLOSED) for w in result.warnings[warned:])
+    if suffix in DEVICE_SUFFIXES and not result.candidates and not unclosed:
         result.warnings.append(f"{file}: no __kernel functions found")
     return result
 

@@ -329,6 +329,7 @@ def _summary_json(
         "seen": sum(s.seen for s in summaries),
         "filtered": dict(sorted(filtered.items())),
         "duplicates": sum(s.duplicates for s in summaries),
+        "known": sum(s.known for s in summaries),
         "stored": sum(s.stored for s in summaries),
         "undated": sum(s.undated for s in summaries),
         "failed": dict(sorted(failures.items())),
@@ -370,8 +371,12 @@ def _print_summary(
     stored = sum(s.stored for s in summaries)
     seen = sum(s.seen for s in summaries)
     dups = sum(s.duplicates for s in summaries)
+    # commits stored from this source by an earlier run (another window or filters):
+    # without them seen would not add up to filtered + duplicates + stored
+    known = sum(s.known for s in summaries)
+    already = f", already stored {known}" if known else ""
     rate = f", {seen / seconds:,.0f} commits/s" if seconds > 0 and seen else ""
     out.print(
-        f"seen {seen}, filtered {sum(filtered.values())}, duplicates {dups}, stored {stored}"
-        f" in {seconds:,.1f} s{rate}"
+        f"seen {seen}, filtered {sum(filtered.values())}, duplicates {dups}{already},"
+        f" stored {stored} in {seconds:,.1f} s{rate}"
     )
