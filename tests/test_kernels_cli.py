@@ -273,3 +273,30 @@ def test_includes_never_bring_in_files_outside_the_tree(cli, tmp_path: Path) -> 
             raw_sql.scalar(store, "SELECT COUNT(*) FROM kernels WHERE filter_status = 'accepted'")
             == 3
         )
+
+
+def test_a_kernel_whose_check_fails_in_curator_is_named_and_the_run_goes_on(
+    cli,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
+    tree = tmp_path / "kernels"
+    tree.mkdir()
+    for name in ("input_insensitive.cl", "saxpy.cl"):
+        (tree / name).write_bytes((SAMPLES / name).read_bytes())
+    assert cli("mine", "kernels", str(tree)).exit_code == 0
+    with open_store(db_path()) as store:
+        (broken,) = kernel_ids_by_name(store, "iota")
+        # a damaged row: its features are a list, not the object the checker extends
+        raw_sql.connection(store).execute(
+            "UPDATE kernels SET features = '[1, 2]' WHERE item_id = ?", (broken,)
+        )
+    checked = cli("check", "kernels", "--unchecked", "--timeout", "1")
+    assert checked.exit_code == 1, checked.output
+    assert f"item #{broken} (input_insensitive.cl: iota): not checked: TypeError" in (
+        checked.output
+    )
+    assert "1 kernel(s) not checked (named above); the others are saved" in checked.output
+    with open_store(db_path()) as store:
+        (saxpy,) = kernel_ids_by_name(store, "saxpy")
+        assert (kernel_row(store, saxpy) or {})["verdict"] == "useful"
+        assert (kernel_row(store, broken) or {})["checked_at"] is None

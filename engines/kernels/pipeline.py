@@ -442,8 +442,11 @@ def check_kernels(
     progress: Callable[[KernelCheck, StoredKernel], None] | None = None,
     worker: KernelWorker | None = None,
     batch_rows: int = 20,
+    problem: Callable[[str], None] | None = None,
 ) -> list[KernelCheck]:
-    """Check kernels one after another in the worker; results saved in batches."""
+    """Check kernels one after another in the worker; results saved in batches. With
+    ``problem``, a kernel whose check fails inside Curator (not inside the kernel: that
+    is a verdict) is named there, left unchecked, and the run goes on."""
     own_worker = worker is None
     worker = worker or KernelWorker()
     results: list[KernelCheck] = []
@@ -451,7 +454,16 @@ def check_kernels(
     flushed_at = time.monotonic()
     try:
         for kernel in kernels:
-            result = check_one(worker, kernel, settings)
+            try:
+                result = check_one(worker, kernel, settings)
+            except Exception as exc:
+                if problem is None:
+                    raise
+                problem(
+                    f"item #{kernel.item_id} ({kernel.source_file}: {kernel.kernel_name}): not"
+                    f" checked: {type(exc).__name__}: {exc}"
+                )
+                continue
             results.append(result)
             if kernel.accepted:
                 pending.append(result)
