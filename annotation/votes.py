@@ -140,6 +140,17 @@ class Displaced:
         )
 
 
+def displaced_line(source: str, displaced: dict[str, int]) -> str:
+    """One warning line for an import whose votes replaced, per other set, that many of
+    the same annotators' votes there."""
+    lost = ", ".join(f"{name} {n}" for name, n in displaced.items())
+    return (
+        f"{source}: these votes replace the same annotators' votes that counted in other"
+        f" sets, which lose them ({lost}): an annotator has one vote per item, so those"
+        " sets need their votes on those items again"
+    )
+
+
 def displaced_by(store: Store, row: VoteRow) -> Displaced | None:
     """What casting ``row`` takes away from other sets: an annotator keeps one live vote
     per item, so a vote with one set's label replaces their vote with another's."""

@@ -16,6 +16,7 @@ from annotation.importing import (
     import_votes_file,
 )
 from annotation.labels import LabelError, parse_labels
+from annotation.votes import displaced_line
 from curator.cli_context import open_db
 from curator.commands.interop import import_label_studio_command, import_prodigy_command
 from curator.commands.labeled import keyword_prelabel, labeled_items, labeled_spec, report_errors
@@ -217,12 +218,7 @@ def votes(
                     " reads item, annotator, label, category, note)"
                 )
             if parsed.displaced:
-                lost = ", ".join(f"{name} {n}" for name, n in parsed.displaced.items())
-                warn(
-                    f"{path}: these votes replace the same annotators' votes that counted in"
-                    f" other sets, which lose them ({lost}): an annotator has one vote per"
-                    " item, so those sets need their votes on those items again"
-                )
+                warn(displaced_line(str(path), parsed.displaced))
             report.append(_votes_json(path, parsed, []))
             if not as_json:
                 _print_votes(path, parsed)

@@ -12,6 +12,7 @@ from rich.text import Text
 from annotation.importing import FileImportError
 from annotation.labels import LabelError, parse_labels
 from annotation.sets import SetError
+from annotation.votes import displaced_line
 from curator.cli_context import open_db
 from curator.commands.options import (
     MAX_VOTES_PER_ITEM,
@@ -66,12 +67,7 @@ def _import(
                 err.print(f"... and {len(exc.errors) - 20} more errors")
             fail(f"{path}: nothing imported", EXIT_INPUT)
     if done.displaced:
-        lost = ", ".join(f"{name} {n}" for name, n in done.displaced.items())
-        warn(
-            f"{path}: these votes replace the same annotators' votes that counted in other"
-            f" sets, which lose them ({lost}): an annotator has one vote per item, so those"
-            " sets need their votes on those items again"
-        )
+        warn(displaced_line(str(path), done.displaced))
     verb = "created set" if done.set_created else "set"
     out.print(
         Text.assemble(
