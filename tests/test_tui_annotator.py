@@ -204,3 +204,31 @@ async def test_set_keys_on_an_empty_store_say_why_nothing_opens(tmp_path: Path) 
             await pilot.press(key)
             await until(pilot, lambda: said(app, "no set to open yet"), key)
             assert app.screen is home
+
+
+async def test_a_note_left_behind_without_a_vote_is_named_and_one_voted_with_is_not(
+    db: Path,
+) -> None:
+    app = CuratorApp(db, "dave", open_set="gt-sample")
+    async with app.run_test() as pilot:
+        screen = await open_label(pilot, app)
+        first = screen.view.item_id if screen.view else None
+        await pilot.press("n", *"hot loop", "enter")
+        await pilot.press("p")  # the note goes with this vote
+        await until(pilot, lambda: screen.view and screen.view.item_id != first, "next item")
+        second = screen.view.item_id if screen.view else None
+        await pilot.press("n", *"unsure", "enter")
+        await pilot.press("b")  # back to the first item: the second's note is dropped
+        await until(pilot, lambda: screen.view and screen.view.item_id == first, "back")
+        await until(pilot, lambda: said(app, "not saved"), "a warning")
+        warning = said(app, "not saved")
+        assert warning is not None and warning.severity == "warning"
+        assert warning.message == (
+            f"the note typed for #{second} was not saved: a category or note is saved with a vote"
+        )
+        assert said(app, f"#{first}") is None  # its note was saved with the vote
+    with open_store(db) as s:
+        rows = raw_sql.query(
+            s, "SELECT note FROM live_votes WHERE annotator = 'dave' AND item_id = ?", (first,)
+        )
+    assert [r[0] for r in rows] == ["hot loop"]

@@ -130,10 +130,11 @@ class LabelScreen(LabelKeysScreen):
             self.adopt_set(fresh)
             if self.cursor is not None:
                 self.cursor.set_row = fresh
+        previous = self.view.item_id if self.view is not None else None
         self.entry = entry
         self.view = view
-        self.category = None
-        self.note = None
+        if view is None or view.item_id != previous:
+            self._drop_unsaved(previous)
         panel = self.query_one(ItemPanel)
         if entry is None or view is None:
             panel.show(
@@ -229,6 +230,7 @@ class LabelScreen(LabelKeysScreen):
             return
         if displaced is not None:
             self.from_worker(self.curator_app.say, displaced, warning=True)
+        self.from_worker(self._saved_with_vote)
         self.from_worker(self._add_mine, 1 if first else 0)
         self.from_worker(self._maybe_rerank)
         assert self.cursor is not None
@@ -238,6 +240,26 @@ class LabelScreen(LabelKeysScreen):
             self.reordered = False
             self.cursor.forget_ahead()
         self._load_entry(service.advance(self.cursor))
+
+    def _saved_with_vote(self) -> None:
+        """The category and note went with the vote just stored."""
+        self.category = None
+        self.note = None
+
+    def _drop_unsaved(self, item_id: int | None) -> None:
+        """Leaving an item (undo, back, a jump) drops a category or note typed for it and
+        not yet voted with: say so rather than lose it without a word."""
+        typed = (("category", self.category), ("note", self.note))
+        unsaved = [what for what, value in typed if value]
+        if unsaved and item_id is not None:
+            verb = "were" if len(unsaved) > 1 else "was"
+            self.curator_app.say(
+                f"the {' and '.join(unsaved)} typed for #{item_id} {verb} not saved: a"
+                " category or note is saved with a vote",
+                warning=True,
+            )
+        self.category = None
+        self.note = None
 
     # Active learning ----------------------------------------------------------------------
 
