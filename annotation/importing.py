@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 
 from annotation.jsontext import JsonTextError, nul_char, parse_json
 from annotation.labels import DEFAULT_LABELS, taxonomy_slugs
-from annotation.votes import VoteError, displaced_by, prepare_vote
+from annotation.votes import VoteError, append_changed, prepare_vote
 from store import Store
 from store.commits import insert_predictions
 from store.items import (
@@ -29,7 +28,7 @@ from store.items import (
 )
 from store.records import PredictionRow
 from store.sets import NewSet, SetRow, add_set_items, create_set, get_set
-from store.votes import VoteRow, append_votes, live_votes_for_items
+from store.votes import VoteRow
 
 VOTE_COLUMNS = ("item", "annotator", "label")
 OPTIONAL_VOTE_COLUMNS = ("category", "note")
@@ -461,24 +460,7 @@ def import_votes_file(
     the same file twice changes nothing."""
     parsed = parse_votes(store, path, kind, in_set)
     with store.transaction():
-        live = {
-            (v.item_id, v.annotator, v.role): (v.label, v.category, v.note)
-            for v in live_votes_for_items(store, {r.item_id for r in parsed.rows})
-        }
-        fresh = []
-        displaced: Counter[str] = Counter()
-        for row in parsed.rows:
-            key = (row.item_id, row.annotator, row.role)
-            if live.get(key) != (row.label, row.category, row.note):
-                fresh.append(row)
-                lost = displaced_by(store, row)
-                displaced.update(lost.sets if lost else [])
-                live[key] = (row.label, row.category, row.note)
-        append_votes(store, fresh)
+        fresh, displaced = append_changed(store, parsed.rows)
     return ParsedVotes(
-        fresh,
-        parsed.annotators,
-        len(parsed.rows) - len(fresh),
-        parsed.ignored_columns,
-        dict(sorted(displaced.items())),
+        fresh, parsed.annotators, len(parsed.rows) - len(fresh), parsed.ignored_columns, displaced
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from annotation.labels import (
@@ -162,14 +164,44 @@ def displaced_by(store: Store, row: VoteRow) -> Displaced | None:
         ),
         None,
     )
-    if old is None or old == row.label:
+    return _displacing(store, row.item_id, old, row.label)
+
+
+def _displacing(store: Store, item_id: int, old: str | None, new: str | None) -> Displaced | None:
+    """The sets holding the item that count a live vote ``old`` and would not count its
+    replacement ``new``."""
+    if old is None or old == new:
         return None
     lost = [
         s.name
-        for s in sets_of_item(store, row.item_id)
-        if counts_toward(old, s.labels) and not counts_toward(row.label, s.labels)
+        for s in sets_of_item(store, item_id)
+        if counts_toward(old, s.labels) and not counts_toward(new, s.labels)
     ]
     return Displaced(old, lost) if lost else None
+
+
+def append_changed(store: Store, rows: Sequence[VoteRow]) -> tuple[list[VoteRow], dict[str, int]]:
+    """Append the rows that change a live vote (label, category or note), in the caller's
+    transaction, so an import run twice changes nothing; returns them, and per other set
+    how many of its votes they replaced with a label it does not count."""
+    live = {
+        (v.item_id, v.annotator, v.role): (v.label, v.category, v.note)
+        for v in live_votes_for_items(store, {r.item_id for r in rows})
+    }
+    before = {key: value[0] for key, value in live.items()}
+    fresh: list[VoteRow] = []
+    for row in rows:
+        key = (row.item_id, row.annotator, row.role)
+        if live.get(key) != (row.label, row.category, row.note):
+            fresh.append(row)
+            live[key] = (row.label, row.category, row.note)
+    displaced: Counter[str] = Counter()
+    last = {(row.item_id, row.annotator, row.role): row for row in fresh}
+    for key, row in last.items():
+        lost = _displacing(store, row.item_id, before.get(key), row.label)
+        displaced.update(lost.sets if lost else [])
+    append_votes(store, fresh)
+    return fresh, dict(sorted(displaced.items()))
 
 
 def cast_vote(store: Store, row: VoteRow) -> int:

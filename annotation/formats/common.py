@@ -10,7 +10,6 @@ label), resolved against the set's labels here, so both formats map answers one 
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,14 +17,14 @@ from typing import Any
 from annotation.importing import FileImportError, imported_set, set_problem, shape
 from annotation.labels import SKIP, taxonomy_slugs
 from annotation.sets import require_set
-from annotation.votes import VoteError, displaced_by, prepare_vote
+from annotation.votes import VoteError, append_changed, prepare_vote
 from store import Store
 from store.ir import ir_module
 from store.item_views import commit_row, item_row
 from store.items import ImportedItem, find_by_id, insert_imported_items, keys_to_ids
 from store.kernels import kernel_row
 from store.sets import SetRow, add_set_items, create_set, get_set, set_item_ids
-from store.votes import LiveVote, VoteRow, append_votes, live_votes_for_items, live_votes_in_set
+from store.votes import LiveVote, VoteRow, live_votes_in_set
 
 ACCEPT, REJECT, IGNORE = "accept", "reject", "ignore"
 ANSWERS = (ACCEPT, REJECT, IGNORE)
@@ -258,23 +257,8 @@ def _vote_rows(
 def _append_fresh(store: Store, rows: list[VoteRow]) -> tuple[int, int, dict[str, int]]:
     """Append the rows that change a live vote: (appended, unchanged, the other sets'
     votes they replaced per set name)."""
-    live = {
-        (v.item_id, v.annotator, v.role): (v.label, v.category, v.note)
-        for v in live_votes_for_items(store, {r.item_id for r in rows})
-    }
-    fresh = []
-    for row in rows:
-        key = (row.item_id, row.annotator, row.role)
-        if live.get(key) != (row.label, row.category, row.note):
-            fresh.append(row)
-            live[key] = (row.label, row.category, row.note)
-    displaced: Counter[str] = Counter()
-    last = {(row.item_id, row.annotator, row.role): row for row in fresh}
-    for row in last.values():
-        lost = displaced_by(store, row)
-        displaced.update(lost.sets if lost else [])
-    append_votes(store, fresh)
-    return len(fresh), len(rows) - len(fresh), dict(sorted(displaced.items()))
+    fresh, displaced = append_changed(store, rows)
+    return len(fresh), len(rows) - len(fresh), displaced
 
 
 @dataclass(frozen=True)
