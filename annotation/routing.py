@@ -74,7 +74,7 @@ class Submitted:
     displaced: Displaced | None = None
 
 
-def _current(store: Store, set_row: SetRow) -> SetRow:
+def current_set(store: Store, set_row: SetRow) -> SetRow:
     """The set as stored now: another process may have edited it (``curator set edit``)."""
     return get_set_by_id(store, set_row.id) or set_row
 
@@ -135,7 +135,7 @@ def serve_next(
     problem = annotator_problem(annotator.strip())
     if problem is not None:
         raise VoteError(problem)
-    set_row = _current(store, set_row)
+    set_row = current_set(store, set_row)
     ensure_tracked(store, set_row)
     moment = now or datetime.now(UTC)
     stamp, expires = _stamp(moment), _stamp(moment + timedelta(minutes=lease_minutes))
@@ -208,7 +208,7 @@ def submit(
     item = find_by_id(store, item_id)
     if item is None:
         raise VoteError(f"no item with id #{item_id}")
-    set_row = _current(store, set_row)
+    set_row = current_set(store, set_row)
     ensure_tracked(store, set_row)
     with store.transaction():
         started = claimed_at(store, set_row.id, item_id, annotator.strip())

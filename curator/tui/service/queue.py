@@ -8,7 +8,7 @@ from functools import cached_property
 
 from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
 from annotation.queue import QueueEntry, visible_votes
-from annotation.routing import ensure_tracked, is_gold, submit
+from annotation.routing import current_set, ensure_tracked, is_gold, submit
 from annotation.set_reports import agreement_for_set
 from annotation.sets import require_set
 from annotation.votes import (
@@ -29,7 +29,7 @@ from store import Store
 from store.item_views import change_mark, search_set, set_position
 from store.items import find_by_id
 from store.routing import annotator_count, set_counters
-from store.sets import SetRow, all_sets, get_set_by_id, set_size, sets_of_item
+from store.sets import SetRow, all_sets, set_size, sets_of_item
 from store.votes import UndoResult, counts_toward, live_votes_for_items
 
 
@@ -79,7 +79,7 @@ class QueueService(ServiceBase):
     def fresh_set(self, set_row: SetRow) -> SetRow:
         """The set as stored now: another process may have changed its labels,
         blindness, overlap or votes per item (``curator set edit``) since it was read."""
-        return self._quick(lambda s: get_set_by_id(s, set_row.id)) or set_row
+        return self._quick(lambda s: current_set(s, set_row))
 
     def counts(self, set_row: SetRow) -> SetOverview:
         """Progress and the annotator's own count from the per-set counters (kept with
