@@ -29,6 +29,7 @@ from store.routing import (
     GoldItem,
     add_gold_answer,
     annotator_count,
+    annotator_to_do,
     claimed_at,
     current_claim,
     drop_expired_claims,
@@ -105,6 +106,15 @@ def states_of(store: Store, set_row: SetRow) -> dict[str, int]:
     counters = set_counters(store, set_row.id)
     assert counters is not None
     return counters.states()
+
+
+def to_do(store: Store, set_row: SetRow, annotator: str, mine: int, size: int) -> int:
+    """How many of the set's items are still the annotator's to label: on a routed set
+    the members routing could still serve them (others may settle the rest), otherwise
+    every member they have not voted on (``mine`` of ``size``)."""
+    if set_row.overlap == "routed":
+        return annotator_to_do(store, set_row.id, annotator, set_row.votes_per_item)
+    return max(size - mine, 0)
 
 
 def gold_rate(set_row: SetRow) -> float:

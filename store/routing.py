@@ -325,6 +325,20 @@ def annotator_count(store: Store, set_id: int, annotator: str) -> int:
     return int(value or 0)
 
 
+def annotator_to_do(store: Store, set_id: int, annotator: str, required: int) -> int:
+    """Members of a routed set routing could still serve the annotator: pending, below
+    ``required`` votes and without the annotator's own vote in this set (claims aside,
+    since they lapse)."""
+    value = store._scalar(
+        "SELECT COUNT(*) FROM set_items AS si"
+        " WHERE si.set_id = :set AND si.status = 'pending' AND si.votes < :need"
+        " AND NOT EXISTS (SELECT 1 FROM live_votes AS lv WHERE lv.item_id = si.item_id"
+        f"  AND lv.annotator = :who AND lv.role = 'annotator' AND {in_set_labels(':set')})",
+        {"set": set_id, "who": annotator, "need": required},
+    )
+    return int(value or 0)
+
+
 def member_state(store: Store, set_id: int, item_id: int) -> tuple[int, str] | None:
     row = store._conn.execute(
         "SELECT votes, status FROM set_items WHERE set_id = ? AND item_id = ?", (set_id, item_id)

@@ -633,3 +633,42 @@ async def test_a_vote_that_replaces_ones_vote_in_another_set_says_so(db: Path) -
         assert note.message.startswith(f"your {before[item]!r} on #{item} ")
         assert "no longer counts in set" in note.message and "gt-sample" in note.message
     assert dict((v[0], v[1]) for v in live_votes(db, "alice"))[item] == "good"
+
+
+def test_to_do_on_a_routed_set_counts_what_routing_could_still_serve_the_annotator(
+    db: Path,
+) -> None:
+    from curator.tui.service import CurationService
+
+    curator_cli(db, "set", "edit", "inbox", "--overlap", "routed", "--votes-per-item", "2")
+    with open_store(db) as s:
+        ids = [
+            row[0]
+            for row in raw_sql.query(
+                s,
+                "SELECT item_id FROM set_items WHERE set_id = (SELECT id FROM sets"
+                " WHERE name = 'inbox') ORDER BY position",
+            )
+        ]
+    assert len(ids) == 8
+    curator_cli(db, "vote", str(ids[0]), "perf", "--set", "inbox", "--annotator", "bob")
+    curator_cli(db, "vote", str(ids[1]), "perf", "--set", "inbox", "--annotator", "bob")
+    curator_cli(db, "vote", str(ids[0]), "perf", "--set", "inbox", "--annotator", "carol")
+    curator_cli(db, "vote", str(ids[2]), "perf", "--set", "inbox", "--annotator", "dave")
+    service = CurationService(db, "dave")
+    try:
+        set_row = service.set_row("inbox")
+        overview = service.counts(set_row)
+        # Item 0 is settled, item 2 has dave's vote: six are left for dave, while the
+        # set still has seven items waiting for a vote (item 2 needs a second one).
+        assert overview.mine == 1
+        assert overview.pending_mine == 6
+        state = service.queue_state(set_row)
+        assert (state.size, state.mine, state.to_do) == (8, 1, 6)
+        bob = CurationService(db, "bob")
+        try:
+            assert bob.counts(bob.set_row("inbox")).pending_mine == 6  # items 2-7
+        finally:
+            bob.close()
+    finally:
+        service.close()

@@ -121,7 +121,9 @@ class LabelScreen(LabelKeysScreen):
         """Called once a vote or undo is stored, never before."""
         self._changes += 1
         if self.state is not None:
-            self.state = QueueState(self.state.size, self.state.mine + delta)
+            self.state = QueueState(
+                self.state.size, self.state.mine + delta, max(self.state.to_do - delta, 0)
+            )
 
     def _show(
         self, entry: QueueEntry | None, view: ItemView | None, fresh: SetRow | None = None
@@ -192,8 +194,7 @@ class LabelScreen(LabelKeysScreen):
         if state is None:
             return
         where = f"item {self.entry.position + 1} of {state.size}" if self.entry else ""
-        pending = state.size - state.mine
-        parts = [self.set_row.name, where, f"you: {state.mine} labeled, {pending} to do"]
+        parts = [self.set_row.name, where, f"you: {state.mine} labeled, {state.to_do} to do"]
         if self.set_row.blind:
             parts.append("blind")
         self.query_one("#status", Static).update(one_line(" · ".join(p for p in parts if p), 200))

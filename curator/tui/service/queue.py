@@ -8,7 +8,7 @@ from functools import cached_property
 
 from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
 from annotation.queue import QueueEntry, visible_votes
-from annotation.routing import current_set, ensure_tracked, is_gold, submit
+from annotation.routing import current_set, ensure_tracked, is_gold, submit, to_do
 from annotation.set_reports import agreement_for_set
 from annotation.sets import require_set
 from annotation.votes import (
@@ -58,6 +58,7 @@ class QueueState:
 
     size: int
     mine: int
+    to_do: int
 
 
 class QueueService(ServiceBase):
@@ -99,9 +100,7 @@ class QueueService(ServiceBase):
                 voted_items=counters.voted_items,
                 settled=counters.settled,
                 mine=mine,
-                pending_mine=(
-                    counters.pending if set_row.overlap == "routed" else counters.items - mine
-                ),
+                pending_mine=to_do(store, set_row, self.annotator, mine, counters.items),
                 conflicts=counters.conflict,
                 kappa=cached[1].kappa if fresh and cached else None,
                 alpha=cached[1].alpha if fresh and cached else None,
@@ -142,9 +141,10 @@ class QueueService(ServiceBase):
     def queue_state(self, set_row: SetRow) -> QueueState:
         def work(store: Store) -> QueueState:
             ensure_tracked(store, set_row)
+            size = set_size(store, set_row.id)
+            mine = annotator_count(store, set_row.id, self.annotator)
             return QueueState(
-                size=set_size(store, set_row.id),
-                mine=annotator_count(store, set_row.id, self.annotator),
+                size=size, mine=mine, to_do=to_do(store, set_row, self.annotator, mine, size)
             )
 
         return self._slow(work)
