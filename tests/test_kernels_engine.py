@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engines.kernels.checker import KernelWorker, _equal, check_kernel, judge
+from engines.kernels.checker import KernelWorker, _equal, check_kernel, judge, probe_verdict
 from engines.kernels.compile import lower_to_ir, rejection_filter
 from engines.kernels.features import combined, with_dynamic
 from engines.kernels.payload import ArgSpec, make_payload
@@ -256,6 +256,18 @@ def test_behaviour_preserved_on_every_sample_that_compiles(worker: KernelWorker)
                 assert _equal(out_a, out_b), (cand.file, cand.name)
         compared += 1
     assert compared == 13
+
+
+def test_a_probe_that_differs_is_a_read_past_the_end_only_when_a_repeat_agrees() -> None:
+    first = [np.arange(8, dtype=np.float32)]
+    moved = [first[0] + 1]
+    assert probe_verdict({"outputs": [first[0].copy()], "control": moved}, first) is None
+    assert probe_verdict({"outputs": moved, "control": [first[0].copy()]}, first) == (
+        "out-of-bounds"
+    )
+    assert probe_verdict({"outputs": moved}, first) == "out-of-bounds"
+    # A1 and A2 agreed by chance: a third run of A differs as much as the probe does.
+    assert probe_verdict({"outputs": moved, "control": moved}, first) == "non-deterministic"
 
 
 # --- payloads and features ------------------------------------------------------------------

@@ -268,6 +268,19 @@ def judge(runs: list[tuple[list[np.ndarray], list[np.ndarray]]]) -> tuple[str, d
     return "useful", {"written_buffers": len(written)}
 
 
+def probe_verdict(probe: dict[str, Any], first: list[np.ndarray]) -> str | None:
+    """What the guard probe says of a kernel whose four runs looked sound, given A1's
+    outputs (``first``): ``out-of-bounds`` when other guard values changed its outputs,
+    ``non-deterministic`` when one more run of A as it was changed them too (A1 and A2
+    agreed by chance), else None."""
+    if _equal(probe["outputs"], first):
+        return None
+    control = probe.get("control")
+    if control is not None and not _equal(control, first):
+        return "non-deterministic"
+    return "out-of-bounds"
+
+
 RETRY_VERDICTS = frozenset({"crash", "out-of-bounds"})
 
 
@@ -434,13 +447,16 @@ def _attempt(
     if len(seeds) != 4:
         return CheckOutcome("useful", details, runs)
     verdict, why = judge(runs)
-    if (
-        verdict in ("useful", "input-insensitive", "no-output")
-        and probe is not None
-        and not _equal(probe["outputs"], runs[0][1])
-    ):
-        details["message"] = "a run read past the end of a buffer (its outputs follow the guard)"
-        details["out_of_bounds"] = "read"
-        return CheckOutcome("out-of-bounds", details, runs)
+    if verdict in ("useful", "input-insensitive", "no-output") and probe is not None:
+        probed = probe_verdict(probe, runs[0][1])
+        if probed == "non-deterministic":
+            details["reason"] = "a third run of input A gave other outputs"
+            return CheckOutcome(probed, details, runs)
+        if probed == "out-of-bounds":
+            details["message"] = (
+                "a run read past the end of a buffer (its outputs follow the guard)"
+            )
+            details["out_of_bounds"] = "read"
+            return CheckOutcome(probed, details, runs)
     details.update(why)
     return CheckOutcome(verdict, details, runs)

@@ -9,8 +9,9 @@ It reads length-prefixed pickled requests on stdin and answers on the original s
 - ``{"op": "run", "source", "kernel", "global_size", "local_size", "seeds", "policy"}``
   -> a ``built`` frame, then one ``ran`` frame per seed (inputs and outputs of the
   payload part of every global buffer, and the buffers whose guard a run wrote into),
-  with ``"probe": true`` a ``probe`` frame (A's payload again with other guard values),
-  then ``done``; the parent times each frame separately.
+  with ``"probe": true`` a ``probe`` frame (A's payload again with other guard values,
+  and the outputs of one more run of A as it was, the ``control``), then ``done``; the
+  parent times each frame separately.
 """
 
 from __future__ import annotations
@@ -159,13 +160,19 @@ def _run(request: dict[str, Any], out: BinaryIO) -> None:
             write_frame(out, {"stage": "probe", "error": device.first_line(str(exc))})
             return
         buffers = probe.global_indices()
-        write_frame(
-            out,
-            {
-                "stage": "probe",
-                "outputs": [probe.data(i, o) for i, o in zip(buffers, outputs, strict=True)],
-            },
-        )
+        frame: dict[str, Any] = {
+            "stage": "probe",
+            "outputs": [probe.data(i, o) for i, o in zip(buffers, outputs, strict=True)],
+        }
+        # A's payload once more, as it was: a kernel whose outputs vary from run to run
+        # (and happened to repeat in A1 and A2) differs here too, and is not taken for
+        # one that reads past a buffer.
+        try:
+            again = device.execute(kernel, payloads[0], shape, local)
+            frame["control"] = [payloads[0].data(i, o) for i, o in zip(buffers, again, strict=True)]
+        except Exception:  # without a control the probe alone decides
+            pass
+        write_frame(out, frame)
     write_frame(out, {"stage": "done"})
 
 
