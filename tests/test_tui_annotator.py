@@ -180,6 +180,37 @@ async def test_a_key_that_votes_nothing_says_which_keys_do(db: Path) -> None:
         assert shown(screen) == item and live_label(db, "alice", item) == before
 
 
+async def test_b_in_a_good_bad_set_goes_back_and_says_once_which_key_votes_bad(
+    db: Path,
+) -> None:
+    curator_cli(db, "set", "create", "quality", "--from-set", "gt-sample", "--labels", "good,bad")
+    app = CuratorApp(db, "alice", open_set="quality")
+    async with app.run_test() as pilot:
+        screen = await open_label(pilot, app)
+        first = shown(screen)
+        await vote_and_wait(pilot, screen, "1")
+        await pilot.press("b")
+        await until(pilot, lambda: not screen.busy and shown(screen) == first, "back")
+        assert first is not None and live_label(db, "alice", first) == "good"
+        note = said(app, "b goes back to the previous item")
+        assert note is not None and note.message.endswith("2 votes bad")
+        await vote_and_wait(pilot, screen, "1")
+        await pilot.press("b")
+        await until(pilot, lambda: not screen.busy and shown(screen) == first, "back again")
+        assert len([n for n in notes(app) if "b goes back" in n.message]) == 1
+
+
+async def test_b_in_a_perf_set_goes_back_without_a_word(db: Path) -> None:
+    app = CuratorApp(db, "dave", open_set="gt-sample")
+    async with app.run_test() as pilot:
+        screen = await open_label(pilot, app)
+        first = shown(screen)
+        await vote_and_wait(pilot, screen, "1")
+        await pilot.press("b")
+        await until(pilot, lambda: not screen.busy and shown(screen) == first, "back")
+        assert said(app, "b goes back") is None
+
+
 async def test_a_search_with_one_hit_says_one_match(db: Path) -> None:
     app = CuratorApp(db, "dave", open_set="gt-sample")
     async with app.run_test() as pilot:

@@ -64,6 +64,7 @@ class LabelScreen(LabelKeysScreen):
         self.entry: QueueEntry | None = None
         self.state: QueueState | None = None
         self._changes = 0  # votes and undos stored since the screen opened
+        self._back_explained = False  # b (back) in a set with a label such as bad
         # Active learning: votes since the last re-rank, and whether the queue's order
         # changed under the cursor (it then drops the page it read ahead).
         self.votes_since_rerank = 0
@@ -339,12 +340,26 @@ class LabelScreen(LabelKeysScreen):
                 break
 
     def action_back_item(self) -> None:
+        self._explain_back_once()
         if self.busy or not self.history or self.cursor is None:
             self.app.bell()
             return
         self.busy = True
         self.cursor.put_back(self.history.pop())
         self._reload()
+
+    def _explain_back_once(self) -> None:
+        """``b`` is back, never a vote: in a set with a label starting with b (``bad``)
+        the annotator is told once which key votes it."""
+        if self._back_explained:
+            return
+        clashing = [k for k in self.keys if k.label[:1].lower() == "b" and k.key.isdigit()]
+        if clashing:
+            self._back_explained = True
+            self.curator_app.say(
+                f"b goes back to the previous item; {clashing[0].key} votes {clashing[0].label}",
+                warning=True,
+            )
 
     @work(thread=True, group="label")
     def _reload(self) -> None:
