@@ -18,6 +18,7 @@ from annotation.labels import SKIP
 from store import Store
 from store.routing import gold_answers, timed_votes
 from store.sets import SetRow
+from store.votes import ANNOTATOR, live_votes_in_set
 
 WINDOWS = 4
 DRIFT_DROP = 0.15  # a fall in agreement rate, first window to a later one, that counts
@@ -109,11 +110,19 @@ def drift_start(windows: list[Window]) -> str | None:
 def annotator_quality(
     store: Store, set_row: SetRow, windows: int = WINDOWS
 ) -> list[AnnotatorQuality]:
-    """One row per annotator who voted on the set or answered its gold items."""
+    """One row per annotator with a live vote that counts toward the set, or a gold
+    answer on it."""
     decisions = decisions_for_set(store, set_row)
     final = {d.item_id: d.label for d in decisions if d.settled and d.label is not None}
     drift = {d.annotator: d for d in annotator_drift(decisions)}
-    votes = timed_votes(store, set_row.id)
+    live = {(v.annotator, v.item_id) for v in live_votes_in_set(store, set_row.id, ANNOTATOR)}
+    # The history keeps votes since replaced by the annotator's vote with another set's
+    # label; like the set's agreement, only items still voted on in the set count.
+    votes = {
+        name: kept
+        for name, history in timed_votes(store, set_row.id).items()
+        if (kept := [v for v in history if (name, v.item_id) in live])
+    }
     answers = defaultdict(list)
     for a in gold_answers(store, set_row.id):
         answers[a.annotator].append(a)
@@ -126,7 +135,7 @@ def annotator_quality(
             for v in mine
             if v.item_id in final and v.label not in (None, SKIP)
         ] + [(a.created_at, a.label == a.expected) for a in gold]
-        events.sort()
+        events.sort(key=lambda e: e[0])  # by time only: votes of one import keep their order
         seconds = [v.seconds for v in mine if v.seconds is not None] + [
             a.seconds for a in gold if a.seconds is not None
         ]

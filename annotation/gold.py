@@ -45,7 +45,8 @@ def add_gold(store: Store, name: str, from_set: str, rate: float, seed: int = 0)
     usable = sorted(i for i, label in fits.items() if label in target.labels)
     if not usable:
         raise SetError(
-            f"set {from_set!r} has no settled item outside {name!r} with a label of {name!r}"
+            f"set {from_set!r} has no settled item outside {name!r} labelled"
+            f" {' or '.join(target.labels)} (the labels of {name!r})"
         )
     wanted = max(1, round(rate * set_size(store, target.id))) - gold_count(store, target.id)
     chosen = random.Random(seed).sample(usable, min(max(wanted, 0), len(usable)))

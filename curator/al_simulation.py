@@ -14,7 +14,8 @@ label, K at a time, taking the queue in order:
 - ``random``: the pool in a seeded random order.
 
 All three start from the same random seed votes (holding both labels). After every K
-votes the in-loop model is fitted on all votes and scored on the eval items (F1 of the
+votes (the last step shorter, so a curve ends at the votes asked for, or at the pool's
+size) the in-loop model is fitted on all votes and scored on the eval items (F1 of the
 positive label); a curve is the mean over the seeds. :func:`store_result` keeps the
 result in the ``simulations`` table, where the Train screen and ``curator chart
 active-learning`` find it.
@@ -118,13 +119,19 @@ def labeled_from_file(
     """(text, label) per row of a JSONL or CSV file (PerfCurator's ``train.jsonl`` with
     ``--label-field target --map 1=perf,0=non-perf``). A bad row is named (``FILE:LINE:
     why``) in ``skipped`` and left out; without ``skipped`` the first one is the error.
-    A file that cannot be read at all is always an error."""
+    A file that cannot be read at all, or where no row has the label field, is always an
+    error."""
     columns = (label_field,) if path.suffix.lower() in (".csv", ".tsv") else ()
     records, errors = read_records(path, columns)
     if errors and (skipped is None or not records):
         raise SimulationError(errors[0])
     problems = list(errors)
     names = [text_field] if text_field else list(TEXT_FIELDS)
+    if records and not any((_text(record, label_field) or "").strip() for _, record in records):
+        raise SimulationError(
+            f"{path}: no row has a value in the label field {label_field!r}:"
+            " name the file's label field with --label-field"
+        )
     found = []
     for number, record in records:
         text = next((record[n] for n in names if isinstance(record.get(n), str)), None)
@@ -246,7 +253,7 @@ def run_strategy(
                 result = rerank_queue(store, set_row, -1, window=len(pool))
                 if result is not None:
                     seconds.append(result.seconds)
-            batch = unvoted_after(store, set_row.id, -1, request.every)
+            batch = unvoted_after(store, set_row.id, -1, min(request.every, target - done))
             if not batch:
                 break
             append_votes(store, [VoteRow(i, "sim", truth[i], set_id=set_row.id) for _, i in batch])

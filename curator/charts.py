@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-from annotation.sets import require_set
+from annotation.sets import require_set, resolve_latest
 from annotation.trends import (
     agreement_by_week,
     audit_progress,
@@ -29,7 +29,7 @@ from engines.files import write_text_atomically
 from engines.labelers.calibration import threshold_of
 from engines.labelers.diff_decision import diff_decision_of
 from store import Store
-from store.models import get_model, list_models
+from store.models import current_model, get_model, list_models
 from store.sets import set_item_ids
 from store.teaching import commits_with_diff
 
@@ -123,6 +123,7 @@ def _mostly_with_diff(store: Store, set_id: int) -> bool:
 
 def threshold_chart(store: Store, set_name: str, labeler: str) -> Chart:
     set_row = require_set(store, set_name)
+    labeler = resolve_latest(store, labeler)  # student@latest, student@current: a version
     model = get_model(store, labeler)
     chosen = threshold_of(model.params) if model is not None else None
     diff = diff_decision_of(model.params) if model is not None else None
@@ -166,10 +167,32 @@ def audit_chart(store: Store, set_name: str) -> Chart:
     )
 
 
-def learning_chart(store: Store, family: str = "student") -> Chart:
+def learning_chart(store: Store, family: str = "student", labeler: str | None = None) -> Chart:
+    """The learning curve of ``labeler`` (``student@3``, ``student@current``) when given,
+    else of the family's newest model that has one (``student`` and ``student@latest``
+    mean the same)."""
     from curator.adaptation import curve_points  # loads the student's stack (numpy)
 
-    for model in reversed(list_models(store, family)):
+    version = ""
+    if labeler is not None:
+        family, _, version = labeler.rpartition("@") if "@" in labeler else (labeler, "", "")
+        if not family:
+            raise ChartError(f"--labeler {labeler!r}: expected NAME@VERSION, e.g. student@3")
+    if version in ("", "latest"):
+        candidates = list(reversed(list_models(store, family)))
+    else:
+        model = current_model(store, family) if version == "current" else get_model(store, labeler)
+        if model is None:
+            names = [m.name for m in list_models(store, family)]
+            have = f" (registered: {', '.join(names)})" if names else ""
+            what = (
+                f"no {family} has been promoted"
+                if version == "current"
+                else f"no model {labeler!r}"
+            )
+            raise ChartError(f"{what}{have}")
+        candidates = [model]
+    for model in candidates:
         curve = model.params.get("learning_curve")
         points = curve_points(curve)
         if points and isinstance(curve, dict):
@@ -190,6 +213,10 @@ def learning_chart(store: Store, family: str = "student") -> Chart:
                 ],
                 ylim=(0.0, 1.0),
             )
+    if labeler is not None and len(candidates) == 1:
+        raise ChartError(
+            f"{candidates[0].name} has no learning curve (`curator train --curve ...`)"
+        )
     raise ChartError(f"no {family} model has a learning curve (`curator train --curve ...`)")
 
 
@@ -237,7 +264,7 @@ def build_chart(
     if name not in CHARTS:
         raise ChartError(f"no chart {name!r}: use {', '.join(CHARTS)}")
     if name == "learning":
-        return learning_chart(store, family)
+        return learning_chart(store, family, labeler)
     if name == "active-learning":
         return active_learning_chart(store)
     if not set_name:

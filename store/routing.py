@@ -502,7 +502,13 @@ def gold_labels(store: Store, set_id: int) -> set[str]:
 
 
 def gold_count(store: Store, set_id: int) -> int:
-    return int(store._scalar("SELECT COUNT(*) FROM gold_items WHERE set_id = ?", (set_id,)) or 0)
+    """Hidden gold items of the set (not those that became members)."""
+    return int(
+        store._scalar(
+            "SELECT COUNT(*) FROM gold_items AS g WHERE set_id = ?" + _NOT_MEMBER, (set_id,)
+        )
+        or 0
+    )
 
 
 def gold_answered(store: Store, set_id: int, annotator: str) -> int:

@@ -110,7 +110,7 @@ def test_simulate_reads_a_labeled_file_and_names_a_bad_line(sample: Path, tmp_pa
     )
     assert result.exit_code == 0, result.output
     found = json.loads(result.stdout)
-    assert found["stored"] is None and [n for n, _ in found["curves"]["random"]] == [10, 30]
+    assert found["stored"] is None and [n for n, _ in found["curves"]["random"]] == [10, 20]
     with labeled.open("a") as f:
         f.write(json.dumps({"commit_message": "x", "target": 7}) + "\n")
     result = runner.invoke(app, [*base, str(sample), *opts, "--votes", "20", "--no-store"])

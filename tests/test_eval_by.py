@@ -96,7 +96,7 @@ def test_the_table_and_the_markdown_file_show_every_labeler_per_group(gt, tmp_pa
 
 def test_an_unknown_field_is_refused_in_one_line(gt) -> None:  # type: ignore[no-untyped-def]
     result = gt("eval", "gt", "--labeler", "keyword@latest", "--by", "stars")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # the command line is wrong
     assert "--by 'stars': use repo or language" in result.output
     assert "Traceback" not in result.output
 

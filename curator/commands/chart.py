@@ -4,6 +4,7 @@ terminal (plotext) or written as SVG."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -18,7 +19,9 @@ from curator.console import out
 from curator.presentation.cli_output import EXIT_USAGE, fail, write_output
 
 EMPTY_WHY = {
-    "agreement": "it needs items voted on by two annotators or more",
+    "agreement": "it needs items voted on by two annotators or more, and two labels among"
+    " their votes (with one label only, kappa and alpha are undefined)",
+    "audit": "no item of the audit has been judged yet",
     "labels": "no item of the set has a vote or a prediction",
 }
 
@@ -29,32 +32,51 @@ def chart_command(
         str | None, typer.Option("--set", help="The set (audit: the audit set).")
     ] = None,
     labeler: Annotated[
-        str | None, typer.Option("--labeler", help="threshold: the labeler, e.g. student@2.")
+        str | None,
+        typer.Option(
+            "--labeler",
+            help="threshold: the labeler, e.g. student@2; learning: the model whose curve"
+            " to draw (student@3, student@current; a family: its newest with a curve).",
+        ),
     ] = None,
     family: Annotated[
-        str, typer.Option("--family", help="learning: the model family.")
-    ] = "student",
+        str | None,
+        typer.Option("--family", help="learning: the model family (default student)."),
+    ] = None,
     width: Annotated[int, typer.Option("--width", min=30, max=1000, help="Characters wide.")] = 80,
     height: Annotated[int, typer.Option("--height", min=10, max=500, help="Lines high.")] = 24,
     svg: Annotated[
-        Path | None, typer.Option("--svg", help="Write the chart as SVG to this file instead.")
+        Path | None,
+        typer.Option("--svg", help="Write the chart as SVG to this file instead (- prints it)."),
     ] = None,
     db: DbOption = None,
 ) -> None:
     """Draw one chart: labels, agreement, threshold, audit, learning or active-learning."""
     if name not in CHARTS:
         fail(f"no chart {name!r}: use {', '.join(CHARTS)}", EXIT_USAGE)
+    if set_name is not None and name in ("learning", "active-learning"):
+        fail(f"the {name} chart reads no set: leave out --set", EXIT_USAGE)
+    if labeler is not None and name not in ("threshold", "learning"):
+        fail(f"--labeler is for the threshold and learning charts, not {name}", EXIT_USAGE)
+    if family is not None and name != "learning":
+        fail(f"--family is for the learning chart, not {name}", EXIT_USAGE)
+    labeler_family = labeler.rpartition("@")[0] or labeler if labeler is not None else None
+    if family is not None and labeler_family is not None and labeler_family != family:
+        fail(f"--labeler {labeler} is no {family} model: give one of the two", EXIT_USAGE)
     if svg is not None and not svg.name:
         fail(f"--svg {str(svg)!r}: give the name of the file to write", EXIT_USAGE)
     with open_db(db, create=False) as store:
         try:
-            chart = build_chart(store, name, set_name, labeler, family)
+            chart = build_chart(store, name, set_name, labeler, family or "student")
         except (ChartError, SetError) as exc:
             fail(str(exc))
     if chart.empty:
         where = f" of set {set_name!r}" if set_name else ""
         why = EMPTY_WHY.get(name, "no data")
         fail(f"the {name} chart{where} has nothing to draw yet: {why}")
+    if svg is not None and str(svg) == "-":
+        sys.stdout.write(render_svg(chart))
+        return
     if svg is not None:
         write_output(svg, render_svg(chart), write_svg, prefix="")
         out.print(Text(f"wrote {svg}"))

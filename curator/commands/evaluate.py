@@ -15,7 +15,14 @@ from curator.commands.options import DbOption, RuleOption
 from curator.console import out
 from curator.prediction import input_warning, stored_labeler
 from curator.presentation import eval_table
-from curator.presentation.cli_output import fail, load_set, print_json, warn, write_output
+from curator.presentation.cli_output import (
+    EXIT_USAGE,
+    fail,
+    load_set,
+    print_json,
+    warn,
+    write_output,
+)
 from curator.presentation.tables import table
 from engines.labelers.registry import LabelerError
 from store.sets import set_item_ids
@@ -60,7 +67,7 @@ def eval_command(
 
     With --by, a table of each labeler's F1 on each repository or language of the set."""
     if by is not None and by not in GROUP_FIELDS:
-        fail(f"--by {by!r}: use repo or language")
+        fail(f"--by {by!r}: use repo or language", EXIT_USAGE)
     grouped: dict[str, dict[str, Evaluation]] = {}
     with open_db(db, create=False) as store:
         s = load_set(store, set_name)

@@ -37,6 +37,9 @@ app = typer.Typer(
     help="Simulate an annotator on labeled data and keep the result.", no_args_is_help=True
 )
 
+SHOWN_SKIPS = 5
+"""Bad rows of a file named one by one; the rest are counted."""
+
 SourceArg = Annotated[
     str,
     typer.Argument(help="The pool: a commit set with settled items, or a labeled JSONL/CSV file."),
@@ -58,8 +61,10 @@ def _labeled(
             rows = labeled_from_file(path, label_field, parse_mapping(mapping), text_field, skipped)
         except MappingError as exc:
             fail(str(exc), EXIT_USAGE)
-        for line in skipped:
+        for line in skipped[:SHOWN_SKIPS]:
             warn(f"{line}; row skipped")
+        if len(skipped) > SHOWN_SKIPS:
+            warn(f"{path}: {len(skipped) - SHOWN_SKIPS} more rows skipped")
         return rows
     if path.suffix.lower() in (".jsonl", ".json", ".csv", ".tsv"):
         fail(f"{source}: no such file")
