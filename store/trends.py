@@ -23,14 +23,17 @@ class TimedVote:
 
 
 def set_vote_history(store: Store, set_id: int) -> list[TimedVote]:
-    """Every vote row on the set's items whose label counts toward it (and every row
-    that takes a vote away), oldest first."""
+    """Every vote row on the set's items, oldest first, with its label when the label
+    counts toward the set and None when the row takes a vote away from it: an undo to
+    no vote, or a vote with another set's label (it replaces the annotator's vote)."""
     return [
         TimedVote(int(r[0]), r[1], r[2], r[3], r[4])
         for r in store._conn.execute(
-            "SELECT v.item_id, v.annotator, v.role, v.label, v.created_at FROM votes AS v"
+            "SELECT v.item_id, v.annotator, v.role,"
+            f" CASE WHEN {in_set_labels(':set', 'v')} THEN v.label END, v.created_at"
+            " FROM votes AS v"
             " JOIN set_items AS si ON si.item_id = v.item_id AND si.set_id = :set"
-            f" WHERE v.label IS NULL OR {in_set_labels(':set', 'v')} ORDER BY v.id",
+            " ORDER BY v.id",
             {"set": set_id},
         )
     ]

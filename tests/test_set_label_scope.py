@@ -432,7 +432,9 @@ def test_vote_histories_of_a_set_leave_out_other_sets_labels(store: Store) -> No
     assert [(v.item_id, v.label) for v in timed_votes(store, quality.id)["ann"]] == [
         (ids[1], "good")
     ]
+    # ann's perf on the first item takes her vote there away from the quality set
     assert [(v.item_id, v.annotator, v.label) for v in set_vote_history(store, quality.id)] == [
+        (ids[0], "ann", None),
         (ids[1], "ann", "good"),
         (ids[1], "bob", "skip"),
     ]
@@ -455,3 +457,23 @@ def test_a_vote_that_takes_an_annotators_vote_from_another_set_says_so(
     assert again.exit_code == 0 and "warning" not in again.output  # nothing left to take
     fresh = cli("vote", "ex-002", "good", "--annotator", "dana", "--set", "quality")
     assert fresh.exit_code == 0 and "warning" not in fresh.output  # dana had no vote there
+
+
+def test_the_weekly_agreement_replay_drops_a_vote_another_sets_label_replaced(
+    store: Store,
+) -> None:
+    from annotation.set_reports import agreement_for_set
+    from annotation.trends import agreement_by_week
+
+    ids = items(store, 3)
+    perf = make(store, "perf-set", PERF, ids)
+    make(store, "quality-set", QUALITY, ids)
+    pairs = [("perf", "perf"), ("non-perf", "perf"), ("perf", "non-perf")]
+    for item, (ann, bob) in zip(ids, pairs, strict=True):
+        vote(store, item, "ann", ann)
+        vote(store, item, "bob", bob)
+    vote(store, ids[0], "ann", "good")  # ann's perf on the first item leaves perf-set
+    last = agreement_by_week(store, perf)[-1]
+    live = agreement_for_set(store, perf)
+    assert (last.votes, last.items) == (5, 3)
+    assert last.kappa == live.fleiss.kappa
