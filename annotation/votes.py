@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from annotation.labels import (
     DEFAULT_LABELS,
+    SKIP,
     LabelError,
     annotator_problem,
     check_label,
@@ -111,6 +112,12 @@ def prepare_vote(
         slug = normalize_category(category, allowed.categories)
     except LabelError as exc:
         raise VoteError(str(exc)) from None
+    if adjudicate and checked == SKIP:
+        settling = ", ".join(x for x in allowed.labels if x != SKIP)
+        raise VoteError(
+            f"an adjudication settles item #{item.id} with a label ({settling}); skip"
+            " settles nothing"
+        )
     return VoteRow(
         item_id=item.id,
         annotator=annotator.strip(),

@@ -44,6 +44,9 @@ def test_adjudicate_then_settle_a_conflict_then_eval(gt) -> None:  # type: ignor
     conflicts = [i for i in data["items"] if i["status"] == "conflict"]
     assert data["summary"]["conflict"] == len(conflicts) >= 1
     item = conflicts[0]["item_id"]
+    skipped = gt("vote", f"#{item}", "skip", "--annotator", "dana", "--adjudicate")
+    assert skipped.exit_code == 1 and "skip settles nothing" in skipped.output
+    assert len(skipped.output.strip().splitlines()) == 1
     settle = gt("vote", f"#{item}", "non-perf", "--annotator", "dana", "--adjudicate")
     assert settle.exit_code == 0, settle.output
     after = json.loads(gt("adjudicate", "gt-eval", "--json").output)

@@ -213,6 +213,14 @@ async def test_review_settles_a_conflict_with_one_key(db: Path) -> None:
         )
         table = app.screen.query_one(DataTable)
         assert table.row_count == len(before)
+        assert "skip" not in text_of(app.screen.query_one("#keys", Static))
+        await pilot.press("s")  # skip settles nothing: not a key here
+        await until(
+            pilot,
+            lambda: any("s is not a label key" in n.message for n in app._notifications),
+            "the keys that settle",
+        )
+        assert len(app.screen.conflicts) == len(before)
         await pilot.press("1")
         await until(
             pilot, lambda: len(app.screen.conflicts) == len(before) - 1, "one fewer conflict"

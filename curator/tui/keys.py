@@ -34,6 +34,11 @@ def label_keys(labels: list[str]) -> list[LabelKey]:
     return keys
 
 
+def settling_keys(keys: list[LabelKey]) -> list[LabelKey]:
+    """The keys that settle an item (an adjudication): every label key but skip's."""
+    return [k for k in keys if k.label != SKIP]
+
+
 def key_for(keys: list[LabelKey], key: str) -> str | None:
     return next((k.label for k in keys if k.key == key), None)
 

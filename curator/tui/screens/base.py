@@ -15,7 +15,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, ProgressBar, Static
 
 from curator.presentation.text import flat, one_line
-from curator.tui.keys import LabelKey, describe, key_for, label_keys
+from curator.tui.keys import LabelKey, describe, key_for, label_keys, settling_keys
 from curator.tui.service import CurationService, labels_of
 from curator.tui.widgets.item_panel import ItemPanel
 from store.sets import SetRow
@@ -65,11 +65,16 @@ class LabelKeysScreen(CuratorScreen):
 
     label_verb = "vote"
     keys_lead = ""  # what the line of label keys starts with
+    takes_skip = True  # False where a label key settles an item: skip settles nothing
 
     def __init__(self, set_row: SetRow) -> None:
         super().__init__()
         self.set_row = set_row
-        self.keys: list[LabelKey] = label_keys(labels_of(set_row))
+        self.keys: list[LabelKey] = self._keys_of(set_row)
+
+    def _keys_of(self, set_row: SetRow) -> list[LabelKey]:
+        keys = label_keys(labels_of(set_row))
+        return keys if self.takes_skip else settling_keys(keys)
 
     def help_rows(self) -> list[tuple[str, str]]:
         return [(k, f"{self.label_verb} {w.removeprefix('vote ')}") for k, w in describe(self.keys)]
@@ -119,7 +124,7 @@ class LabelKeysScreen(CuratorScreen):
             return
         changes = []
         if labels_of(fresh) != labels_of(old):
-            self.keys = label_keys(labels_of(fresh))
+            self.keys = self._keys_of(fresh)
             changes.append(f"labels {', '.join(labels_of(fresh))}")
             for hint in self.query("#keys").results(Static):
                 hint.update(self.keys_hint(self.keys_lead))

@@ -41,6 +41,7 @@ class ReviewScreen(LabelKeysScreen):
 
     label_verb = "settle as"
     keys_lead = "settle: "
+    takes_skip = False
 
     def __init__(self, set_row: SetRow) -> None:
         super().__init__(set_row)
