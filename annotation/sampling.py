@@ -129,6 +129,11 @@ def balanced_sample(
     pos = [c for c in candidates if c.predictions.get(labeler) == positive]
     neg = [c for c in candidates if labeler in c.predictions and c.predictions[labeler] != positive]
     half = n // 2
+    if not pos and not neg:
+        raise SamplingError(
+            f"--balanced {labeler}: it predicted none of the {len(candidates)} items to draw"
+            " from (`curator stats` lists the labelers)"
+        )
     if len(pos) < half or len(neg) < n - half:
         raise SamplingError(
             f"a balanced draw of {n} needs {half} positives and {n - half} negatives from"

@@ -33,8 +33,10 @@ from store.sets import (
     candidates,
     create_set,
     get_set,
+    item_languages,
     labeler_versions,
     latest_predictions,
+    same_name,
     sources_in_sets,
 )
 
@@ -101,19 +103,35 @@ class DrawSpec:
         )
 
 
+def set_hint(store: Store, name: str) -> str:
+    """What to say after "no set named NAME": the set it most likely meant, or where the
+    names are listed."""
+    other = same_name(store, name)
+    return f"did you mean {other!r}?" if other else "`curator set list` shows them"
+
+
 def require_set(store: Store, name: str) -> SetRow:
     found = get_set(store, name)
     if found is None:
-        raise SetError(f"no set named {name!r} (`curator set list` shows them)")
+        raise SetError(f"no set named {name!r} ({set_hint(store, name)})")
     return found
 
 
 def pool(store: Store, spec: DrawSpec) -> list[Candidate]:
     """The candidates a draw picks from: the kind's items (or a set's members) minus every
     item from a repository used by the excluded sets."""
-    within = require_set(store, spec.within).id if spec.within else None
+    inside = require_set(store, spec.within) if spec.within else None
+    within = inside.id if inside else None
     excluded_sets = [require_set(store, name) for name in spec.exclude_repos_of]
-    for other in excluded_sets:
+    if spec.languages:
+        known = item_languages(store, spec.kind)
+        unknown = [x for x in spec.languages if x.lower() not in {k.lower() for k in known}]
+        if unknown:
+            raise SetError(
+                f"--language {', '.join(unknown)}: no {spec.kind} item is in it"
+                f" (languages: {', '.join(known) or 'none'})"
+            )
+    for other in [inside, *excluded_sets] if inside else excluded_sets:
         if other.kind != spec.kind:
             raise SetError(f"set {other.name!r} holds {other.kind} items, not {spec.kind}")
     banned = sources_in_sets(store, [s.id for s in excluded_sets])
@@ -284,6 +302,11 @@ def create_sampled_set(
         spec = replace(spec, labeler=resolve_latest(store, spec.labeler))
     spec = replace(spec, pinned=resolve_strata(store, spec.labelers()))
     item_ids, allocation = draw(store, spec)
+    if not item_ids:
+        raise SamplingError(
+            f"no {spec.kind} item qualifies: the set would be empty (`curator stats` shows"
+            " what the store holds)"
+        )
     row = create_set(
         store,
         NewSet(
@@ -382,6 +405,9 @@ def create_split(
         if get_set(store, part) is not None:
             raise SetError(f"a set named {part!r} already exists")
     items = pool(store, DrawSpec(kind=kind, within=within))
+    if not items:
+        where = f" in set {within!r}" if within else ""
+        raise SetError(f"no {kind} item{where} to split: every part would be empty")
     assigned = split_by_source(items, parts, seed)
     created = []
     with store.transaction():

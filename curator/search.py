@@ -13,19 +13,32 @@ from dataclasses import dataclass
 
 from annotation.adjudication import final_labels
 from annotation.labels import DEFAULT_LABELS, SKIP
-from annotation.sets import SetError, default_categories, resolve_latest
+from annotation.sets import SetError, default_categories, resolve_latest, set_hint
 from store import Store
-from store.search import RANK_WINDOW, Found, Scope, SearchSyntaxError, scoped_items, search
+from store.search import (
+    FIELDS,
+    RANK_WINDOW,
+    SOURCES,
+    Found,
+    NoWordsError,
+    Scope,
+    SearchSyntaxError,
+    scoped_items,
+    search,
+)
 from store.search import annotator_labels as _annotator_labels
 from store.sets import NewSet, SetRow, all_sets, create_set, get_set, latest_predictions
 
 FINAL = "final"
 SET_LIMIT = 100_000
 """The most items ``set create --from-search`` takes from one query."""
+SHOWN_QUERY = 80
+"""The most characters of a query an error repeats, so the reason after it shows."""
 
 
 class SearchError(ValueError):
-    """A search that cannot run as asked: bad FTS5 syntax, an unknown set or labeler."""
+    """A search that cannot run as asked: bad FTS5 syntax, a query of no word, an unknown
+    set, labeler or label."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +82,12 @@ def labels_of(store: Store, who: str, set_row: SetRow | None = None) -> dict[int
         found: dict[int, str] = {}
         for s in sets:
             found.update(final_labels(store, s))
+        if not found:
+            where = f"in set {set_row.name!r}" if set_row else "in any set"
+            raise SearchError(
+                f"no item {where} has a final label yet (an item settles when its votes"
+                " agree or an adjudicator decides)"
+            )
         return found
     try:
         name = resolve_latest(store, who)
@@ -83,6 +102,12 @@ def labels_of(store: Store, who: str, set_row: SetRow | None = None) -> dict[int
     raise SearchError(f"{who!r} is neither a labeler with predictions nor an annotator with votes")
 
 
+def _known_labels(store: Store, found: dict[int, str]) -> set[str]:
+    """Every label a source could give: the ones it gave, and any kind's or set's."""
+    known = set(found.values()) | {label for labels in DEFAULT_LABELS.values() for label in labels}
+    return known | {label for s in all_sets(store) for label in s.labels}
+
+
 def _allowed_ids(store: Store, request: SearchRequest, set_row: SetRow | None) -> list[int] | None:
     keep: set[int] | None = None
     if request.label is not None:
@@ -90,6 +115,12 @@ def _allowed_ids(store: Store, request: SearchRequest, set_row: SetRow | None) -
             raise SearchError("--label needs --labeler: whose label to match")
         found = labels_of(store, request.labeler, set_row)
         keep = {i for i, label in found.items() if label == request.label}
+        if not keep and request.label not in _known_labels(store, found):
+            given = ", ".join(sorted(set(found.values())))
+            raise SearchError(
+                f"{request.labeler!r} gave no item the label {request.label!r}"
+                f" (its labels: {given})"
+            )
     if request.disagree is not None:
         a = labels_of(store, request.disagree[0], set_row)
         b = labels_of(store, request.disagree[1], set_row)
@@ -107,7 +138,14 @@ def run_search(store: Store, request: SearchRequest) -> Found:
     if request.set_name:
         set_row = get_set(store, request.set_name)
         if set_row is None:
-            raise SearchError(f"no set named {request.set_name!r} (`curator set list`)")
+            raise SearchError(
+                f"no set named {request.set_name!r} ({set_hint(store, request.set_name)})"
+            )
+        if request.kind is not None and set_row.kind != request.kind:
+            raise SearchError(
+                f"set {set_row.name!r} holds {set_row.kind} items: --kind {request.kind}"
+                " would find none there"
+            )
     ids = _allowed_ids(store, request, set_row)
     scope = Scope(request.kind, set_row.id if set_row else None, ids, request.note_reader)
     if ids is not None and not ids:
@@ -119,11 +157,43 @@ def run_search(store: Store, request: SearchRequest) -> Found:
     try:
         return search(store, request.query, scope, request.limit, max(RANK_WINDOW, request.limit))
     except SearchSyntaxError as exc:
-        # code (std::vector, a->b, x.y()) reads as FTS5 syntax; a phrase matches it as written
-        phrase = '"' + request.query.replace('"', '""') + '"'
+        raise SearchError(_syntax_problem(request.query, str(exc), request.kind)) from exc
+    except NoWordsError as exc:
         raise SearchError(
-            f"query {request.query!r}: {exc}; to match it as written, quote it: {phrase}"
+            f"query {_shown(request.query)}: none of its terms holds a letter or digit, and"
+            " the index holds only words (letters and digits; punctuation, symbols and _"
+            " separate them), so it can match nothing"
         ) from exc
+
+
+def _shown(query: str) -> str:
+    """The query quoted for an error message, cut to ``SHOWN_QUERY`` characters."""
+    if len(query) <= SHOWN_QUERY:
+        return repr(query)
+    return repr(query[: SHOWN_QUERY - 1] + "…") + f" ({len(query):,} characters)"
+
+
+def _syntax_problem(query: str, reason: str, kind: str | None = None) -> str:
+    """One line: the query, why FTS5 refused it, and how to match it as written."""
+    if reason.startswith("unknown special query"):  # FTS5's words for a leading '*'
+        reason = "'*' must follow a word (a prefix query is word*)"
+    elif "parser stack overflow" in reason:
+        reason += " (parentheses nested too deeply)"
+    elif reason.startswith("no such column"):
+        column = reason.split(":", 1)[-1].strip()
+        kinds = {src.kind for src in SOURCES if column in src.columns}
+        if kind is not None and column in FIELDS and kind not in kinds:
+            owners = "/".join(sorted(map(str, kinds)))
+            reason = f"column {column!r} holds {owners} text: --kind {kind} has none"
+        else:
+            reason += f" (columns: {', '.join(FIELDS)})"
+    # code (std::vector, a->b, x.y()) reads as FTS5 syntax; a phrase matches it as written
+    if len(query) <= SHOWN_QUERY:
+        phrase = '"' + query.replace('"', '""') + '"'
+        how = f"to match it as written, quote it: {phrase}"
+    else:
+        how = 'to match it as written, put it in double quotes (doubling each " inside)'
+    return f"query {_shown(query)}: {reason}; {how}"
 
 
 def create_set_from_search(
@@ -142,7 +212,7 @@ def create_set_from_search(
         raise SearchError(f"a set named {name!r} already exists")
     hits = run_search(store, SearchRequest(**{**request.__dict__, "kind": kind})).hits
     if not hits:
-        raise SearchError(f"no {kind} item matches {request.query!r}: the set would be empty")
+        raise SearchError(f"no {kind} item matches {_shown(request.query)}: the set would be empty")
     return create_set(
         store,
         NewSet(

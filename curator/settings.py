@@ -207,7 +207,13 @@ def _convert(key: Key, value: Any, where: str, base: Path | None = None) -> Any:
                 f"{where}: {key.toml} {value!r} starts with a home folder this machine"
                 " does not know"
             ) from None
-        return base / path if base is not None and not path.is_absolute() else path
+        path = base / path if base is not None and not path.is_absolute() else path
+        if key.name == "db" and path.is_dir():
+            raise SettingsError(
+                f"{where}: db {str(path)!r} is a folder: name the database file, e.g."
+                f" {str(path / 'curator.db')!r}"
+            )
+        return path
     return value
 
 
@@ -226,12 +232,34 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+_TABLE = re.compile(r"\s*\[\s*([^\[\]]+?)\s*\]\s*(?:#.*)?$")
+_ASSIGN = re.compile(r"\s*([^=#]+?)\s*=")
+
+
+def _key_path(text: str) -> str:
+    """A TOML key as written (``a . "b"``) as a dotted name (``a.b``)."""
+    return ".".join(part.strip().strip("\"'") for part in text.split("."))
+
+
 def _line_of(text: str, dotted: str) -> int | None:
+    """The line that sets ``dotted``: ``key = ...`` under its ``[table]``, or a dotted
+    ``table.key = ...``; else the first line setting a key of that last name."""
+    table, fallback = "", None
     last = dotted.rsplit(".", 1)[-1]
     for number, line in enumerate(text.splitlines(), 1):
-        if re.match(rf"\s*{re.escape(last)}\s*=", line):
+        header = _TABLE.match(line)
+        if header:
+            table = _key_path(header.group(1))
+            continue
+        assign = _ASSIGN.match(line)
+        if not assign:
+            continue
+        key = _key_path(assign.group(1))
+        if (f"{table}.{key}" if table else key) == dotted:
             return number
-    return None
+        if fallback is None and key.rsplit(".", 1)[-1] == last:
+            fallback = number
+    return fallback
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
@@ -247,7 +275,10 @@ def read_config_file(path: Path) -> dict[str, Any]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         found = _AT.search(str(exc))
-        line = f":{found.group(1)}" if found and found.group(1) else ""
+        if found and found.group(1):
+            line = f":{found.group(1)}"
+        else:  # found only at the end: an unclosed bracket or string, told at the last line
+            line = f":{max(1, len(text.splitlines()))}" if found else ""
         column = f" (column {found.group(2)})" if found and found.group(2) else ""
         reason = _AT.sub("", str(exc)).strip()
         raise SettingsError(f"{path}{line}: invalid TOML: {reason}{column}") from None

@@ -15,6 +15,7 @@ so a large existing database shows how far the build has got.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -66,6 +67,11 @@ TOKENIZER = "unicode61 remove_diacritics 2"
 
 class SearchSyntaxError(ValueError):
     """FTS5 refused the query (unbalanced quotes, a bare operator, an unknown column)."""
+
+
+class NoWordsError(ValueError):
+    """A query FTS5 accepts whose every term holds no token (``_``, ``—``, ``"->"``): the
+    tokenizer keeps letters and digits only, so it could never match anything."""
 
 
 @dataclass(frozen=True)
@@ -261,6 +267,8 @@ def search(
                 best[item_id] = (score, order, rowid)
     if asked and len(refused) == asked:
         raise SearchSyntaxError(_why(refused))
+    if not best and not has_words(query):
+        raise NoWordsError(query)
     ranked = sorted(best.items(), key=lambda kv: (kv[1][0], kv[1][1], kv[0]))[:limit]
     meta = _items(store, [item_id for item_id, _ in ranked])
     hits = []
@@ -269,6 +277,48 @@ def search(
             column, snippet = _snippet(store, SOURCES[order], query, rowid)
             hits.append(Hit(item_id, *meta[item_id], score=score, field=column, snippet=snippet))
     return Found(hits, windowed)
+
+
+# In a query FTS5 accepts: a string, a {column list}, a bareword, or any other character.
+_QUERY_PART = re.compile(r'"((?:[^"]|"")*)"|(\{[^}]*\})|([\w\x1a\x80-\U0010ffff]+)|(.)', re.S)
+
+
+def query_terms(query: str) -> list[str]:
+    """The text of each term of an FTS5 query (strings unquoted): no operator, column
+    name, column list or ``NEAR`` distance."""
+    terms: list[str] = []
+    parts = list(_QUERY_PART.finditer(query))
+    for n, part in enumerate(parts):
+        string, _columns, bare = part.group(1), part.group(2), part.group(3)
+        if string is not None:
+            terms.append(string.replace('""', '"'))
+            continue
+        if bare is None:
+            continue
+        after = next((p.group() for p in parts[n + 1 :] if not p.group().isspace()), "")
+        before = next((p.group() for p in reversed(parts[:n]) if not p.group().isspace()), "")
+        if bare in ("AND", "OR", "NOT") or (bare == "NEAR" and after == "("):
+            continue
+        if after == ":" or before == ",":  # a column name; NEAR's distance
+            continue
+        terms.append(bare)
+    return terms
+
+
+def has_words(query: str) -> bool:
+    """Whether any term of ``query`` yields a token under the indexes' tokenizer (asked of
+    SQLite itself, through a scratch in-memory index)."""
+    terms = query_terms(query)
+    if not terms:
+        return False
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute(f"CREATE VIRTUAL TABLE t USING fts5 (x, tokenize='{TOKENIZER}')")
+        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'row')")
+        conn.executemany("INSERT INTO t (x) VALUES (?)", [(t,) for t in terms])
+        return bool(conn.execute("SELECT COUNT(*) FROM v").fetchone()[0])
+    finally:
+        conn.close()
 
 
 def _why(messages: list[str]) -> str:

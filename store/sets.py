@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,33 @@ def check_set_name(name: str) -> None:
             f"set name {name!a} holds the control character {found}:"
             " give a name of printable characters"
         )
+    # zero-width spaces and joiners, soft hyphens: 'a\u200bb' would list as 'ab'
+    hidden = next((f"U+{ord(c):04X}" for c in name if unicodedata.category(c) == "Cf"), None)
+    if hidden is not None:
+        raise SetNameError(
+            f"set name {name!a} holds the invisible character {hidden}:"
+            " give a name of printable characters"
+        )
+    if name != name.strip():
+        raise SetNameError(
+            f"set name {name!r} starts or ends with a space: give it without, as it would"
+            " be typed back"
+        )
+
+
+def folded_name(name: str) -> str:
+    """What two set names that read the same share: Unicode compatibility form, case
+    folded (``Gt-Eval``, ``gt-eval`` and the full-width ``ｇｔ-ｅｖａｌ`` are one name)."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def _same_name(conn: sqlite3.Connection, name: str) -> str | None:
+    """An existing set's name that reads the same as ``name`` but is not it."""
+    folded = folded_name(name)
+    for (other,) in conn.execute("SELECT name FROM sets"):
+        if other != name and folded_name(other) == folded:
+            return str(other)
+    return None
 
 
 @dataclass(frozen=True)
@@ -108,6 +136,12 @@ def get_set(store: Store, name: str) -> SetRow | None:
     return None if row is None else _set_row(row)
 
 
+def same_name(store: Store, name: str) -> str | None:
+    """The set whose name reads the same as ``name`` (case, Unicode form) but is not it:
+    the one a user who typed ``name`` most likely meant."""
+    return _same_name(store._conn, name)
+
+
 def get_set_by_id(store: Store, set_id: int) -> SetRow | None:
     row = store._conn.execute(f"SELECT {_SET_COLUMNS} FROM sets WHERE id = ?", (set_id,)).fetchone()
     return None if row is None else _set_row(row)
@@ -121,6 +155,12 @@ def create_set(store: Store, spec: NewSet, item_ids: Iterable[int] = ()) -> SetR
     """Create the set and its members in one transaction."""
     check_set_name(spec.name)
     with store.transaction() as conn:
+        other = _same_name(conn, spec.name)
+        if other is not None:
+            raise SetExistsError(
+                f"a set named {other!r} already exists: {spec.name!r} differs from it only"
+                " in case or Unicode form; choose another name"
+            )
         try:
             cur = conn.execute(
                 "INSERT INTO sets (name, kind, labels, categories, params, blind, purpose,"
@@ -254,6 +294,18 @@ def sources_in_sets(store: Store, set_ids: Iterable[int]) -> set[str]:
     return found
 
 
+def item_languages(store: Store, kind: str) -> list[str]:
+    """The languages items of a kind are in, as stored."""
+    return [
+        str(r[0])
+        for r in store._conn.execute(
+            "SELECT DISTINCT language FROM items WHERE kind = ? AND language IS NOT NULL"
+            " ORDER BY language",
+            (kind,),
+        )
+    ]
+
+
 def candidates(
     store: Store,
     kind: str,
@@ -275,9 +327,9 @@ def candidates(
         params.append(within_set)
     sql += " WHERE i.kind = ?"
     params.append(kind)
-    if languages:
-        sql += f" AND i.language IN ({','.join('?' * len(languages))})"
-        params.extend(languages)
+    if languages:  # python, Python and PYTHON are one language
+        sql += f" AND LOWER(i.language) IN ({','.join('?' * len(languages))})"
+        params.extend(language.lower() for language in languages)
     if unvoted_only:
         sql += " AND NOT EXISTS (SELECT 1 FROM live_votes AS lv WHERE lv.item_id = i.id)"
     rows = store._conn.execute(sql + " ORDER BY i.id", params).fetchall()

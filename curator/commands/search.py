@@ -9,7 +9,7 @@ import typer
 from curator.cli_context import open_db
 from curator.commands.options import DbOption, JsonOption, check_kind
 from curator.console import out
-from curator.presentation.cli_output import EXIT_USAGE, fail, print_json
+from curator.presentation.cli_output import EXIT_USAGE, fail, print_json, warn
 from curator.presentation.search import hits_json, hits_table
 from curator.search import SearchError, SearchRequest, parse_pair, run_search
 from store.search import RANK_WINDOW
@@ -73,6 +73,8 @@ def search_command(
             fail(str(exc))
     if as_json:
         print_json(hits_json(found.hits))
+        if found.windowed:  # on stderr: the JSON on stdout stays a list of hits
+            warn(WINDOW_NOTE)
         return
     if not found.hits:
         out.print("no item matches")

@@ -29,9 +29,11 @@ def edit(
         ),
     ] = None,
     blind: Annotated[
-        bool | None,
-        typer.Option("--blind/--open", help="Hide (or show) other annotators' votes."),
-    ] = None,
+        bool, typer.Option("--blind", help="Hide other annotators' votes from each annotator.")
+    ] = False,
+    open_votes: Annotated[
+        bool, typer.Option("--open", help="Show annotators each other's votes.")
+    ] = False,
     labels: Annotated[
         str | None, typer.Option("--labels", help="The set's labels, e.g. perf,non-perf,unsure.")
     ] = None,
@@ -45,11 +47,14 @@ def edit(
     db: DbOption = None,
 ) -> None:
     """Change a set's votes per item, blindness, labels or overlap; items restate at once."""
+    if blind and open_votes:  # as one --blind/--open flag, the last given would win unsaid
+        fail("--blind and --open contradict each other: give one of them", EXIT_USAGE)
+    hidden = True if blind else False if open_votes else None
     with open_db(db, create=False) as store:
         current = load_set(store, name)
         try:
             allowed = parse_labels(labels, current.kind) if labels else None
-            row = edit_set(store, name, SetEdit(votes_per_item, blind, allowed, overlap))
+            row = edit_set(store, name, SetEdit(votes_per_item, hidden, allowed, overlap))
         except (SetError, LabelError) as exc:
             fail(str(exc), EXIT_USAGE)
     data = {

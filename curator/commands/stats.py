@@ -39,6 +39,8 @@ def _ir_view(db: Path | None, as_json: bool) -> None:
         store.close()
     if as_json:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=True))
+    elif not any(data["counts"][k] for k in ("stored", "duplicates", "rejected", "filtered")):
+        out.print("no IR modules yet: `curator mine ir PATH` brings some in", markup=False)
     else:
         print_ir_stats(data)
 
@@ -51,6 +53,9 @@ def _kernel_view(db: Path | None, as_json: bool) -> None:
         store.close()
     if as_json:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=True))
+        return
+    if not data["verdicts"] and not data["refusals"]:
+        out.print("no kernels yet: `curator mine kernels PATH` brings some in", markup=False)
         return
     out.print(_table("Kernels by verdict", ("verdict", "kernels"), list(data["verdicts"].items())))
     out.print(
@@ -110,26 +115,15 @@ def _print_overview(data: dict[str, Any]) -> None:
             f" {data['votes']} votes, {data['sets']} sets",
         )
     )
-    out.print(_table("Items by kind", ("kind", "items"), list(data["by_kind"].items())))
-    out.print(
-        _table(
-            "Items by language",
-            ("kind", "language", "items"),
-            [(k, lang, n) for k, langs in data["by_language"].items() for lang, n in langs.items()],
+    if data["items"]:
+        _print_items(data)
+    else:
+        out.print(
+            "no items yet: `curator mine commits`, `curator mine kernels`, `curator mine ir`"
+            " or `curator import items` bring some in",
+            markup=False,
+            soft_wrap=True,
         )
-    )
-    out.print(_table("Items by source", ("source", "items"), list(data["by_source"].items())))
-    out.print(
-        _table(
-            "Predictions by labeler and label",
-            ("labeler", "label", "predictions"),
-            [
-                (lb, label, n)
-                for lb, labels in data["predictions"].items()
-                for label, n in labels.items()
-            ],
-        )
-    )
     if data["mining"]:
         out.print(
             _table(
@@ -160,4 +154,28 @@ def _print_overview(data: dict[str, Any]) -> None:
     if data["duplicates"]:
         out.print(
             _table("Duplicates linked", ("kind", "duplicates"), list(data["duplicates"].items()))
+        )
+
+
+def _print_items(data: dict[str, Any]) -> None:
+    out.print(_table("Items by kind", ("kind", "items"), list(data["by_kind"].items())))
+    out.print(
+        _table(
+            "Items by language",
+            ("kind", "language", "items"),
+            [(k, lang, n) for k, langs in data["by_language"].items() for lang, n in langs.items()],
+        )
+    )
+    out.print(_table("Items by source", ("source", "items"), list(data["by_source"].items())))
+    if data["predictions"]:
+        out.print(
+            _table(
+                "Predictions by labeler and label",
+                ("labeler", "label", "predictions"),
+                [
+                    (lb, label, n)
+                    for lb, labels in data["predictions"].items()
+                    for label, n in labels.items()
+                ],
+            )
         )
