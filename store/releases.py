@@ -199,6 +199,24 @@ def live_votes_of_kind(store: Store, kind: str) -> Iterator[tuple[int, str, str,
     )
 
 
+def stored_commit_identities(
+    store: Store, keys: list[str]
+) -> dict[str, tuple[str, str | None, str | None]]:
+    """Key -> (source, sha, diff hash) of the stored commits among ``keys``."""
+    found: dict[str, tuple[str, str | None, str | None]] = {}
+    for start in range(0, len(keys), 500):
+        chunk = keys[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        for key, source, sha, diff_hash in store._conn.execute(
+            "SELECT i.key, i.source, c.sha, c.diff_hash FROM items AS i"
+            " JOIN commits AS c ON c.item_id = i.id"
+            f" WHERE i.kind = 'commit' AND i.key IN ({marks})",
+            chunk,
+        ):
+            found[key] = (source, sha, diff_hash)
+    return found
+
+
 def latest_prediction(store: Store, item_id: int, labeler: str) -> tuple[str, float | None] | None:
     row = store._conn.execute(
         "SELECT label, score FROM predictions WHERE item_id = ? AND labeler = ?"

@@ -210,7 +210,7 @@ def test_option_mistakes_are_usage_errors(cli, db, tmp_path) -> None:  # type: i
     assert validate_release(tmp_path / "rel" / "none").ok
     (tmp_path / "a-file").write_text("not a folder\n")
     blocked = cli("export", "v1", "--out", str(tmp_path / "a-file"))
-    assert blocked.exit_code == 1 and "cannot be written" in blocked.stderr
+    assert blocked.exit_code == 2 and "a file, not a folder" in blocked.stderr
 
 
 def test_split_keeps_repositories_disjoint(cli, db, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -293,9 +293,18 @@ def test_force_replaces_only_a_release_and_never_the_database(cli, db, tmp_path)
     (tmp_path / "file").mkdir()
     (tmp_path / "file" / "v1").write_text("a plain file")
     over = cli("--db", str(moved), "export", "v1", "--out", str(tmp_path / "file"), "--force")
-    assert over.exit_code == 0, over.stderr
-    assert (tmp_path / "file" / "v1" / "manifest.json").is_file()
-    assert [p.name for p in (tmp_path / "file").iterdir()] == ["v1"]  # no .v1.old-PID left
+    assert over.exit_code == 1 and "is a file, not a release" in over.stderr
+    assert (tmp_path / "file" / "v1").read_text() == "a plain file"
+    assert [p.name for p in (tmp_path / "file").iterdir()] == ["v1"]  # no .v1.partial-PID left
+    (home / "v1" / "manifest.json").unlink()
+    (home / "v1" / "store.db").rename(tmp_path / "store.db")
+    (home / "v1").rmdir()
+    assert (
+        cli("--db", str(tmp_path / "store.db"), "export", "v1", "--out", str(home)).exit_code == 0
+    )
+    again = cli("--db", str(tmp_path / "store.db"), "export", "v1", "--out", str(home), "--force")
+    assert again.exit_code == 0, again.stderr
+    assert [p.name for p in home.iterdir()] == ["v1"]  # no .v1.old-PID left
 
 
 def test_a_bad_record_aborts_and_keeps_the_old_release(cli, db, tmp_path) -> None:  # type: ignore[no-untyped-def]

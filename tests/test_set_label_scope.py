@@ -17,7 +17,7 @@ from annotation.queue import next_items, visible_votes
 from annotation.routing import ItemTaken, serve_next, submit
 from annotation.sets import SetEdit, SetError, edit_set
 from annotation.votes import undo
-from curator.releases.labels import adjudicated_labels
+from curator.releases.labels import LabelConflictError, adjudicated_labels
 from store import Store, open_store
 from store.item_views import annotator_votes_in_set
 from store.reranking import annotator_labels_in_set, unvoted_after
@@ -339,10 +339,14 @@ def test_a_released_label_keeps_only_the_votes_of_the_set_that_settled_it(store:
     b = make(store, "b-quality", QUALITY, ids, votes_per_item=1)
     vote(store, ids[0], "alice", "perf", set_id=a.id)
     vote(store, ids[0], "bob", "bad", set_id=b.id)
-    info = adjudicated_labels(store, "commit")[ids[0]]
+    # One set's labels: that set's votes only.
+    info = adjudicated_labels(store, "commit", [a.id])[ids[0]]
     assert info.label == "perf"
     assert [v["annotator"] for v in info.votes] == ["alice"]
     assert info.confidence == 1.0
+    # Both sets: a record holds one label, so two different settled labels are refused.
+    with pytest.raises(LabelConflictError, match="a-perf: perf, b-quality: bad"):
+        adjudicated_labels(store, "commit")
 
 
 def test_agreement_and_export_of_a_set_leave_out_another_sets_votes(

@@ -4,7 +4,7 @@ versioned JSONL with a manifest and a datasheet (see docs/releases.md)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
@@ -249,23 +249,28 @@ def import_release_command(
     if require_signature and key is None:
         fail("--require-signature needs --key PUBLIC_KEY (curator keys generate)", EXIT_USAGE)
     _checked_key(key)
+    report = validate_release(release, key)  # before the database is opened (or made)
+    if not report.ok:
+        _refuse_import(release, report.problems, as_json)
     with open_db(db) as store:
         try:
             with _progress() as progress:
-                result = import_release(store, release, _Counter(progress), key, allow_new_labels)
-        except ReleaseImportError as exc:
-            for line in exc.problems[:SHOWN_PROBLEMS]:
-                err.print(labelled("error", "red", one_line(line, 400)))
-            if as_json:
-                print_json(
-                    {
-                        "release": str(release),
-                        "imported": False,
-                        "errors": [flat(p) for p in exc.problems],
-                    }
+                result = import_release(
+                    store, release, _Counter(progress), key, allow_new_labels, report
                 )
-            fail(f"{release}: not imported, nothing was stored")
+        except ReleaseImportError as exc:
+            _refuse_import(release, exc.problems, as_json)
     _print_release_import(release, result, as_json)
+
+
+def _refuse_import(release: Path, problems: list[str], as_json: bool) -> NoReturn:
+    for line in problems[:SHOWN_PROBLEMS]:
+        err.print(labelled("error", "red", one_line(line, 400)))
+    if as_json:
+        print_json(
+            {"release": str(release), "imported": False, "errors": [flat(p) for p in problems]}
+        )
+    fail(f"{release}: not imported, nothing was stored")
 
 
 def _print_release_import(release: Path, result: ImportResult, as_json: bool) -> None:

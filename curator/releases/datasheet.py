@@ -186,7 +186,8 @@ def _labeling(store: Store, facts: ReleaseFacts) -> list[str]:
             "Labels are settled human labels: unanimous or majority votes of the annotators,"
             " or an adjudicator's decision on a conflict; `votes` lists the live votes"
             " with annotator ids and `confidence` is the share of annotators' votes that"
-            " chose the label."
+            " chose the label. An item in several sets carries the label that the sets"
+            " settling it agree on (an export stops when they disagree)."
             + (" Only items with such a label are included." if f.get("labels") else "")
         )
     if f.get("audited_only"):

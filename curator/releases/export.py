@@ -11,9 +11,9 @@ anywhere leaves the previous release (if any) as it was.
 
 from __future__ import annotations
 
+import json
 import math
 import os
-import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +36,13 @@ from curator.releases.files import (
     staged_directory,
     write_document,
 )
-from curator.releases.labels import UNLABELED, LabelInfo, adjudicated_labels, predicted_label
+from curator.releases.labels import (
+    UNLABELED,
+    LabelConflictError,
+    LabelInfo,
+    adjudicated_labels,
+    predicted_label,
+)
 from curator.releases.manifest import (
     DATASHEET,
     FORMATS,
@@ -47,7 +53,7 @@ from curator.releases.manifest import (
 )
 from curator.releases.parquet import ParquetRecordFile
 from curator.releases.records import RECORD_BUILDERS
-from curator.releases.schema import record_schema, schema_file
+from curator.releases.schema import FORMAT, record_schema, schema_file, version_problem
 from curator.releases.signing import SigningError, load_private_key, signature_document
 from curator.releases.splits import SplitSpec, assign_sources, parse_split, part_names
 from curator.releases.tally import ReleaseFacts
@@ -65,7 +71,8 @@ from store.releases import (
 from store.sets import SetRow
 
 LABEL_MODES = ("adjudicated", "predicted")
-_VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+FORMAT_FAMILY = FORMAT.split("/")[0] + "/"  # curator-release/: any version of the format
+_MANIFEST_LIMIT = 1 << 24  # bytes; a larger manifest.json is none of ours
 
 
 class ExportError(ValueError):
@@ -127,10 +134,9 @@ def creation_time(explicit: str | None = None) -> str:
 
 
 def _check(options: ExportOptions) -> SplitSpec | None:
-    if not _VERSION.match(options.version):
-        raise ExportUsageError(
-            f"version {options.version!r}: use letters, digits and . _ + - (e.g. v1.0)"
-        )
+    problem = version_problem(options.version)
+    if problem is not None:
+        raise ExportUsageError(problem)
     if options.file_format not in FORMATS:
         raise ExportUsageError(f"--format {options.file_format!r}: use {' or '.join(FORMATS)}")
     if options.gzip and options.file_format != "jsonl":
@@ -181,7 +187,10 @@ def _plan(
         predicted_only=predicted,
         min_score=options.min_confidence if predicted else None,
     )
-    adjudicated = {} if predicted else adjudicated_labels(store, kind, set_ids)
+    try:
+        adjudicated = {} if predicted else adjudicated_labels(store, kind, set_ids)
+    except LabelConflictError as exc:
+        raise ExportError(str(exc)) from None
     if options.labels == "adjudicated":
         return _KindPlan(kind, flt, adjudicated, lambda row: row["item_id"] in adjudicated)
     return _KindPlan(kind, flt, adjudicated, lambda row: True)
@@ -221,11 +230,25 @@ def export_release(
 ) -> ExportResult:
     """Write release ``options.version`` under ``out_dir``; see the module docstring."""
     spec = _check(options)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ExportUsageError(f"--out {out_dir}: a file, not a folder (releases are folders)")
+    holder = _enclosing_release(out_dir)
+    if holder is not None:
+        raise ExportUsageError(
+            f"--out {out_dir}: inside release {holder}, which another release would break;"
+            f" give the folder releases are made in (e.g. {holder.parent})"
+        )
     try:
         labeler = stored_labeler(store, options.labeler) if options.labeler else None
     except (SetError, LabelerError) as exc:
         raise ExportError(str(exc)) from None
     sets = _released_sets(store, options)
+    for row in sets:
+        if options.kinds and row.kind not in options.kinds:
+            raise ExportUsageError(
+                f"--set {row.name} holds {row.kind} items, which --kind"
+                f" {' --kind '.join(options.kinds)} leaves out"
+            )
     kinds = (
         list(options.kinds)
         or sorted({s.kind for s in sets})
@@ -310,6 +333,23 @@ def export_release(
     )
     written = [*files, MANIFEST] + ([SIGNATURE] if signer is not None else [])
     return ExportResult(target, manifest, facts.total, sorted(written))
+
+
+def _enclosing_release(folder: Path) -> Path | None:
+    """The release that ``folder`` is or lies in (its ``manifest.json`` is a Curator
+    release's), if any."""
+    resolved = folder.resolve()
+    for candidate in (resolved, *resolved.parents):
+        manifest = candidate / MANIFEST
+        try:
+            if not manifest.is_file() or manifest.stat().st_size > _MANIFEST_LIMIT:
+                continue
+            data = json.loads(manifest.read_bytes())
+        except (OSError, ValueError, RecursionError):
+            continue
+        if isinstance(data, dict) and str(data.get("format", "")).startswith(FORMAT_FAMILY):
+            return candidate
+    return None
 
 
 def _signer(path: Path | None) -> Any:

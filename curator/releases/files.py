@@ -156,6 +156,11 @@ def refuse_unsafe_replace(target: Path, keep: Sequence[Path] = ()) -> None:
     for path in keep:
         if _holds(target, path):
             raise ReleaseExistsError(f"{target} holds {path}; it is never replaced")
+    if (target.exists() or target.is_symlink()) and not target.is_dir():
+        raise ReleaseExistsError(
+            f"{target} is a file, not a release; --force replaces only releases: move it"
+            " away or choose another version"
+        )
     if target.is_dir() and not (target / "manifest.json").is_file() and any(target.iterdir()):
         raise ReleaseExistsError(
             f"{target} is a folder but not a release (no manifest.json); --force replaces"

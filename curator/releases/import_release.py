@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from annotation.labels import DEFAULT_LABELS, SKIP
+from annotation.labels import DEFAULT_LABELS, SKIP, annotator_problem
 from curator.releases.files import open_lines
 from curator.releases.manifest import data_files
-from curator.releases.validate import validate_release
+from curator.releases.validate import ValidationReport, validate_release
 from store import DatabaseError, Store
 from store.ir import IRModuleRow, save_ir_batch
 from store.kernel_records import KernelCheck, KernelRow
@@ -34,6 +34,7 @@ from store.releases import (
     latest_prediction,
     save_release,
     save_release_commits,
+    stored_commit_identities,
 )
 from store.sets import NewSet, add_set_items, add_set_labels, create_set, get_set
 from store.votes import VoteRow, append_votes, live_votes_for_items
@@ -64,14 +65,27 @@ class ImportResult:
 @dataclass
 class _Labels:
     """The labels a kind's records may carry: those of the release's set (or the kind's
-    defaults before it exists); with ``allow_new``, others are collected instead."""
+    defaults before it exists); with ``allow_new``, others are collected instead. Votes'
+    annotators must be names ``curator vote`` would take. ``problems`` holds every record
+    that stops the import (the first ``MAX_LABEL_PROBLEMS``)."""
 
     allowed: set[str]
     allow_new: bool
     new: dict[str, None] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
+    def problem(self, line: str) -> None:
+        if len(self.problems) < MAX_LABEL_PROBLEMS:
+            self.problems.append(line)
+
     def check(self, where: str, record: dict[str, Any]) -> None:
+        for vote in record["votes"]:
+            name = vote["annotator"]
+            problem = annotator_problem(name)
+            if problem is None and name != name.strip():
+                problem = f"annotator name {name!r} has spaces around it"
+            if problem is not None:
+                self.problem(f"{where}: vote: {problem}")
         wanted = [(v["label"], "vote label") for v in record["votes"] if v["label"] != SKIP]
         labeler = record["labeler"] or ""
         if record["label"] is not None and not labeler.startswith("teacher-category:"):
@@ -81,9 +95,9 @@ class _Labels:
                 continue
             if self.allow_new:
                 self.new[label] = None
-            elif len(self.problems) < MAX_LABEL_PROBLEMS:
+            else:
                 known = ", ".join(sorted(self.allowed))
-                self.problems.append(
+                self.problem(
                     f"{where}: {what} {label!r} is not one of the set's labels ({known});"
                     " --allow-new-labels adds it"
                 )
@@ -228,6 +242,34 @@ def _save_batch(
         raise ReleaseImportError([f"{path}:{first}-{first + len(batch) - 1}: {exc}"]) from exc
 
 
+def _same(ours: str | None, theirs: str | None) -> bool | None:
+    """Whether two identifiers agree (None: one is missing, so they say nothing)."""
+    return None if not ours or not theirs else ours == theirs
+
+
+def _check_known_commits(
+    store: Store, path: Path, first: int, batch: list[dict[str, Any]], labels: _Labels
+) -> None:
+    """A record whose key the store holds for another change (another sha, else another
+    diff) is named: its label and votes would land on the wrong commit."""
+    stored = stored_commit_identities(store, [r["key"] for r in batch])
+    for offset, record in enumerate(batch):
+        known = stored.get(record["key"])
+        if known is None:
+            continue
+        source, sha, diff_hash = known
+        same = _same(sha, record["sha"])
+        if same is None:
+            same = _same(diff_hash, record["diff_hash"])
+        if same is False:
+            labels.problem(
+                f"{path}:{first + offset}: commit {record['key']!r} is another change in this"
+                f" store ({source} {sha or diff_hash}), not the release's ({record['source']}"
+                f" {record['sha'] or record['diff_hash']}); its label would land on the wrong"
+                " commit"
+            )
+
+
 def _predictions(
     store: Store, pairs: Sequence[tuple[dict[str, Any], int]]
 ) -> list[tuple[int, PredictionRow]]:
@@ -299,12 +341,15 @@ def import_release(
     progress: Callable[[str, int], None] | None = None,
     public_key: Path | None = None,
     allow_new_labels: bool = False,
+    report: ValidationReport | None = None,
 ) -> ImportResult:
     """Validate the release (and, with ``public_key``, its signature by that key), then
     load it in one transaction (nothing on any error); ``progress(kind, n)`` hears of
     every batch stored. A label outside the release set's labels is an error naming
-    FILE:LINE unless ``allow_new_labels``, which widens the set (``result.new_labels``)."""
-    report = validate_release(release, public_key)
+    FILE:LINE unless ``allow_new_labels``, which widens the set (``result.new_labels``).
+    ``report``: what :func:`validate_release` just said of it (it is then not read twice)."""
+    if report is None:
+        report = validate_release(release, public_key)
     if not report.ok or report.manifest is None:
         raise ReleaseImportError(report.problems)
     manifest = report.manifest
@@ -348,6 +393,8 @@ def _import_file(
     for first, batch in _batches(path):
         for offset, record in enumerate(batch):
             labels.check(f"{path}:{first + offset}", record)
+        if kind == "commit":
+            _check_known_commits(store, path, first, batch, labels)
         if labels.problems:
             continue  # keep reading to name every bad line; nothing will be kept
         saved = _save_batch(store, save, path, first, batch)

@@ -9,7 +9,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from annotation.jsontext import lone_surrogate
-from curator.releases.schema import FORMAT, MANIFEST_SCHEMA
+from curator.releases.schema import FORMAT, MANIFEST_SCHEMA, version_problem
 
 MANIFEST = "manifest.json"
 SIGNATURE = "manifest.json.sig"  # the one file a manifest cannot list (see signing.py)
@@ -77,6 +77,9 @@ def load_manifest(release: Path) -> dict[str, Any]:
     if problem is not None:
         where = "/".join(str(p) for p in problem.absolute_path) or "top level"
         raise ManifestError(f"{path}: {where}: {problem.message}")
+    version = version_problem(data["version"])
+    if version is not None:
+        raise ManifestError(f"{path}: {version}")
     for name in data["files"]:
         if name.startswith("/") or ".." in Path(name).parts or name in (MANIFEST, SIGNATURE):
             raise ManifestError(f"{path}: files: {name!r} is not a path inside the release")

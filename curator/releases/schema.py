@@ -7,12 +7,22 @@ checked without Curator.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from store.kernel_records import VERDICTS
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 FORMAT = "curator-release/1"
+VERSION_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")  # the whole string (fullmatch)
+
+
+def version_problem(version: str) -> str | None:
+    """Why ``version`` cannot name a release (it names the folder and the import set)."""
+    if VERSION_PATTERN.fullmatch(version):
+        return None
+    return f"version {version!r}: use letters, digits and . _ + - (e.g. v1.0)"
+
 
 STR = {"type": "string"}
 INT = {"type": "integer"}
