@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engines.commits.cluster import DEFAULT_CHUNK, mine_on_cluster
+from engines.commits.gitlog import BranchNotFound
 from engines.commits.options import MineOptions
 from engines.commits.pipeline import BATCH_ROWS, SourceSummary, finished_sources, mine_commits
 from engines.commits.repo_list import RepoListError, read_repo_list, select
+from engines.commits.sources import source_name
 from engines.dask_cluster import ClusterError, dask_client
 from engines.labelers.base import Labeler
 from engines.labelers.registry import LabelerError, LabelerSpec, build_labeler, resolve_labeler
@@ -69,19 +71,38 @@ def build_labelers(specs: list[LabelerSpec]) -> list[Labeler]:
         raise MiningError(str(exc)) from None
 
 
+@dataclass(frozen=True)
+class Sources:
+    """The sources a run mines, and what was left out: ``skipped`` listed sources an
+    earlier run finished, and ``repeated`` sources given again, each with the spelling
+    that is mined."""
+
+    specs: list[str]
+    skipped: int = 0
+    repeated: list[tuple[str, str]] = field(default_factory=list)
+
+
 def sources_to_mine(
     store: Store, named: list[str], listed: list[str], options: MineOptions, refresh: bool
-) -> tuple[list[str], int]:
-    """The named sources, then the listed ones not already among them; listed sources an
-    earlier run finished are left out unless ``refresh``. Returns them and how many were
-    left out."""
+) -> Sources:
+    """The named sources, then the listed ones, each once: ``repo`` and ``./repo/`` are one
+    source, as they are stored under one name. Listed sources an earlier run finished are
+    left out unless ``refresh``."""
     skipped = 0
     if listed and not refresh:
         done = finished_sources(store, listed, options)
         skipped = len(done)
         listed = [spec for spec in listed if spec not in done]
-    seen = set(named)
-    return [*named, *(spec for spec in listed if spec not in seen)], skipped
+    first: dict[str, str] = {}  # source name -> the spelling mined
+    repeated: list[tuple[str, str]] = []
+    for spec in [*named, *listed]:
+        name = source_name(spec)
+        if name in first:
+            repeated.append((spec, first[name]))
+        else:
+            first[name] = spec
+    specs = list(first.values())
+    return Sources(specs, skipped, repeated)
 
 
 @dataclass(frozen=True)
@@ -111,7 +132,7 @@ def run_in_process(
     summaries = mine_commits(
         store, run.specs, run.options, labelers, reporter, run.clone_dir, run.batch_size
     )
-    return summaries, time.monotonic() - started
+    return _name_missing_branch(summaries, run.options), time.monotonic() - started
 
 
 def run_on_cluster(
@@ -132,6 +153,17 @@ def run_on_cluster(
                 run.chunk,
                 run.batch_size,
             )
-            return summaries, time.monotonic() - started
+            return _name_missing_branch(summaries, run.options), time.monotonic() - started
     except ClusterError as exc:
         raise MiningError(str(exc)) from None
+
+
+def _name_missing_branch(
+    summaries: list[SourceSummary], options: MineOptions
+) -> list[SourceSummary]:
+    """Sources that lack the ``--branch`` asked for (reason ``no-branch``) show that
+    branch's name in the summary."""
+    for summary in summaries:
+        if summary.reason == BranchNotFound.reason and summary.branch is None:
+            summary.branch = options.branch
+    return summaries

@@ -1,12 +1,14 @@
 """Dask distributed plumbing shared by the engines that run on a cluster (mining,
 prediction): a client of a scheduler or of a LocalCluster started for the run, the
-dashboard's address, and a watch on the workers that come and go."""
+dashboard's address, a watch on the workers that come and go, and the driver's loop,
+which ends in a :class:`ClusterError` when the scheduler is lost."""
 
 from __future__ import annotations
 
 import logging
 import os
 import signal
+import socket
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -34,7 +36,8 @@ def dask_client(
     scheduler: str | None = None,
     dashboard_address: str | None = ":8787",
 ) -> Iterator[Client]:
-    """A client of an existing scheduler (``scheduler``; given up on after Dask's
+    """A client of an existing scheduler (``scheduler``: a malformed address, an unknown
+    host or a refused connection fail at once, a silent one after Dask's
     ``distributed.comm.timeouts.connect``, 30 s unless configured), or of a LocalCluster
     of ``workers`` single-threaded worker processes started for the block and closed after.
 
@@ -44,14 +47,24 @@ def dask_client(
     from distributed import Client, LocalCluster
 
     if scheduler:
+        _probe(scheduler)
+        # a scheduler that goes away mid-run is said in one line, not a logged traceback
+        logger = logging.getLogger("distributed.client")
+        level = logger.level
+        logger.setLevel(logging.CRITICAL)
         try:
-            client = Client(scheduler)
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
-        try:
-            yield client
+            try:
+                client = Client(scheduler)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise ClusterError(
+                    f"cannot reach the Dask scheduler at {scheduler}: {exc}"
+                ) from None
+            try:
+                yield client
+            finally:
+                client.close()
         finally:
-            client.close()
+            logger.setLevel(level)
         return
     cores = os.cpu_count() or 1
     most = max(8, WORKERS_PER_CORE * cores)
@@ -78,6 +91,46 @@ def dask_client(
         cluster.close()
 
 
+PROBE_S = 5.0
+
+
+def _probe(scheduler: str) -> None:
+    """Say at once when nothing can listen at a TCP scheduler address (a malformed port, a
+    host that does not resolve, a refused connection) instead of after Dask's retries."""
+    address = scheduler.strip()
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        scheme, rest = "tcp", address
+    if scheme in ("http", "https"):
+        raise ClusterError(
+            f"{scheduler} is a web address (the dashboard's?): give the scheduler's,"
+            " e.g. tcp://HOST:8786"
+        )
+    if scheme != "tcp":
+        return  # tls, ws, ...: left to Dask
+    host, colon, port_text = rest.rstrip("/").rpartition(":")
+    host = host.strip("[]")
+    if not colon or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise ClusterError(
+            f"{scheduler} is not a scheduler address: write tcp://HOST:PORT, e.g."
+            " tcp://127.0.0.1:8786"
+        )
+    try:
+        socket.create_connection((host, int(port_text)), timeout=PROBE_S).close()
+    except ConnectionRefusedError:
+        raise ClusterError(
+            f"cannot reach the Dask scheduler at {scheduler}: connection refused"
+            " (no scheduler listens there)"
+        ) from None
+    except socket.gaierror as exc:
+        raise ClusterError(
+            f"cannot reach the Dask scheduler at {scheduler}: host {host!r} not found"
+            f" ({exc.strerror})"
+        ) from None
+    except OSError:
+        return  # slow or filtered: Dask's own connect, with its timeout, decides
+
+
 @contextmanager
 def _workers_leave_ctrl_c_to_the_run() -> Iterator[None]:
     """Start local worker processes with Ctrl-C ignored (a process started while SIGINT is
@@ -102,21 +155,43 @@ def dashboard_link(client: Client) -> str | None:
     return str(link) if link else None
 
 
+def scheduler_lost(client: Client) -> ClusterError | None:
+    """The error to stop a run with when ``client`` lost its scheduler (it died, or the
+    network went): the client then cancels every task, and no result can come back."""
+    if client.status in ("running", "newly-created"):
+        return None
+    address = getattr(client.scheduler, "address", None) or "its address"
+    return ClusterError(
+        f"lost the Dask scheduler at {address}: what came back before is stored;"
+        " run the same command again to resume"
+    )
+
+
 def drive(client: Client, running: dict[str, tuple[Any, Future]], turn: Callable[[], None]) -> None:
     """A driver's loop: call ``turn`` (take in what finished, look at the workers, submit
     more), then again each time a task in ``running`` ends or ``POLL_S`` passes, until
     ``running`` is empty. Whatever still runs when the loop is left (an error, Ctrl-C) is
-    cancelled."""
+    cancelled; a lost scheduler ends it with a :class:`ClusterError`."""
     from distributed import wait
+    from distributed.client import FuturesCancelledError
 
     try:
         turn()
         while running:
-            with suppress(TimeoutError):
+            if lost := scheduler_lost(client):
+                raise lost
+            # cancelled tasks count as finished: the next turn takes them in
+            with suppress(TimeoutError, FuturesCancelledError):
                 wait([f for _, f in running.values()], POLL_S, "FIRST_COMPLETED")
             turn()
+    except ClusterError:
+        raise
+    except Exception as exc:
+        if lost := scheduler_lost(client):
+            raise lost from exc
+        raise
     finally:
-        if running:
+        if running and scheduler_lost(client) is None:
             client.cancel([f for _, f in running.values()])
 
 

@@ -9,6 +9,9 @@ It answers both ``POST /v1/chat/completions`` (OpenAI-compatible) and ``POST /ap
 - ``FLAKY``: HTTP 500 twice, then an answer; ``THROTTLED``: 429 (Retry-After: 0) twice
 - ``ALWAYS500``: HTTP 500 every time; ``SLOW``: the first attempt sleeps past the client's
   timeout, later attempts answer at once
+- ``MOVED``: HTTP 301 to ``MOVED_TO`` (a proxy sending plain HTTP to HTTPS)
+- ``TRICKLE``: the answer's bytes one at a time, ``TRICKLE_SECONDS`` apart (each read is
+  quick, the whole answer slow); ``HUGE``: an answer of ``HUGE_BYTES`` of content
 - ``PAIRED``: waits until a second PAIRED request is in flight (a barrier), so it only
   succeeds when requests really run concurrently
 - category prompts: ``leak`` -> memory-inefficiency/memory-leak, ``NOWHERE`` -> a slug
@@ -27,6 +30,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 SLOW_SECONDS = 1.0
+TRICKLE_SECONDS = 0.2
+HUGE_BYTES = 1_000_000
+MOVED_TO = "https://llm.example.org/v1/chat/completions"
 Reply = tuple[int, dict[str, Any], dict[str, str] | None]
 
 
@@ -107,7 +113,7 @@ class FakeLLM:
             # request on receipt is never seen overlapping this one.
             with self.lock:
                 self.inflight -= 1
-        _send(h, *reply)
+        _send(h, *reply, trickle="TRICKLE" in text)
 
     def _answer(
         self, h: BaseHTTPRequestHandler, body: dict[str, Any], system: str, text: str, attempt: int
@@ -118,6 +124,8 @@ class FakeLLM:
             return _reply(400, {"error": "the teacher must run at temperature 0"})
         if "ALWAYS500" in text or ("FLAKY" in text and attempt <= 2):
             return _reply(500, {"error": "overloaded"})
+        if "MOVED" in text:
+            return _reply(301, {}, {"Location": MOVED_TO})
         if "THROTTLED" in text and attempt <= 2:
             return _reply(429, {"error": "slow down"}, {"Retry-After": "0"})
         if "SLOW" in text and attempt == 1:
@@ -145,6 +153,8 @@ class FakeLLM:
             content = "Well, this looks like it could be about performance, hard to say."
         elif "REFUSE" in text:
             content, refusal = "I'm sorry, I can't help with that.", "I can't help with that."
+        elif "HUGE" in text:
+            content = "x" * HUGE_BYTES
         elif "BADLABEL" in text:
             content = json.dumps({"label": "Maybe", "confidence": 50})
         else:
@@ -186,6 +196,7 @@ def _send(
     status: int,
     data: dict[str, Any],
     headers: dict[str, str] | None = None,
+    trickle: bool = False,
 ) -> None:
     payload = json.dumps(data).encode()
     h.send_response(status)
@@ -195,4 +206,10 @@ def _send(
         h.send_header(k, v)
     h.end_headers()
     with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        h.wfile.write(payload)
+        if not trickle:
+            h.wfile.write(payload)
+            return
+        for byte in payload:
+            h.wfile.write(bytes([byte]))
+            h.wfile.flush()
+            time.sleep(TRICKLE_SECONDS)

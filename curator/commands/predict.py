@@ -99,6 +99,8 @@ def predict(
     In this process, or on Dask workers with ``--workers N`` or ``--scheduler ADDRESS``."""
     if set_name and unlabeled:
         fail("give a SET or --unlabeled, not both", EXIT_USAGE)
+    if scheduler is not None and not scheduler.strip():
+        fail("--scheduler: the address is empty (e.g. tcp://HOST:8786)", EXIT_USAGE)
     if workers is not None and scheduler:
         fail("give --workers or --scheduler, not both", EXIT_USAGE)
     if sum((quantize, bool(bf16), openvino)) > 1:

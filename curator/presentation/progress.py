@@ -205,7 +205,7 @@ class ClusterProgress(_Redrawn):
         )
 
     def workers_changed(self, workers: int) -> None:
-        self.progress.console.print(labelled("cluster", "cyan", f"{workers} workers now"))
+        self.progress.console.print(labelled("cluster", "cyan", f"{workers} worker{'' if workers == 1 else 's'} now"))
 
     def source_finished(self, summary: FinishedSource) -> None:
         if summary.failed:

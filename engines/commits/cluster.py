@@ -35,7 +35,7 @@ from engines.commits.pipeline import (
 )
 from engines.commits.sources import source_name
 from engines.commits.task import ChunkResult, ChunkTask, mine_chunk
-from engines.dask_cluster import WorkerWatch, dashboard_link, drive, error_line
+from engines.dask_cluster import WorkerWatch, dashboard_link, drive, error_line, scheduler_lost
 from engines.labelers.registry import LabelerSpec
 from engines.reporting import ClusterReporter, SilentClusterReporter
 from store import Store
@@ -101,6 +101,11 @@ class _ClusterRun:
         sources = [_Source(i, s, SourceSummary(source_name(s))) for i, s in enumerate(specs)]
         self.waiting.extend(sources)
         self.report.run_started(len(sources), len(self.watch.workers), dashboard_link(self.client))
+        if not self.watch.workers:
+            self.report.problem(
+                "the Dask scheduler has no workers: the run waits until one joins"
+                " (start `dask worker SCHEDULER-ADDRESS` on a machine with Curator)"
+            )
         drive(self.client, self.running, self._turn)
         return [src.summary for src in sources]
 
@@ -161,6 +166,8 @@ class _ClusterRun:
                 )
                 continue
             except (FutureCancelledError, Exception) as exc:  # a bug, or the cluster went
+                if lost := scheduler_lost(self.client):
+                    raise lost from exc
                 self._fail(src, "error", f"task failed: {error_line(exc)}")
                 continue
             finally:

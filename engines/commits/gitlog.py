@@ -26,6 +26,18 @@ _LOG_FORMAT = f"--format={HEADER}%H{FIELD}%aI{FIELD}%at{FIELD}"
 class GitError(Exception):
     """A git command failed; the message is git's own last line of complaint."""
 
+    reason = "git"  # as a mining summary names the failure
+
+
+class BranchNotFound(GitError):
+    """The repository has no branch of the name asked for (``--branch``)."""
+
+    reason = "no-branch"
+
+    def __init__(self, branch: str) -> None:
+        super().__init__(f"branch {branch!r} not found")
+        self.branch = branch
+
 
 @dataclass(frozen=True)
 class FileStat:
@@ -145,7 +157,7 @@ def resolve_branch(repo: Path, branch: str | None) -> str:
             continue
         return candidate
     if branch:
-        raise GitError(f"branch {branch!r} not found")
+        raise BranchNotFound(branch)
     raise GitError("repository has no commits")
 
 

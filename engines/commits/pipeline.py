@@ -116,7 +116,7 @@ def mine_commits(
         except SourceError as exc:
             summary.failed, summary.reason = str(exc), exc.reason
         except GitError as exc:
-            summary.failed, summary.reason = str(exc), "git"
+            summary.failed, summary.reason = str(exc), exc.reason
         report.source_finished(summary)
     return summaries
 

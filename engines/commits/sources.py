@@ -62,7 +62,7 @@ def resolve_source(spec: str, clone_dir: Path | None = None, fetch: bool = True)
     if not path.exists():
         raise SourceError("no such file or directory", "not-found")
     if not path.is_dir() or not is_repository(path):
-        raise SourceError("not a git repository", "not-a-repository")
+        raise SourceError("not a git repository" + _holds_hint(path), "not-a-repository")
     root = _repository_root(path)
     if root is not None:
         raise SourceError(
@@ -71,6 +71,50 @@ def resolve_source(spec: str, clone_dir: Path | None = None, fetch: bool = True)
             "not-a-repository",
         )
     return LocalRepo(source_name(spec), path.resolve())
+
+
+HINT_SCAN = 2000  # folders looked at for the hint, at most
+
+
+def _looks_like_repository(path: Path) -> bool:
+    """A bare repository or a work tree, judged from its files (no git process)."""
+    if (path / ".git").exists():
+        return True
+    return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+
+
+def _holds_hint(path: Path) -> str:
+    """For a folder of repositories (a mirror's parent folder, one or two levels up):
+    how many it holds, one of them, and how to mine them; else nothing."""
+    if not path.is_dir():
+        return ""
+    found: list[Path] = []
+    scanned = 0
+    level = [path]
+    for _depth in range(2):
+        below: list[Path] = []
+        for folder in level:
+            if scanned > HINT_SCAN:
+                break
+            try:
+                children = sorted(c for c in folder.iterdir() if c.is_dir())
+            except OSError:
+                continue
+            for child in children[: HINT_SCAN + 1 - scanned]:
+                scanned += 1
+                (found if _looks_like_repository(child) else below).append(child)
+        if found:
+            break
+        level = below
+    if not found:
+        return ""
+    if len(found) == 1:
+        return f", but it holds the repository {found[0]}: name that one"
+    more = "+" if scanned > HINT_SCAN else ""
+    return (
+        f", but it holds {len(found):,}{more} repositories, e.g. {found[0]}:"
+        " name them on the command line or list them in a --repos-file"
+    )
 
 
 def _repository_root(path: Path) -> Path | None:

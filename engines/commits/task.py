@@ -111,7 +111,7 @@ def mine_chunk(task: ChunkTask) -> ChunkResult:
     except SourceError as exc:
         result.failed, result.reason = str(exc), exc.reason
     except GitError as exc:
-        result.failed, result.reason = str(exc), "git"
+        result.failed, result.reason = str(exc), exc.reason
     except LabelerError as exc:
         result.failed, result.reason = f"cannot load a labeler: {exc}", "labeler"
     except OSError as exc:  # the clone cache or the disk, as the worker sees it

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from engines.dask_cluster import WorkerWatch, drive, error_line
+from engines.dask_cluster import WorkerWatch, drive, error_line, scheduler_lost
 from engines.labelers.base import Labeler, Prediction, run_labeler
 from engines.labelers.registry import LabelerSpec, build_labeler
 from store import Store
@@ -183,6 +183,8 @@ class _Run:
                 )
                 continue
             except Exception as exc:  # the task failed outside the labeler: one line, go on
+                if lost := scheduler_lost(self.client):
+                    raise lost from exc
                 self._failed(ids, f"{where}: {error_line(exc)}")
                 continue
             finally:

@@ -59,6 +59,8 @@ def _refuse_conflicts(
     window: tuple[str | None, str | None],
 ) -> None:
     """Usage errors between options, before the database is touched."""
+    if scheduler is not None and not scheduler.strip():
+        raise typer.BadParameter("the address is empty", param_hint="--scheduler")
     if workers is not None and scheduler:
         raise typer.BadParameter("give --workers or --scheduler, not both", param_hint="--workers")
     if min_stars is not None and not repos_file:
@@ -95,7 +97,8 @@ def _summary_table(summaries: list[SourceSummary]) -> Table:
     for s in shown:
         if s.failed:
             failed = Text(f"failed: {s.reason or 'error'}", "red")
-            table.add_row(one_line(s.source, 60), *[MISSING] * 4, failed)
+            branch = one_line(s.branch or MISSING)  # a --branch it lacks names it here
+            table.add_row(one_line(s.source, 60), branch, *[MISSING] * 3, failed)
             continue
         table.add_row(
             one_line(s.source, 60),
@@ -219,7 +222,11 @@ def mine_commits_command(
     store = open_db(db)
     try:
         label_specs = labeler_specs(store, labeler_names or [])
-        specs, skipped = sources_to_mine(store, list(sources or []), listed, options, refresh)
+        chosen = sources_to_mine(store, list(sources or []), listed, options, refresh)
+        specs, skipped = chosen.specs, chosen.skipped
+        for spec, mined in chosen.repeated:
+            same = "given twice" if spec == mined else f"the same repository as {mined}"
+            err.print(labelled("warning", "yellow", one_line(f"{spec}: {same}; skipped", 300)))
         if skipped:
             err.print(
                 f"skipping {_repositories(skipped)} an earlier run finished"

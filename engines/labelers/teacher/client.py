@@ -3,7 +3,8 @@
 It speaks two HTTP dialects through httpx: OpenAI-compatible chat completions
 (``POST /v1/chat/completions``: vLLM, llama.cpp's server, LM Studio, hosted APIs) and
 Ollama's native ``POST /api/chat``. Requests run at temperature 0 on a thread pool
-(``concurrency`` at once). Timeouts, connection errors, 429 and 5xx answers are retried
+(``concurrency`` at once); each must be answered within ``timeout`` seconds in all and
+in at most ``MAX_RESPONSE_BYTES``. Timeouts, connection errors, 429 and 5xx answers are retried
 with exponential backoff (a ``Retry-After`` header is honoured up to the cap); other
 HTTP errors, refusals and replies that do not parse come back as :class:`Failure`
 values with a short reason, never as labels.
@@ -15,7 +16,9 @@ counter, so teacher and student judge the same text.
 
 from __future__ import annotations
 
+import json
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
@@ -42,6 +45,7 @@ from engines.labelers.teacher.prompt import (
 APIS = ("ollama", "openai")
 TASKS = ("label", "category")
 RAW_LIMIT = 20_000
+MAX_RESPONSE_BYTES = 16 * 2**20  # a reply is a short JSON object; more is a runaway
 _RETRY_STATUS = frozenset({408, 409, 425, 429})
 
 TokenCounter = Callable[[str], int]
@@ -74,7 +78,8 @@ class TeacherConfig:
         if not self.model.strip():
             raise ValueError("the model name is empty")
         if not self.endpoint.startswith(("http://", "https://")):
-            raise ValueError(f"endpoint {self.endpoint!r} is not an http(s) URL")
+            hint = "" if "://" in self.endpoint else f"; did you mean http://{self.endpoint}?"
+            raise ValueError(f"endpoint {self.endpoint!r} is not an http(s) URL{hint}")
         try:
             host = urlsplit(self.endpoint).hostname
         except ValueError as exc:  # an unclosed [IPv6 bracket, say
@@ -265,23 +270,48 @@ class Teacher:
         import httpx  # loaded by __init__ already; this binds the name here
 
         try:
-            response = self._http.post(self.config.url, json=body)
+            status, reason, headers, payload = self._exchange(body)
         except httpx.TimeoutException as exc:
             raise _Retryable("timeout", f"no answer within {self.config.timeout:g} s") from exc
         except httpx.TransportError as exc:
             raise _Retryable("connection", f"{type(exc).__name__}: {exc}") from exc
-        status = response.status_code
         if status in _RETRY_STATUS or status >= 500:
             raise _Retryable(
-                f"http-{status}", _error_text(response), _retry_after(response.headers)
+                f"http-{status}", _error_text(status, reason, payload), _retry_after(headers)
             )
         if status >= 400:
-            raise _Final(f"http-{status}", _error_text(response))
+            raise _Final(f"http-{status}", _error_text(status, reason, payload))
+        if status >= 300:  # not followed: a POST's body would not go along
+            where = headers.get("location") or "nowhere"
+            raise _Final(
+                f"http-{status}", f"HTTP {status}: redirected to {where}; give that as --endpoint"
+            )
         try:
-            data = response.json()
+            data = json.loads(payload)
         except ValueError as exc:
             raise _Final("bad-response", "the server's answer is not JSON") from exc
         return self._content(data)
+
+    def _exchange(self, body: dict[str, Any]) -> tuple[int, str, httpx.Headers, bytes]:
+        """One request: the status, its reason phrase, the headers and the body, read
+        within ``timeout`` seconds in all (a server trickling bytes cannot stretch it) and
+        at most ``MAX_RESPONSE_BYTES`` long."""
+        import httpx
+
+        deadline = time.monotonic() + self.config.timeout
+        with self._http.stream("POST", self.config.url, json=body) as response:
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    raise _Final(
+                        "too-large", f"the answer is over {MAX_RESPONSE_BYTES // 2**20} MiB"
+                    )
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("the whole answer took too long")
+                chunks.append(chunk)
+            return response.status_code, response.reason_phrase, response.headers, b"".join(chunks)
 
     def _content(self, data: Any) -> _Content:
         if not isinstance(data, dict):
@@ -387,10 +417,6 @@ def _retry_after(headers: httpx.Headers) -> float | None:
         return None
 
 
-def _error_text(response: httpx.Response) -> str:
-    reason = response.reason_phrase or "error"
-    try:
-        body = " ".join(response.text.split())[:200]
-    except UnicodeDecodeError:
-        body = ""
-    return f"HTTP {response.status_code} {reason}" + (f": {body}" if body else "")
+def _error_text(status: int, reason: str, payload: bytes) -> str:
+    body = " ".join(payload[:2000].decode("utf-8", "replace").split())[:200]
+    return f"HTTP {status} {reason or 'error'}" + (f": {body}" if body else "")

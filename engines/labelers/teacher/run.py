@@ -31,7 +31,15 @@ GIVE_UP_AFTER = 10
 """A run stops when its first this-many answers all failed at the HTTP level (a wrong
 endpoint or model name would otherwise fail every item, one at a time)."""
 _REPLY_REASONS = frozenset(
-    {"malformed", "refusal", "unknown-label", "unknown-category", "empty", "not-a-commit"}
+    {
+        "malformed",
+        "refusal",
+        "unknown-label",
+        "unknown-category",
+        "empty",
+        "too-large",
+        "not-a-commit",
+    }
 )
 
 
