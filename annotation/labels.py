@@ -26,7 +26,7 @@ def annotator_problem(name: str) -> str | None:
     found = unprintable_char(name)
     if found is not None:
         return (
-            f"annotator name {name!a} holds the control character {found}:"
+            f"annotator name {name!a} holds the control or invisible character {found}:"
             " give a name of printable characters"
         )
     return None

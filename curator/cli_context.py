@@ -17,7 +17,7 @@ from curator.presentation.cli_output import EXIT_USAGE, fail, warn
 from curator.presentation.migration_progress import MigrationBar
 from curator.settings import Settings, SettingsError, load_settings
 from store import Store, open_store
-from store.connection import StoreError
+from store.connection import BUSY_TIMEOUT_MS, StoreError
 
 if TYPE_CHECKING:
     from engines.kernels.checker import KernelWorker
@@ -56,7 +56,8 @@ def settings(**flags: Any) -> Settings:
 
 def open_db(db: Path | None, create: bool = True) -> Store:
     """Open the store the settings name (``--db`` first) or exit with a one-line error;
-    a long migration (search indexes for a large existing store) shows a bar. Commands
+    a long migration (search indexes for a large existing store) shows a bar, and a wait
+    for another process's write lock (opening, or any write later) says so. Commands
     that only read pass ``create=False``: a mistyped path is an error, not a new empty
     store (and new folders) that reads as "nothing here"."""
     bar = MigrationBar()
@@ -68,11 +69,19 @@ def open_db(db: Path | None, create: bool = True) -> Store:
             EXIT_USAGE,
         )
     try:
-        return open_store(path, progress=bar)
+        return open_store(path, progress=bar, waiting=_say_waiting)
     except StoreError as exc:
         fail(str(exc), EXIT_USAGE)
     finally:
         bar.close()
+
+
+def _say_waiting(path: Path) -> None:
+    """One line on stderr when a command starts waiting for another process's lock."""
+    warn(
+        f"{path}: another process holds the write lock (a long write, or the migration of"
+        f" an older database); waiting up to {BUSY_TIMEOUT_MS // 1000} s for it"
+    )
 
 
 def login_name() -> str:

@@ -98,7 +98,7 @@ def explain(exc: BaseException) -> str:
             )
         if "locked" in text or "busy" in text:
             return (
-                f"the database is held by another Curator process ({text}): nothing was"
+                f"the database is held by another process ({text}): nothing was"
                 " written; run the command again when that one is done"
             )
         if "malformed" in text or "not a database" in text:

@@ -444,11 +444,17 @@ def current_version(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()[0]
 
 
-def migrate(conn: sqlite3.Connection, progress: Progress | None = None) -> int:
+def migrate(
+    conn: sqlite3.Connection,
+    progress: Progress | None = None,
+    begin: Callable[[], object] | None = None,
+) -> int:
     """Bring the database up to :data:`SCHEMA_VERSION`; return the version it started at.
 
     A migration is SQL text or a function of the connection and ``progress``, which it
-    calls as ``progress(what, done, total)`` while it works through existing rows."""
+    calls as ``progress(what, done, total)`` while it works through existing rows.
+    ``begin`` takes the write lock for each migration (``BEGIN IMMEDIATE`` unless given:
+    the store's own, which says when it waits for another process)."""
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_version ("
         " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
@@ -461,7 +467,10 @@ def migrate(conn: sqlite3.Connection, progress: Progress | None = None) -> int:
     for version, name, sql in MIGRATIONS:
         if version <= start:
             continue
-        conn.execute("BEGIN IMMEDIATE")
+        if begin is None:
+            conn.execute("BEGIN IMMEDIATE")
+        else:
+            begin()
         try:
             # Another process may have migrated while we waited for the lock.
             if current_version(conn) >= version:

@@ -4,13 +4,38 @@ garble it wherever it is printed, so that no one could read it in a list or type
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # C0 and C1 controls (newlines and tabs too), DEL, and the invisible characters that
 # reorder or break text: bidi marks, embeddings, overrides and isolates, U+2028/U+2029
 UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
+_ZWJ = "\u200d"
+_EMOJI_PRESENTATION = "\ufe0f"
+
+
+def _joins_emoji(name: str, at: int) -> bool:
+    """Whether the zero-width joiner at ``at`` joins two symbols into one emoji (as in
+    ``👩‍💻``, ``👩🏽‍💻``, ``🏳️‍🌈``), where it is seen, rather than two letters."""
+    before = name[at - 1] if at > 0 else ""
+    after = name[at + 1] if at + 1 < len(name) else ""
+    return (
+        bool(before)
+        and bool(after)
+        and (before == _EMOJI_PRESENTATION or unicodedata.category(before) in ("So", "Sk"))
+        and unicodedata.category(after) == "So"
+    )
+
 
 def unprintable_char(name: str) -> str | None:
-    """The first character of ``name`` that no one could see or type, as ``U+XXXX``."""
-    found = UNPRINTABLE.search(name)
-    return None if found is None else f"U+{ord(found.group()):04X}"
+    """The first character of ``name`` that no one could see or type, as ``U+XXXX``: a
+    control character, or one of Unicode's invisible format characters (category Cf:
+    zero-width spaces and joiners, soft hyphens, byte-order marks), with which
+    ``a\\u200bb`` would list as ``ab`` beside a different ``ab``. A joiner inside an emoji
+    sequence is part of what is seen and is allowed."""
+    for at, char in enumerate(name):
+        if UNPRINTABLE.match(char):
+            return f"U+{ord(char):04X}"
+        if unicodedata.category(char) == "Cf" and not (char == _ZWJ and _joins_emoji(name, at)):
+            return f"U+{ord(char):04X}"
+    return None

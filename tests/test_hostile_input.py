@@ -332,5 +332,5 @@ def test_a_database_held_by_another_process_is_one_line_saying_so(
         other.close()
     assert voted.exit_code == 1
     line = voted.output.strip()
-    assert line.startswith("error: the database is held by another Curator process"), line
+    assert line.startswith(f"error: {db}: locked by another process"), line
     assert "\n" not in line

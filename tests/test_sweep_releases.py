@@ -220,7 +220,7 @@ def _rewrite_record(release: Path, line: int, change: dict) -> None:
     ("annotator", "problem"),
     [
         ("", "an annotator name is required"),
-        ("\x1b[31mevil", "holds the control character U+001B"),
+        ("\x1b[31mevil", "holds the control or invisible character U+001B"),
         (" alice ", "annotator name ' alice ' has spaces around it"),
     ],
 )

@@ -1,5 +1,6 @@
 """The bar a long schema migration shows on stderr (building the search indexes of a
-large existing database): silent for small tables, one row per table otherwise."""
+large existing database, rewriting its rows): silent for small tables, one row per step
+(``indexing commits``, ``messages kept whole``) otherwise."""
 
 from __future__ import annotations
 
@@ -44,7 +45,9 @@ class MigrationBar:
             )
             self.progress.start()
         if what not in self.tasks:
-            self.tasks[what] = self.progress.add_task(f"indexing {what}", total=total)
+            # the search indexes' step names its tables; the other steps say what they do
+            label = what if " " in what else f"indexing {what}"
+            self.tasks[what] = self.progress.add_task(label, total=total)
         self.progress.update(self.tasks[what], completed=done)
 
     def close(self) -> None:
