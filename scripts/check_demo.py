@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from curator.settings import resolve_db_path
 from store import open_store
 from store.items import count_items
 
@@ -18,7 +19,8 @@ def main(repo: str, db: str | None = None) -> int:
     recipe = yaml.safe_load((ROOT / "sample_data/commits/recipe.yaml").read_text())
     expected = sum(1 for c in recipe["commits"] if c.get("expect") == "stored")
     source = str(Path(repo).resolve())
-    with open_store(db) as store:
+    # found as every curator command finds it: --db, $CURATOR_DB, the config files
+    with open_store(resolve_db_path(db), create=False) as store:
         stored = count_items(store, "commit", source)
     if stored != expected:
         print(f"demo: MISMATCH: {stored} commits stored, the recipe expects {expected}")

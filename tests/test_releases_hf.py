@@ -72,6 +72,23 @@ def test_an_unsplit_gzip_release_loads_as_train(cli, db: Path, tmp_path: Path) -
     assert list(dataset) == ["train"] and list(dataset["train"]) == expected
 
 
+def test_an_empty_split_is_left_out_of_the_card_so_the_release_still_loads(
+    cli, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    done = cli("export", "v3", "--split", "repo:98/1/1", "--seed", "3", "--out", str(tmp_path))
+    assert done.exit_code == 0, done.output
+    release = tmp_path / "v3"
+    manifest = json.loads((release / "manifest.json").read_text())
+    empty = [name for name, entry in manifest["files"].items() if entry.get("records") == 0]
+    assert empty, "the split should leave a part without repositories"
+    assert validate_release(release).ok
+    header = (release / "README.md").read_text().split("---\n")[1]
+    assert not any(name in header for name in empty)
+    dataset = load(release, tmp_path)
+    assert sum(len(dataset[split]) for split in dataset) == manifest["counts"]["records"]
+
+
 def test_features_cover_every_field_of_every_kind() -> None:
     from curator.releases.schema import KINDS, record_schema
 

@@ -49,7 +49,9 @@ def card_header(version: str, files: dict[str, dict[str, Any]]) -> list[str]:
     by_kind: dict[str, list[tuple[str, str]]] = {}
     parquet = any(name.endswith(".parquet") for name in files)
     for name, entry in sorted(files.items()):
-        if "kind" in entry:
+        # an empty split file stays in the release but not in the card: the datasets
+        # library refuses a split that matches no rows
+        if "kind" in entry and entry.get("records") != 0:
             split = _split_name(entry.get("split"))
             by_kind.setdefault(entry["kind"], []).append((split, name))
     lines = [
