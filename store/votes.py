@@ -178,6 +178,19 @@ def undo_last(
     return UndoResult(vote_id, item_id, label, restored.label)
 
 
+def has_undoable(store: Store, annotator: str, role: str) -> bool:
+    """Whether the annotator has a vote in ``role`` that :func:`undo_last` could take
+    back (anywhere in the store)."""
+    return (
+        store._scalar(
+            "SELECT 1 FROM votes AS v WHERE annotator = ? AND role = ? AND undoes IS NULL"
+            " AND NOT EXISTS (SELECT 1 FROM votes AS u WHERE u.undoes = v.id) LIMIT 1",
+            (annotator, role),
+        )
+        is not None
+    )
+
+
 def live_votes_for_items(
     store: Store, item_ids: Iterable[int], role: str | None = None, set_id: int | None = None
 ) -> list[LiveVote]:

@@ -49,6 +49,8 @@ def test_adjudicate_then_settle_a_conflict_then_eval(gt) -> None:  # type: ignor
     assert len(skipped.output.strip().splitlines()) == 1
     settle = gt("vote", f"#{item}", "non-perf", "--annotator", "dana", "--adjudicate")
     assert settle.exit_code == 0, settle.output
+    plain = gt("undo", "--annotator", "dana")  # dana only adjudicated
+    assert plain.exit_code == 1 and plain.output.strip().endswith("add --adjudicate")
     after = json.loads(gt("adjudicate", "gt-eval", "--json").output)
     assert after["summary"]["adjudicated"] == 1
     assert after["summary"]["conflict"] == len(conflicts) - 1

@@ -340,7 +340,8 @@ def _decision_line(data: dict[str, Any]) -> str:
     decision = data["decision"]
     if not decision:
         return "decision: perf iff P(perf) >= 0.5 (trained before thresholds were chosen)"
-    met = "" if decision.get("objective_met", True) else ", objective not reached"
+    # None: kept from elsewhere or the default, so no objective was aimed at here
+    met = ", objective not reached" if decision.get("objective_met") is False else ""
     if decision.get("near_tie"):
         met += f", F1 within {decision['near_tie']:g} of the best counted as tied"
     line = (

@@ -274,8 +274,9 @@ def train(
         typer.Option(
             "--prior",
             help="perf: a student trained from the packaged MiniLM starts from the perf prior"
-            " shipped with Curator (what MiniLM learned from 4,834 commits of 75 projects the"
-            " team labeled); none: from MiniLM alone. With --base mpnet, the prior cut from"
+            " shipped with Curator (what MiniLM learned from the commits the team labeled by"
+            " hand and the shared messages; `curator train` prints how many); none: from"
+            " MiniLM alone. With --base mpnet, the prior cut from"
             " mpnet when one is installed ($CURATOR_PERF_PRIOR). Ignored with a --base folder"
             " or --from-model.",
         ),

@@ -28,6 +28,7 @@ from curator.presentation.cli_output import (
     warn,
 )
 from curator.presentation.text import one_line
+from store.votes import ADJUDICATOR, has_undoable
 
 
 def vote(
@@ -105,8 +106,11 @@ def undo_command(
     with open_db(db, create=False) as store:
         in_set = load_optional_set(store, set_name)
         result = undo(store, who, adjudicate, in_set)
+        adjudicated = result is None and not adjudicate and has_undoable(store, who, ADJUDICATOR)
     if result is None:
-        fail(f"nothing to undo for {who}" + (f" in set {in_set.name!r}" if in_set else ""))
+        where = f" in set {in_set.name!r}" if in_set else ""
+        hint = "; to take back an adjudication, add --adjudicate" if adjudicated else ""
+        fail(f"nothing to undo for {who}{where}{hint}")
     restored = result.restored_label or "no vote"
     if as_json:
         print_json({"undone_vote": result.undone_vote_id, "item": result.item_id,

@@ -186,16 +186,18 @@ def decide(
     is recorded when it took part in a choice."""
     parse_objective(objective)
     given_on = chosen_on
+    met: bool | None
     if fallback is not None and probs and not enough_to_choose(labels):
-        threshold, met = fallback[0], False
+        threshold, met = fallback[0], None  # nothing was chosen here: no objective to meet
         chosen_on = (
             f"{fallback[1]} ({chosen_on}: {len(labels)} items, {int(sum(labels))} perf,"
             f" too few to choose on)"
         )
     else:
+        threshold, met = choose_threshold(probs, labels, objective, near_tie)
         if not probs or len(set(labels)) < 2:
             chosen_on = f"default ({'no' if not probs else 'one-class'} dev data)"
-        threshold, met = choose_threshold(probs, labels, objective, near_tie)
+            met = None
     block: dict[str, Any] = {
         "threshold": round(threshold, 6),
         "objective": objective,
