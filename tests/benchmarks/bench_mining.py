@@ -211,6 +211,11 @@ def classify(fast: object, reference: object) -> str:
     """Why the two parsers' names differ on a commit, by the shape of the difference."""
     if _bare(fast) == _bare(reference):
         return "qualifiers"  # the same functions; lizard names their class otherwise
+    # a parser that could not read the commit found nothing for want of trying
+    if reference == "error":
+        return "lizard-error"
+    if fast == "error":
+        return "tree-sitter-error"
     found = fast if isinstance(fast, list) else []
     if isinstance(reference, list):
         extra = set(reference) - set(found)
@@ -363,6 +368,15 @@ def main(argv: list[str] | None = None) -> int:
 
         extract_pool.default_processes = lambda: args.processes  # type: ignore[assignment]
     if args.repo is not None:
+        bare = subprocess.run(
+            ["git", "-C", str(args.repo), "rev-parse", "--is-bare-repository"],
+            capture_output=True,
+            text=True,
+        )
+        if bare.returncode != 0:
+            parser.error(f"--repo {args.repo}: not a git repository")
+        if bare.stdout.strip() == "true":  # PyDriller's lizard path needs a work tree
+            parser.error(f"--repo {args.repo}: a bare repository; clone it (git clone) first")
         real = run_real(
             args.repo, args.since, args.until, lizard=not args.no_lizard, loop=not args.no_loop
         )
