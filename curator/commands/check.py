@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from typing import Annotated
 
@@ -75,6 +76,8 @@ def check_kernels_command(
     db: DbOption = None,
 ) -> None:
     """Run each kernel four times (A1, B1, A2, B2) in a child process and record a verdict."""
+    if not math.isfinite(timeout):  # NaN passes typer's range check
+        raise typer.BadParameter(f"{timeout}: give a number of seconds", param_hint="--timeout")
     if payload not in ("all", "clgen"):
         raise typer.BadParameter(f"{payload!r}: choose all or clgen", param_hint="--payload")
     if (set_name is None) == (not unchecked):

@@ -32,22 +32,22 @@ def _cell(key: str, value: int) -> str:
 
 
 def _size_table(title: str, group: str, rows: dict[str, dict[str, Any]], total: Any) -> Table:
+    """One row before dedup and one after for each group: four number columns, not
+    eight, so that no figure is cut to ``8,449…`` in an 80-column terminal."""
     table = Table(title=title, title_justify="left")
-    table.add_column(group)
-    for side in ("", "dedup "):
-        for key in _COLUMNS:
-            table.add_column(side + key.replace("_bytes", "").replace("_", " "), justify="right")
-    for name, sides in rows.items():
+    table.add_column(group, overflow="fold")
+    table.add_column("dedup")
+    for key in _COLUMNS:
+        table.add_column(key.replace("_bytes", "").replace("_", " "), justify="right", no_wrap=True)
+    named = [(one_line(name, 60), sides) for name, sides in rows.items()]
+    for index, (name, sides) in enumerate([*named, (Text("total", "bold"), total)]):
+        table.add_row(name, "before", *(_cell(k, sides["before"][k]) for k in _COLUMNS))
         table.add_row(
-            one_line(name, 60),
-            *(_cell(k, sides["before"][k]) for k in _COLUMNS),
+            "",
+            "after",
             *(_cell(k, sides["after"][k]) for k in _COLUMNS),
+            end_section=index < len(named),
         )
-    table.add_row(
-        Text("total", "bold"),
-        *(_cell(k, total["before"][k]) for k in _COLUMNS),
-        *(_cell(k, total["after"][k]) for k in _COLUMNS),
-    )
     return table
 
 

@@ -125,8 +125,17 @@ def decode_ir_text(data: bytes) -> tuple[str, tuple[int, ...]]:
     LLVM takes any bytes in a comment, so a comment's bytes that are not UTF-8 (a
     Latin-1 author name, say) are read as Latin-1, each one on its own: the text depends
     on the bytes alone, and the module LLVM parses is the same. Such a byte anywhere
-    else (a name, a string constant) is an :class:`IRReadError` naming its line.
+    else (a name, a string constant) is an :class:`IRReadError` naming its line, and so
+    is a NUL byte anywhere: LLVM gets the text as a C string and would silently read
+    only what comes before it (three binary bytes made an empty module).
     """
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        column = nul - data.rfind(b"\n", 0, nul)
+        raise IRReadError(
+            "not-text", f"line {line}, column {column}: a NUL byte (binary data, not IR?)"
+        )
     try:
         return data.decode("utf-8"), ()
     except UnicodeDecodeError:
@@ -175,7 +184,10 @@ def load_module(data: bytes, input_format: str | None = None) -> LoadedModule:
             try:
                 module = llvm.parse_assembly(text, context=context)
             except RuntimeError as exc:
-                raise IRReadError("parse-error", _text_error(str(exc))) from None
+                message = _text_error(str(exc))
+                if text.startswith("\ufeff"):
+                    message += " (the file starts with a byte-order mark, which LLVM does not read)"
+                raise IRReadError("parse-error", message) from None
         try:
             module.verify()
         except RuntimeError as exc:

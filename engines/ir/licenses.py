@@ -119,13 +119,25 @@ def detect_license_text(text: str) -> str:
     return UNKNOWN
 
 
+def _blank(path: Path) -> bool:
+    """Whether a file holds nothing but whitespace (facebook/zstd ships an empty
+    ``build/LICENSE``): it names no license and must not make its folder a project."""
+    try:
+        if path.stat().st_size > 64:
+            return False
+        return not path.read_bytes().strip()
+    except OSError:
+        return False  # unreadable: counted, and detected as unknown
+
+
 def license_files(root: Path) -> list[Path]:
-    """The license files directly inside ``root`` (LICENSE*, LICENCE*, COPYING*, UNLICENSE)."""
+    """The license files directly inside ``root`` (LICENSE*, LICENCE*, COPYING*,
+    UNLICENSE), blank ones left out."""
     try:
         children = sorted(root.iterdir())
     except OSError:
         return []
-    return [p for p in children if _FILE_NAME.match(p.name) and p.is_file()]
+    return [p for p in children if _FILE_NAME.match(p.name) and p.is_file() and not _blank(p)]
 
 
 def combine(found: list[str]) -> str:

@@ -11,8 +11,10 @@ here prints, so a TUI can run this from a worker thread.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -140,6 +142,10 @@ class _Input:
 
 
 def _sha256(path: Path) -> str:
+    """The file's SHA-256; OSError for anything but a regular file (reading a FIFO
+    named ``x.ll`` or ``x.c`` would wait forever for a writer)."""
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise OSError(errno.EINVAL, "not a regular file")
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):

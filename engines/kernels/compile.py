@@ -18,6 +18,7 @@ from engines.kernels.infer import Assumption, classify_refusal, resolve_build
 MIN_INSTRUCTIONS = 3
 CLANG_TIMEOUT_S = 60.0
 CL_STANDARDS = ("CL1.2", "CL3.0")
+_TIMED_OUT = -9
 
 
 class ToolError(Exception):
@@ -52,19 +53,27 @@ def clang_path() -> str:
     return path
 
 
-def run_clang(argv: list[str], source: str) -> subprocess.CompletedProcess[str]:
+def run_clang(
+    argv: list[str], source: str, timeout: float = CLANG_TIMEOUT_S
+) -> subprocess.CompletedProcess[str]:
     """clang on ``source`` (its stdin) in an empty folder, so that an ``#include`` the
-    kernel still holds is never looked for among the caller's files."""
+    kernel still holds is never looked for among the caller's files. A clang still
+    running after ``timeout`` seconds is killed and reported as a failed run (exit -9,
+    ``compiler timeout``), a refusal of that kernel rather than the end of the mine run."""
     with tempfile.TemporaryDirectory(prefix="curator-clang-") as empty:
-        return subprocess.run(
-            argv,
-            input=source,
-            capture_output=True,
-            text=True,
-            timeout=CLANG_TIMEOUT_S,
-            check=False,
-            cwd=empty,
-        )
+        try:
+            return subprocess.run(
+                argv,
+                input=source,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+                cwd=empty,
+            )
+        except subprocess.TimeoutExpired:
+            message = f"compiler timeout: clang gave no result within {timeout:g} s"
+            return subprocess.CompletedProcess(argv, _TIMED_OUT, "", f"error: {message}")
 
 
 def lower_to_ir(source: str, optimize: str = "-O1") -> tuple[str | None, str]:
@@ -95,6 +104,8 @@ def lower_to_ir(source: str, optimize: str = "-O1") -> tuple[str | None, str]:
         if proc.returncode == 0:
             return proc.stdout, ""
         message = message or proc.stderr.replace("<stdin>", "kernel.cl").strip()
+        if proc.returncode == _TIMED_OUT:  # another standard would only wait as long
+            break
     return None, message
 
 
@@ -150,10 +161,13 @@ def rejection_filter(
             False, "compile-error", problem, compiled, names, None, {}, assumptions, builds
         )
     if count < min_instructions:
+        message = f"{count} instructions in the optimised IR; the minimum is {min_instructions}"
+        if count == 0:  # even an empty kernel has its `ret`: no function was compiled
+            message += " (no function in the build: an #if or #ifdef leaves the kernel out)"
         return FilterResult(
             False,
             "too-few-instructions",
-            f"{count} instructions in the optimised IR; the minimum is {min_instructions}",
+            message,
             compiled,
             names,
             count,

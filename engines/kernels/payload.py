@@ -277,10 +277,17 @@ def make_payload(
     values: list[Any] = []
     sizes: dict[int, int] = {}
     for index, spec in enumerate(specs):
-        dtype, width = spec.element()
+        written = role_names[index]
+        label = spec.name if written == spec.name else f"{spec.name} ({written} as written)"
+        try:
+            dtype, width = spec.element()
+        except UnsupportedArgument:
+            raise UnsupportedArgument(
+                f"argument {label}: unsupported type {spec.type_name}"
+            ) from None
         if spec.is_pointer:
             if spec.address == "private":
-                raise UnsupportedArgument(f"argument {spec.name}: private pointer")
+                raise UnsupportedArgument(f"argument {label}: private pointer")
             count = global_size * width * rule.pad
             if spec.address == "local":
                 values.append(int(np.dtype(dtype).itemsize * global_size * width))

@@ -14,6 +14,7 @@ pass its own).
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -268,6 +269,8 @@ def _mine_source(
     batch_rows: int,
 ) -> None:
     source, root, files, tree = _walk(spec, clone_dir)
+    if not files:
+        report.problem(f"{source}: no OpenCL (.cl .ocl .clh) or C/C++ file to read")
     context = SourceContext(tree)
     summary.source = source
     scope = f"min_instructions={min_instructions}"
@@ -385,10 +388,17 @@ def _cumulative(base: dict[str, Any], summary: SourceSummary) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class CheckSettings:
+    """How ``check kernels`` runs each kernel; a timeout must be a positive number of
+    seconds (NaN once passed a range check and called saxpy a timeout)."""
+
     global_size: int = 1024
     local_size: int = 32
     timeout: float = 5.0
     policies: tuple[str, ...] = DEFAULT_POLICIES
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.timeout) and self.timeout > 0):
+            raise ValueError(f"timeout must be a positive number of seconds, not {self.timeout}")
 
 
 def check_one(

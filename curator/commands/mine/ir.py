@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Annotated
@@ -25,6 +26,7 @@ from engines.ir.build import CompilerNotFound, parse_flags
 from engines.ir.pipeline import BATCH_ROWS, IROptions, IRRunSummary, mine_ir
 
 SHOWN_REJECTIONS = 20
+MAX_JOBS = 256  # clangs at once: more would only thrash the machine
 
 
 class RichIRReporter:
@@ -132,10 +134,14 @@ def mine_ir_command(
         ),
     ] = False,
     jobs: Annotated[
-        int, typer.Option("--jobs", min=1, help="Compiles run at once (--build).")
+        int,
+        typer.Option(
+            "--jobs", min=1, max=MAX_JOBS, help="Compiles run at once (--build), at most 256."
+        ),
     ] = max(1, os.cpu_count() or 1),
     max_mb: Annotated[
-        float, typer.Option("--max-mb", min=0.001, help="Skip larger IR files.")
+        float,
+        typer.Option("--max-mb", min=0.001, max=1024 * 1024, help="Skip larger IR files."),
     ] = 256.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, hidden=True)] = BATCH_ROWS,
@@ -144,6 +150,8 @@ def mine_ir_command(
     """Ingest LLVM IR modules: structural-hash dedup, provenance, license, statistics."""
     if not paths and build is None:
         raise typer.BadParameter("give IR files or folders, or --build SRC_DIR", param_hint="PATH")
+    if math.isnan(max_mb):
+        raise typer.BadParameter("give a number of megabytes", param_hint="--max-mb")
     try:
         flag_list = parse_flags(flags)
     except ValueError as exc:
