@@ -112,7 +112,8 @@ def agreement_chart(store: Store, set_name: str) -> Chart:
             Series("Krippendorff alpha", xs, [w.alpha for w in weeks]),
         ],
         xticks=[(x, w.week.isoformat()) for x, w in zip(xs, weeks, strict=True)],
-        ylim=(-0.2, 1.0),
+        # kappa and alpha reach -1 when annotators always disagree
+        ylim=(min([-0.2, *(v for w in weeks for v in (w.kappa, w.alpha) if v is not None)]), 1.0),
     )
 
 

@@ -194,3 +194,15 @@ def test_windows_keep_the_order_of_votes_given_at_one_time(cli, tmp_path: Path) 
     # one import, one timestamp: the file's order is the only order there is
     assert [w["rate"] for w in ann["windows"]] == [1.0, 1.0, 0.0, 0.0]
     assert ann["drifting_since"] is not None
+
+
+def test_the_agreement_chart_draws_annotators_who_always_disagree(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    keys = [f"d{i}" for i in range(8)]
+    cli("import", "items", str(_items(tmp_path / "items.jsonl", keys)), "--set", "gt")
+    rows = [(k, "ann", "perf" if i % 2 else "non-perf") for i, k in enumerate(keys)]
+    rows += [(k, "ben", "non-perf" if i % 2 else "perf") for i, k in enumerate(keys)]
+    assert cli("import", "votes", str(_votes(tmp_path / "v.csv", rows))).exit_code == 0
+    assert json.loads(cli("agree", "gt", "--json").output)["fleiss_kappa"] < -0.2
+    drawn = cli("chart", "agreement", "--set", "gt")
+    assert drawn.exit_code == 0, drawn.output
+    assert "Agreement in gt" in drawn.output
