@@ -155,7 +155,7 @@ class LabelKeysScreen(CuratorScreen):
 
 class ReportScreen(CuratorScreen):
     """A set's figures in a column of boxes, fetched in a worker and refreshed every
-    ``refresh_seconds`` so they follow votes cast anywhere."""
+    ``refresh_seconds`` so they follow votes cast anywhere and edits of the set."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f5,ctrl+r", "refresh", "Refresh"),
@@ -200,6 +200,9 @@ class ReportScreen(CuratorScreen):
     @work(thread=True, exclusive=True, group="report")
     def load(self) -> None:
         show: Callable[..., None]
+        # `curator set edit` in another process (votes per item, labels) changes what
+        # the figures count: each refresh reads the set as stored now, as the CLI does.
+        self.set_row = self.curation.fresh_set(self.set_row)
         try:
             report, show = self.fetch(), self.present
         except ValueError as exc:

@@ -12,12 +12,12 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Header, Static
-from textual_plotext import PlotextPlot
 
 from curator.charts import Chart, draw
 from curator.presentation.text import one_line
 from curator.tui.screens.base import CuratorScreen
 from curator.tui.service.charts import APP_CHARTS
+from curator.tui.widgets.chart_plot import ChartPlot
 from store.sets import SetRow
 
 TITLES = {
@@ -54,7 +54,7 @@ class ChartsScreen(CuratorScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="status", classes="status")
-        yield PlotextPlot(id="plot")
+        yield ChartPlot(id="plot")
         yield Static(
             Text(
                 " · ".join(f"{i} {TITLES[n]}" for i, n in enumerate(APP_CHARTS, 1))
@@ -89,7 +89,7 @@ class ChartsScreen(CuratorScreen):
     def _show(self, name: str, found: Chart | str) -> None:
         if name != self.current:
             return
-        plot = self.query_one(PlotextPlot)
+        plot = self.query_one(ChartPlot)
         status = self.query_one("#status", Static)
         if isinstance(found, str):
             self.chart = None

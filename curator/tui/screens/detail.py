@@ -87,8 +87,7 @@ class ItemDetailScreen(CuratorScreen):
 
     def compose(self) -> ComposeResult:
         wide = self.app.size.width >= WIDE
-        if not wide:
-            self.add_class("narrow")
+        self.set_class(not wide, "narrow")
         yield Header()
         yield Static(Text(f"item #{self.item_id} · loading…"), id="status", classes="status")
         yield Static("", id="meta", classes="meta")
@@ -102,6 +101,12 @@ class ItemDetailScreen(CuratorScreen):
         yield ProgressBar(id="action-progress", show_eta=False)
         yield Static("", id="actions", classes="hint")
         yield Footer()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Side by side from ``WIDE`` columns up, stacked below, as the terminal changes."""
+        wide = event.size.width >= WIDE
+        self.set_class(not wide, "narrow")
+        self.query_one(ItemPanel).set_side_by_side(wide)
 
     def on_mount(self) -> None:
         self.title = f"Item #{self.item_id}"
@@ -219,7 +224,8 @@ class ItemDetailScreen(CuratorScreen):
         self.query_one(ItemPanel).toggle_all()
 
     def action_toggle_side(self) -> None:
-        self.toggle_class("side-open")
+        # Narrow: the facts take the panel's place and back; wide: they hide and return.
+        self.toggle_class("side-open" if self.has_class("narrow") else "side-hidden")
 
     def action_leave(self) -> None:
         if self.running is not None:

@@ -27,6 +27,16 @@ def key_name(key: str) -> str:
     return ",".join(_NAMES.get(k.strip(), k.strip()) for k in key.split(","))
 
 
+def screen_bindings(screen: Screen) -> list[BindingType]:
+    """The keys a Curator screen declares, its base classes' first (the audit screen
+    inherits refresh and back from the report screen): what its footer shows."""
+    found: list[BindingType] = []
+    for cls in reversed(type(screen).__mro__):
+        if cls.__module__.startswith("curator.") and "BINDINGS" in vars(cls):
+            found.extend(vars(cls)["BINDINGS"])
+    return found
+
+
 class HelpScreen(ModalScreen[None]):
     """Lists the keys of the screen it was opened over; any key closes it."""
 
@@ -44,7 +54,7 @@ class HelpScreen(ModalScreen[None]):
         extra = getattr(self.under, "help_rows", None)
         rows: list[tuple[str, str]] = list(extra()) if callable(extra) else []
         long = getattr(self.under, "HELP_TEXT", {})
-        for binding in self.under.BINDINGS:
+        for binding in screen_bindings(self.under):
             if isinstance(binding, Binding):
                 what = long.get(binding.action, binding.description or binding.action)
                 rows.append((key_name(binding.key), what))

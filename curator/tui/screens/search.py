@@ -41,6 +41,10 @@ class SearchScreen(CuratorScreen):
         self.in_set = False
         self.query_text = query
         self.hits: list[Hit] = []
+        # The set the hits were searched in (None: the whole store). A hit opens as an
+        # item of that set, else as any item: blind wherever a blind set holds it, never
+        # under the rules of a set that was only highlighted on the home screen.
+        self.hits_set: SetRow | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -64,9 +68,9 @@ class SearchScreen(CuratorScreen):
     def _scope_name(self) -> str:
         return f"set {self.set_row.name}" if self.in_set and self.set_row else "the whole store"
 
-    def _status(self, text: str) -> None:
+    def _status(self, text: str, width: int = 100) -> None:
         self.query_one("#status", Static).update(
-            Text.assemble(one_line(self._scope_name(), 40), " · ", one_line(text, 100))
+            Text.assemble(one_line(self._scope_name(), 40), " · ", one_line(text, width))
         )
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -103,12 +107,19 @@ class SearchScreen(CuratorScreen):
         try:
             hits = self.curation.find(text, set_row)
         except ValueError as exc:
-            self.from_worker(self._status, str(exc))
+            self.from_worker(self._refused, str(exc))
             return
-        self.from_worker(self._show, text, hits)
+        self.from_worker(self._show, text, hits, set_row)
 
-    def _show(self, text: str, hits: list[Hit]) -> None:
-        self.hits = hits
+    def _refused(self, reason: str) -> None:
+        """A query that cannot run: the last query's hits go, so enter cannot open one
+        of them under the new query's error."""
+        self.hits = []
+        self.query_one(DataTable).clear()
+        self._status(reason, 300)
+
+    def _show(self, text: str, hits: list[Hit], set_row: SetRow | None) -> None:
+        self.hits, self.hits_set = hits, set_row
         table = self.query_one(DataTable)
         table.clear()
         for h in hits:
@@ -130,4 +141,4 @@ class SearchScreen(CuratorScreen):
         event.stop()
         if event.row_key.value is None:
             return
-        self.app.push_screen(ItemDetailScreen(int(event.row_key.value), self.set_row))
+        self.app.push_screen(ItemDetailScreen(int(event.row_key.value), self.hits_set))

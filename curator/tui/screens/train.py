@@ -40,6 +40,8 @@ from engines.labelers.student import TrainProgress
 from store.models import ModelRow
 from store.sets import SetRow
 
+GATHERING = "gathering training data…"
+
 
 def scores_row(name: str, scores: dict[str, Any] | None) -> tuple[str, ...]:
     return (name, *tables.perf_scores(scores))
@@ -69,8 +71,9 @@ def curve_table(curve: LearningCurve) -> Table:
 
 
 def comparison_table(c: Comparison) -> Table:
-    on = (c.new_scores or c.previous_scores or {}).get("set", "?")
-    table = Table(title=f"on {on}", title_justify="left", box=None, padding=(0, 1))
+    on = (c.new_scores or c.previous_scores or {}).get("set")
+    title = Text(f"on {on}" if on else "not scored: no dev or eval set was chosen")
+    table = Table(title=title, title_justify="left", box=None, padding=(0, 1))
     for column in ("model", *tables.SCORES_HEADER):
         table.add_column(column, justify="left" if column == "model" else "right")
     table.add_row(*scores_row(f"{c.new.name} (new)", c.new_scores))
@@ -182,13 +185,13 @@ class TrainScreen(CuratorScreen):
             box.display = False
             note.update(one_line(found, 300))
             return
-        from textual_plotext import PlotextPlot  # already loaded by the worker
+        from curator.tui.widgets.chart_plot import ChartPlot  # plotext loaded by the worker
 
         self.al_chart = found
         note.update(one_line(found.note, 200))
         box.display = True
-        plots = box.query(PlotextPlot)
-        plot = plots.first() if plots else PlotextPlot(id="al-plot")
+        plots = box.query(ChartPlot)
+        plot = plots.first() if plots else ChartPlot(id="al-plot")
         if not plots:
             box.mount(plot)
         draw(plot.plt, found)
@@ -338,7 +341,7 @@ class TrainScreen(CuratorScreen):
         bar.update(total=None, progress=0)
         bar.display = True
         self.query_one("#compare", Static).update("")
-        self.query_one("#run", Static).update(Text("gathering training data…"))
+        self.query_one("#run", Static).update(Text(GATHERING))
         self._set_status(f"training {self.form.kind} · esc cancels")
         self._train(self.cancel)
 
@@ -394,6 +397,9 @@ class TrainScreen(CuratorScreen):
         self.cancel = None
         self.trained = c.new
         self.query_one(ProgressBar).display = False
+        run = self.query_one("#run", Static)
+        if str(run.content) == GATHERING:  # a TF-IDF baseline reports no steps
+            run.update(Text(f"registered {c.new.name}"))
         parts: list[Any] = [comparison_table(c)]
         new_f1, old_f1 = perf_f1(c.new_scores), perf_f1(c.previous_scores)
         parts.extend(Text(f"warning: {w}", style="yellow") for w in c.warnings)

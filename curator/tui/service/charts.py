@@ -15,11 +15,12 @@ APP_CHARTS = ("labels", "agreement", "threshold", "audit", "learning")
 
 def _labeler_for(store: Store, set_row: SetRow) -> str | None:
     """The labeler the threshold chart shows: the promoted student, else the newest
-    registered one, else the first labeler with predictions in the set."""
-    for found in (current_model(store, "student"), latest_model(store, "student")):
-        if found is not None:
-            return found.name
+    registered one, else the first labeler, each only where it has predicted items of
+    the set (a student trained elsewhere would hide the labelers that have)."""
     names = labelers_in_set(store, set_row.id)
+    for found in (current_model(store, "student"), latest_model(store, "student")):
+        if found is not None and found.name in names:
+            return found.name
     return names[0] if names else None
 
 

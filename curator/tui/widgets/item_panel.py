@@ -2,18 +2,22 @@
 
 Code is highlighted and clipped (see ``curator.tui.render``); ``show_all`` swaps the
 clipped view for a read-only text area holding every line, which stays fast on a
-50,000-line diff because it only draws what is on screen.
+50,000-line diff because it only draws what is on screen (and wraps long lines only in
+texts under ``WRAP_LINES`` lines).
 """
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Container, Vertical, VerticalScroll
 from textual.widgets import Static, TextArea
 
 from curator.tui import render
 from curator.tui.item_view import ItemView
+
+WRAP_LINES = 5_000
+"""The show-all view wraps long lines only in texts shorter than this many lines."""
 
 
 class ItemPanel(Vertical):
@@ -22,7 +26,7 @@ class ItemPanel(Vertical):
 
     def __init__(self, side_by_side: bool = False, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.side_by_side = side_by_side
+        self.set_side_by_side(side_by_side)
         self.view: ItemView | None = None
         self.clipped = False
         self.highlight = True
@@ -30,7 +34,7 @@ class ItemPanel(Vertical):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="item-scroll"):
             yield Static("", id="item-message")
-            with Horizontal(id="panes") if self.side_by_side else Vertical(id="panes"):
+            with Container(id="panes"):
                 for i in range(2):
                     with Vertical(id=f"pane-{i}"):
                         yield Static("", classes="pane-title", id=f"pane-title-{i}")
@@ -43,6 +47,15 @@ class ItemPanel(Vertical):
     def _theme_changed(self) -> None:
         if self.view is not None and not self.showing_all:
             self.show(self.view, self.highlight)
+
+    @property
+    def side_by_side(self) -> bool:
+        return self.has_class("side-by-side")
+
+    def set_side_by_side(self, side_by_side: bool) -> None:
+        """The two code panes beside each other, else one above the other (the screen
+        says which as the terminal is resized)."""
+        self.set_class(side_by_side, "side-by-side")
 
     @property
     def showing_all(self) -> bool:
@@ -97,7 +110,12 @@ class ItemPanel(Vertical):
         for pane in self.view.panes:
             parts.append(f"── {pane.title} ──\n{pane.text}")
         area = self.query_one("#item-full", TextArea)
-        area.load_text(render.full_text("\n\n".join(parts)))
+        text = render.full_text("\n\n".join(parts))
+        # Soft wrapping measures every line each time the area is sized: on the event
+        # loop, a second or more for a diff of tens of thousands of lines. Past
+        # WRAP_LINES the lines (at most render.FULL_LINE_CHARS) scroll sideways instead.
+        area.soft_wrap = text.count("\n") < WRAP_LINES
+        area.load_text(text)
         self.add_class("full")
         area.focus()
         return True
