@@ -1,7 +1,10 @@
 """Reading items and votes from JSONL or CSV files, with errors that name file and line.
 
-Parsing and checking come first, for the whole file; the caller writes only a file that
-produced no error, in one transaction, so a bad line never leaves half a file behind.
+Files are UTF-8 or UTF-16 with a byte-order mark; a CSV file's delimiter is a comma, or a
+semicolon or tab when its header says so. Parsing and checking come first, for the whole
+file; the caller writes only a file that produced no error, in one transaction (in
+chunks, telling a progress callback), so a bad line or a Ctrl-C never leaves half a file
+behind.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from store.items import (
     ImportedItem,
     find_by_id,
     insert_imported_items,
+    item_summaries,
     keys_to_ids,
 )
 from store.records import PredictionRow
@@ -63,24 +67,99 @@ CSV_FIELD_LIMIT = 2**31 - 1
 """The csv module's default limit, 128 KiB a field, is less than a big diff."""
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str | None]]:
-    """(line number, text) for every line; text None when the line is not UTF-8."""
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+BOM = "\ufeff"
+
+
+def _utf8_problem(path: Path, raw: bytes, exc: UnicodeDecodeError, first: bool) -> str:
+    """Why a line is no UTF-8 text: the first bad byte and where; the first such line of
+    a file also says how to convert it (a spreadsheet's Latin-1 or Windows-1252 export)."""
+    problem = f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+    if first:
+        problem += f"; save the file as UTF-8, e.g. iconv -f latin1 -t utf-8 {path} > NEW"
+    return problem
+
+
+def _utf16_without_bom(line: bytes) -> bool:
+    """Whether a first line reads as UTF-16 without its byte-order mark: ASCII text with
+    a NUL byte beside every character."""
+    body = line.rstrip(b"\r\x00")
+    return len(body) >= 4 and body.count(0) * 2 >= len(body) - 1
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str, str]]:
+    """(line number, text, problem) for every line; the problem is "" unless the line
+    cannot be read (its text then has U+FFFD for the bytes that are no text). UTF-8 (a
+    byte-order mark is dropped) and UTF-16 with its byte-order mark (Excel's "Unicode
+    text") are read."""
     data = path.read_bytes()
+    if data.startswith(UTF16_BOMS):
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError:
+            yield 1, "", "not UTF-16 text, though it starts with UTF-16's byte-order mark"
+            return
+        for number, line in enumerate(text.split("\n"), start=1):
+            yield number, line.rstrip("\r").removeprefix(BOM), ""
+        return
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    first = True
     for number, raw in enumerate(data.split(b"\n"), start=1):
+        if number == 1 and _utf16_without_bom(raw):
+            yield 1, "", "UTF-16 text without a byte-order mark; save the file as UTF-8"
+            return
         try:
-            yield number, raw.decode("utf-8").rstrip("\r")
-        except UnicodeDecodeError:
-            yield number, None
+            # a byte-order mark inside: files that had one each were joined (cat a b > c)
+            yield number, raw.decode("utf-8").rstrip("\r").removeprefix(BOM), ""
+        except UnicodeDecodeError as exc:
+            text = raw.decode("utf-8", "replace").rstrip("\r")
+            yield number, text, _utf8_problem(path, raw, exc, first)
+            first = False
+
+
+def _as_one_text(path: Path) -> str | None:
+    """Why a JSONL file whose lines do not parse one by one is one JSON text instead (a
+    JSON array, or objects spread over several lines), as one line; None when it is not."""
+    text = "\n".join(line for _, line, _ in _lines(path))
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    spread = False
+    position = 0
+    try:
+        while True:
+            while position < len(text) and text[position] in " \t\r\n":
+                position += 1
+            if position == len(text):
+                break
+            value, end = decoder.raw_decode(text, position)
+            spread = spread or "\n" in text[position:end]
+            values.append(value)
+            position = end
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if len(values) == 1 and isinstance(values[0], list) and values[0]:
+        if not all(isinstance(v, dict) for v in values[0]):
+            return None
+        return (
+            f"{path}:1: a JSON array, not JSON Lines (one object per line);"
+            f" convert it with: jq -c '.[]' {path} > NEW.jsonl"
+        )
+    if spread and all(isinstance(v, dict) for v in values):
+        return (
+            f"{path}:1: objects spread over several lines, not JSON Lines (one object per"
+            f" line); convert it with: jq -c . {path} > NEW.jsonl"
+        )
+    return None
 
 
 def read_jsonl(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
     records: list[tuple[int, dict[str, Any]]] = []
     errors: list[str] = []
-    for number, text in _lines(path):
-        if text is None:
-            errors.append(f"{path}:{number}: not UTF-8 text")
+    shape_errors = 0
+    for number, text, problem in _lines(path):
+        if problem:
+            errors.append(f"{path}:{number}: {problem}")
             continue
         if not text.strip():
             continue
@@ -88,34 +167,46 @@ def read_jsonl(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]
             value = parse_json(text)
         except JsonTextError as exc:
             errors.append(f"{path}:{number}: {exc}")
+            shape_errors += 1
             continue
         if not isinstance(value, dict):
             errors.append(f"{path}:{number}: expected a JSON object, got {type(value).__name__}")
+            shape_errors += 1
             continue
         if (nul := nul_char(text, value)) is not None:
             errors.append(f"{path}:{number}: {nul}")
             continue
         records.append((number, value))
+    if shape_errors and len(errors) == shape_errors and not records:
+        whole = _as_one_text(path)
+        if whole is not None:
+            return [], [whole]
     return records, errors
 
 
-def _delimiter(path: Path) -> str:
-    """A ``.tsv`` file's fields are separated by tabs, a ``.csv`` file's by commas."""
-    return "\t" if path.suffix.lower() == ".tsv" else ","
+def _delimiter(path: Path, header: str = "") -> str:
+    """A ``.tsv`` file's fields are separated by tabs; a ``.csv`` file's by commas, or by
+    what its header line holds most of: ``;`` (Excel where the comma is the decimal
+    mark) or tabs."""
+    if path.suffix.lower() == ".tsv":
+        return "\t"
+    counts = {mark: header.count(mark) for mark in (",", ";", "\t")}
+    best = max(counts, key=lambda mark: counts[mark])
+    return best if counts[best] > counts[","] else ","
 
 
 def read_csv(
     path: Path, required: tuple[str, ...]
 ) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
     lines = list(_lines(path))
-    bad = [f"{path}:{n}: not UTF-8 text" for n, text in lines if text is None]
-    if bad:
-        return [], bad
+    unreadable = {n: f"{path}:{n}: {problem}" for n, _, problem in lines if problem}
+    if 1 in unreadable:  # no header to read the rest by
+        return [], list(unreadable.values())
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
-    delimiter = _delimiter(path)
-    what = "TSV" if delimiter == "\t" else "CSV"
+    delimiter = _delimiter(path, lines[0][1] if lines else "")
+    what = "TSV" if path.suffix.lower() == ".tsv" else "CSV"
     reader = csv.DictReader(
-        io.StringIO("\n".join(text or "" for _, text in lines)), delimiter=delimiter
+        io.StringIO("\n".join(text for _, text, _ in lines)), delimiter=delimiter
     )
     try:
         header = [h.strip() for h in (reader.fieldnames or [])]
@@ -131,23 +222,37 @@ def read_csv(
     if twice:
         return [], [f"{path}:1: the header names {', '.join(map(repr, twice))} twice"]
     records, problems = [], []
+    ended = reader.line_num
     try:
         for row in reader:
+            # a row is named by the line it starts on: the first line with text after the
+            # last row's end (reader.line_num is where a quoted multi-line field ends)
+            start = ended + 1
+            while start < reader.line_num and not lines[start - 1][1].strip():
+                start += 1
+            ended = reader.line_num
+            # a row with a line that is no text is left out (the other rows are read)
+            bad = [unreadable.pop(n) for n in range(start, ended + 1) if n in unreadable]
+            if bad:
+                problems += bad
+                continue
             values = {(k or "").strip(): (v or "").strip() for k, v in row.items() if k is not None}
             if not any(values.values()):
                 continue
             extra = row.get(None)  # type: ignore[call-overload]
             if extra and any(cell.strip() for cell in extra):
                 problems.append(
-                    f"{path}:{reader.line_num}: {len(header) + len(extra)} fields, but the"
+                    f"{path}:{start}: {len(header) + len(extra)} fields, but the"
                     f" header has {len(header)} (a {delimiter!r} inside an unquoted value?)"
                 )
                 continue
-            # DictReader counts physical lines, so quoted multi-line fields keep numbers right
-            records.append((reader.line_num, values))
+            records.append((start, values))
     except csv.Error as exc:
         return [], [f"{path}:{reader.line_num}: not {what} ({exc})"]
-    return records, problems
+    return records, problems + list(unreadable.values())
+
+
+JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
 
 def read_records(
@@ -159,7 +264,25 @@ def read_records(
         return [], [f"{path}: no such file"]
     if path.suffix.lower() in (".csv", ".tsv"):
         return read_csv(path, csv_columns)
-    return read_jsonl(path)
+    records, errors = read_jsonl(path)
+    if not records and errors and path.suffix.lower() not in JSON_SUFFIXES:
+        first = next(_lines(path), (1, "", ""))[1]
+        if not first.lstrip().startswith(("{", "[")) and any(m in first for m in ",;\t"):
+            return [], [
+                f"{path}:1: not JSON Lines, and read as such since its name ends in neither"
+                " .csv nor .tsv; a table with a header? rename it to .csv (fields separated"
+                " by commas or semicolons) or .tsv (tabs)"
+            ]
+    return records, errors
+
+
+SHOWN_ID = 80
+
+
+def shown_id(key: str) -> str:
+    """An id as an error quotes it: at most ``SHOWN_ID`` characters, so the line's end
+    (what is wrong) survives a huge one."""
+    return repr(key if len(key) <= SHOWN_ID else key[: SHOWN_ID - 1] + "…")
 
 
 def _text(record: dict[str, Any], name: str) -> str | None:
@@ -180,6 +303,13 @@ def parse_items(
 ) -> list[ImportedItem]:
     """Items of one kind from a JSONL file; raises :class:`FileImportError` listing every
     bad line. ``model_input(message, diff)`` builds a commit's model input."""
+    return [item for _, item in numbered_items(path, kind, model_input)]
+
+
+def numbered_items(
+    path: Path, kind: str, model_input: Callable[[str, str], str]
+) -> list[tuple[int, ImportedItem]]:
+    """:func:`parse_items` with the line each item is on."""
     if kind not in PAYLOAD_WRITERS:
         command = "curator mine kernels" if kind == "kernel" else "curator mine ir"
         raise FileImportError(
@@ -189,22 +319,28 @@ def parse_items(
             ]
         )
     records, errors = read_records(path, ("id",))
-    items: list[ImportedItem] = []
-    seen: dict[str, int] = {}
+    items: list[tuple[int, ImportedItem]] = []
+    seen: dict[str, tuple[int, dict[str, Any]]] = {}
     for number, record in records:
-        key = _text(record, "id")
-        if not key or not key.strip():
+        # spaces around an id are dropped, as a CSV cell's and a labeled file's are
+        key = (_text(record, "id") or "").strip()
+        if not key:
             errors.append(f"{path}:{number}: missing 'id' (the item's external id)")
             continue
-        if key in seen:
-            errors.append(f"{path}:{number}: id {key!r} already on line {seen[key]}")
+        if isinstance(record["id"], float):
+            errors.append(f"{path}:{number}: 'id' must be a string or a whole number, not {key}")
             continue
-        seen[key] = number
+        if key in seen:
+            line, before = seen[key]
+            same = "the same record" if before == record else "a different record"
+            errors.append(f"{path}:{number}: id {shown_id(key)} already on line {line} ({same})")
+            continue
+        seen[key] = (number, record)
         problem = _check_fields(kind, record)
         if problem:
             errors.append(f"{path}:{number}: {problem}")
             continue
-        items.append(_imported(kind, key, record, path, model_input))
+        items.append((number, _imported(kind, key, record, path, model_input)))
     if records and not items and all(not _text(r, "id") for _, r in records):
         raise FileImportError([_no_ids(path, records[0][1])])
     if errors:
@@ -254,6 +390,8 @@ def _check_fields(kind: str, record: dict[str, Any]) -> str | None:
     for name in required:
         if not isinstance(record.get(name), str):
             return f"missing {name!r} (a string) for a {kind} item"
+        if not record[name].strip():
+            return f"{name!r} is empty"
     problem = not_text(record)
     if problem is not None:
         return problem
@@ -327,26 +465,33 @@ def parse_votes(
         if missing:
             errors.append(f"{path}:{number}: missing {', '.join(repr(m) for m in missing)}")
             continue
-        keyed.append((number, record, _text(record, "item") or ""))
+        keyed.append((number, record, (_text(record, "item") or "").strip()))
     kinds = [kind] if kind else ["commit", "kernel", "ir"]
     ids = {k: keys_to_ids(store, k, [key for _, _, key in keyed]) for k in kinds}
     rows: list[VoteRow] = []
-    first_line: dict[tuple[str, str], int] = {}
+    first_line: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
     for number, record, key in keyed:
         who = (key, _text(record, "annotator") or "")
         if who in first_line:
+            line, before = first_line[who]
+            same = "the same vote" if before == record else "another vote"
             errors.append(
-                f"{path}:{number}: {who[1]} votes on {key!r} again (line {first_line[who]});"
-                " one vote per annotator and item in a file"
+                f"{path}:{number}: {who[1]} votes on {shown_id(key)} again"
+                f" (line {line}: {same}); one vote per annotator and item in a file"
             )
             continue
-        first_line[who] = number
+        first_line[who] = (number, record)
         matches = [(k, ids[k][key]) for k in kinds if key in ids[k]]
         if not matches:
-            errors.append(f"{path}:{number}: unknown item {key!r}")
+            hint = ""
+            if key.startswith("#") and key[1:].isdigit():
+                hint = " (a votes file names an item by its external id, not by #N)"
+            errors.append(f"{path}:{number}: unknown item {shown_id(key)}{hint}")
             continue
         if len(matches) > 1:
-            errors.append(f"{path}:{number}: item {key!r} exists as several kinds; pass --kind")
+            errors.append(
+                f"{path}:{number}: item {shown_id(key)} exists as several kinds; pass --kind"
+            )
             continue
         item = find_by_id(store, matches[0][1])
         assert item is not None
@@ -374,8 +519,8 @@ def _extra_columns(path: Path) -> tuple[str, ...]:
     """Header columns of a votes CSV that no vote field reads."""
     if path.suffix.lower() not in (".csv", ".tsv"):
         return ()
-    with path.open(encoding="utf-8-sig", errors="replace", newline="") as fh:
-        header = next(csv.reader(fh, delimiter=_delimiter(path)), [])
+    first = next(_lines(path), (1, "", ""))[1]
+    header = next(csv.reader([first], delimiter=_delimiter(path, first)), [])
     known = {*VOTE_COLUMNS, *OPTIONAL_VOTE_COLUMNS}
     return tuple(h.strip() for h in header if h.strip() and h.strip() not in known)
 
@@ -389,6 +534,8 @@ class ItemImport:
     known: int
     added_to_set: int
     set_created: bool
+    other_message: list[str] = field(default_factory=list)
+    """A line for each item already stored with another message (the stored one kept)."""
 
 
 def set_problem(
@@ -403,6 +550,36 @@ def set_problem(
     return None
 
 
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def other_messages(
+    store: Store, path: Path, rows: Sequence[tuple[int, ImportedItem]], ids: Sequence[int]
+) -> list[str]:
+    """``FILE:LINE`` lines for items of ``rows`` already stored (as ``ids``) under another
+    message: the stored item is kept, and the file's message is not. Case and white space
+    do not count, nor does a body one side has and the other lacks."""
+    titles = item_summaries(store, ids)
+    found: list[str] = []
+    for (number, item), item_id in zip(rows, ids, strict=True):
+        title = titles.get(item_id, {}).get("title", "")
+        message = str(item.payload.get("message") or "")
+        ours = _folded(message.splitlines()[0] if message.strip() else "")
+        theirs = _folded(title)
+        if theirs and not (_folded(message).startswith(theirs) or theirs.startswith(ours)):
+            found.append(
+                f"{path}:{number}: id {shown_id(item.key)} is already stored as #{item_id} with"
+                f" another message ({' '.join(title.split())[:60]!r}); the stored item is kept"
+            )
+    return found
+
+
+Progress = Callable[[int, int], None]
+"""Told (items written, items in the file) as an import goes on."""
+WRITE_CHUNK = 2000
+
+
 def import_items_file(
     store: Store,
     path: Path,
@@ -412,11 +589,16 @@ def import_items_file(
     labels: list[str] | None = None,
     prelabel: Prelabel | None = None,
     votes_per_item: int = 2,
+    progress: Progress | None = None,
 ) -> ItemImport:
     """Import one file's items (and put them in a set, created if needed) in one
-    transaction; nothing is written when any line is bad. ``prelabel`` gives machine
-    predictions for the newly stored items, written in the same transaction."""
-    items = parse_items(path, kind, model_input)
+    transaction; nothing is written when any line is bad, or when the import is
+    interrupted. ``prelabel`` gives machine predictions for the newly stored items,
+    written in the same transaction."""
+    numbered = numbered_items(path, kind, model_input)
+    items = [item for _, item in numbered]
+    if progress is not None:
+        progress(0, len(items))
     # the set is looked up under the write lock: an import beside this one may have just
     # created it, and this one then joins it rather than failing to create it again
     with store.transaction():
@@ -424,17 +606,32 @@ def import_items_file(
         problem = set_problem(target, set_name or "", kind, labels, str(path))
         if problem is not None:
             raise FileImportError([problem])
-        results = insert_imported_items(store, items)
-        fresh = [
-            (item, item_id)
-            for item, (status, item_id) in zip(items, results, strict=True)
-            if status == "stored"
-        ]
-        if prelabel is not None and fresh:
-            for (_, item_id), predictions in zip(
-                fresh, prelabel([item for item, _ in fresh]), strict=True
-            ):
-                insert_predictions(store, item_id, predictions)
+        results: list[tuple[str, int]] = []
+        other: list[str] = []
+        for start in range(0, len(items), WRITE_CHUNK):
+            chunk = items[start : start + WRITE_CHUNK]
+            written = insert_imported_items(store, chunk)
+            known = [
+                (row, item_id)
+                for row, (status, item_id) in zip(
+                    numbered[start : start + WRITE_CHUNK], written, strict=True
+                )
+                if status == "known"
+            ]
+            other += other_messages(store, path, [r for r, _ in known], [i for _, i in known])
+            fresh = [
+                (item, item_id)
+                for item, (status, item_id) in zip(chunk, written, strict=True)
+                if status == "stored"
+            ]
+            if prelabel is not None and fresh:
+                for (_, item_id), predictions in zip(
+                    fresh, prelabel([item for item, _ in fresh]), strict=True
+                ):
+                    insert_predictions(store, item_id, predictions)
+            results.extend(written)
+            if progress is not None:
+                progress(len(results), len(items))
         created = False
         added = 0
         if set_name:
@@ -449,6 +646,7 @@ def import_items_file(
         known=sum(1 for status, _ in results if status == "known"),
         added_to_set=added,
         set_created=created,
+        other_message=other,
     )
 
 

@@ -10,12 +10,24 @@ other row goes in, in one transaction, and importing the same file again changes
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from annotation.importing import ITEM_TEXT_FIELDS, Prelabel, _text, not_text, read_records
+from annotation.importing import (
+    ITEM_TEXT_FIELDS,
+    WRITE_CHUNK,
+    Prelabel,
+    Progress,
+    _text,
+    not_text,
+    other_messages,
+    read_records,
+    shape,
+    shown_id,
+)
 from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
 from store import Store
 from store.commits import insert_predictions
@@ -86,6 +98,9 @@ class LabeledImport:
     set_created: bool
     reasons: list[str] = field(default_factory=list)
     """Each error's reason (in the same order), the same for rows that failed the same way."""
+    other_message: list[str] = field(default_factory=list)
+    """A line for each row whose id is stored with another message (its label is
+    recorded on the stored item)."""
 
 
 class _Bad(NamedTuple):
@@ -160,6 +175,14 @@ def _row(
     shaped = not_text(record, [*ITEM_TEXT_FIELDS, *([spec.id_field] if spec.id_field else [])])
     if shaped is not None:
         return _Bad("a field that is no text", shaped)
+    if spec.text_field and record.get(spec.text_field) is not None:
+        shaped = not_text(record, [spec.text_field])
+        if shaped is not None or not isinstance(record[spec.text_field], str):
+            value = record[spec.text_field]
+            return _Bad(
+                "a field that is no text",
+                shaped or f"{spec.text_field!r} must be a string, not {shape(value)}",
+            )
     names = [spec.text_field] if spec.text_field else list(TEXT_FIELDS)
     text = next((record[n] for n in names if isinstance(record.get(n), str)), None)
     if text is None or not text.strip():
@@ -167,7 +190,9 @@ def _row(
             "missing the text",
             f"missing the text ({' or '.join(repr(n) for n in names)}, a string)",
         )
-    raw = _text(record, spec.label_field)
+    value = record.get(spec.label_field)
+    # a JSON true is the value "true", as --map and the file spell it (not Python's True)
+    raw = json.dumps(value) if isinstance(value, bool) else _text(record, spec.label_field)
     if raw is None or not raw.strip():
         return _Bad("missing the label", f"missing the label field {spec.label_field!r}")
     raw = raw.strip()
@@ -239,12 +264,12 @@ def import_labeled_file(
     spec: LabeledSpec,
     model_input: Callable[[str, str], str],
     prelabel: Prelabel | None = None,
+    progress: Progress | None = None,
 ) -> LabeledImport:
     """Import a labeled file's good rows as items of ``spec.set_name`` (created if needed,
     with ``votes_per_item`` from the spec) voted by ``spec.annotator``; bad rows come
-    back as ``FILE:LINE: problem`` lines."""
-    columns = (spec.label_field,) if path.suffix.lower() in (".csv", ".tsv") else ()
-    records, errors = read_records(path, columns)
+    back as ``FILE:LINE: problem`` lines. ``progress`` is told (rows written, good rows)."""
+    records, errors = read_records(path, ())
     _check_fields_named(spec, records)
     target = get_set(store, spec.set_name)
     if target is not None and target.kind != "commit":
@@ -254,8 +279,9 @@ def import_labeled_file(
         raise MappingError("give the set's labels (--labels perf,non-perf) or a --map")
     reasons = ["unreadable row"] * len(errors)
     rows: list[tuple[ImportedItem, str]] = []
+    lines: list[int] = []
     bad: list[tuple[int, _Bad]] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[int, tuple[ImportedItem, str]]] = {}
     for number, record in records:
         got = _row(spec, allowed, path, record, model_input)
         if isinstance(got, _Bad):
@@ -263,10 +289,20 @@ def import_labeled_file(
             continue
         key = got[0].key
         if key in seen:
-            bad.append((number, _Bad("id twice", f"id {key!r} already on line {seen[key]}")))
+            line, (before, label) = seen[key]
+            if before.payload["message"] != got[0].payload["message"]:
+                same = "with a different message"
+            elif label != got[1]:
+                same = f"labelled {label} there"
+            else:
+                same = "the same message and label"
+            bad.append(
+                (number, _Bad("id twice", f"id {shown_id(key)} already on line {line} ({same})"))
+            )
             continue
-        seen[key] = number
+        seen[key] = (number, got)
         rows.append(got)
+        lines.append(number)
     outside = [b.value for _, b in bad if b.reason == OUTSIDE]
     hint = (
         "--map must give one of them" if spec.mapping or not outside else map_hint(outside, allowed)
@@ -301,17 +337,28 @@ def import_labeled_file(
                     votes_per_item=spec.votes_per_item,
                 ),
             )
-        results = insert_imported_items(store, [item for item, _ in rows])
-        ids = [item_id for _, item_id in results]
-        if prelabel is not None:
+        results: list[tuple[str, int]] = []
+        for start in range(0, len(rows), WRITE_CHUNK):
+            chunk = [item for item, _ in rows[start : start + WRITE_CHUNK]]
+            written = insert_imported_items(store, chunk)
             fresh = [
-                (item, i) for (item, _), (s, i) in zip(rows, results, strict=True) if s == "stored"
+                (item, i) for item, (s, i) in zip(chunk, written, strict=True) if s == "stored"
             ]
-            if fresh:
+            if prelabel is not None and fresh:
                 for (_, item_id), predictions in zip(
                     fresh, prelabel([item for item, _ in fresh]), strict=True
                 ):
                     insert_predictions(store, item_id, predictions)
+            results += written
+            if progress is not None:
+                progress(len(results), len(rows))
+        ids = [item_id for _, item_id in results]
+        known = [
+            ((line, item), item_id)
+            for line, (item, _), (status, item_id) in zip(lines, rows, results, strict=True)
+            if status == "known"
+        ]
+        other = other_messages(store, path, [r for r, _ in known], [i for _, i in known])
         added = add_set_items(store, target.id, ids)
         live = {
             v.item_id: v.label
@@ -331,8 +378,13 @@ def import_labeled_file(
         votes=len(votes),
         unchanged=len(rows) - len(votes),
         errors=errors,
-        without_repo=sum(1 for item, _ in rows if item.source.startswith("import:")),
+        without_repo=sum(
+            1
+            for (item, _), (status, _) in zip(rows, results, strict=True)
+            if status == "stored" and item.source.startswith("import:")
+        ),
         set_row=target,
         set_created=created,
         reasons=reasons,
+        other_message=other,
     )

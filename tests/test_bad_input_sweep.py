@@ -803,7 +803,7 @@ def test_a_votes_csv_with_a_ragged_row_a_repeated_column_or_a_repeated_vote_is_n
         "twice.csv": ("item,annotator,annotator,label\nex-001,a,b,perf\n", "'annotator' twice"),
         "again.csv": (
             "item,annotator,label\nex-001,ann,perf\nex-001,ann,non-perf\n",
-            "again.csv:3: ann votes on 'ex-001' again (line 2)",
+            "again.csv:3: ann votes on 'ex-001' again (line 2: another vote)",
         ),
     }
     for name, (text, says) in cases.items():

@@ -19,7 +19,15 @@ from annotation.labels import LabelError, parse_labels
 from annotation.votes import displaced_line
 from curator.cli_context import open_db
 from curator.commands.interop import import_label_studio_command, import_prodigy_command
-from curator.commands.labeled import keyword_prelabel, labeled_items, labeled_spec, report_errors
+from curator.commands.labeled import (
+    file_progress,
+    interrupted,
+    keyword_prelabel,
+    labeled_items,
+    labeled_spec,
+    report_errors,
+    report_other_messages,
+)
 from curator.commands.options import (
     MAX_VOTES_PER_ITEM,
     DbOption,
@@ -53,7 +61,10 @@ app.command("label-studio")(import_label_studio_command)
 @app.command("items")
 def items(
     files: Annotated[
-        list[Path], typer.Argument(help="JSONL files: one object per line with 'id'.")
+        list[Path],
+        typer.Argument(
+            help="JSONL files (one object per line with 'id') or CSV files with a header."
+        ),
     ],
     kind: KindOption = "commit",
     set_name: Annotated[
@@ -147,22 +158,29 @@ def items(
     with open_db(db) as store:
         for path in files:
             try:
-                result = import_items_file(
-                    store,
-                    path,
-                    kind,
-                    model_input,
-                    set_name,
-                    allowed,
-                    keyword_prelabel if kind == "commit" and prelabel else None,
-                    votes_per_item or 2,
-                )
+                with file_progress(path) as progress:
+                    result = import_items_file(
+                        store,
+                        path,
+                        kind,
+                        model_input,
+                        set_name,
+                        allowed,
+                        keyword_prelabel if kind == "commit" and prelabel else None,
+                        votes_per_item or 2,
+                        progress,
+                    )
+            except KeyboardInterrupt:
+                raise interrupted(path) from None
             except FileImportError as exc:
                 report_errors(exc.errors)
                 err.print(labelled("skipped", "yellow", one_line(str(path)), ": nothing imported"))
                 failed += 1
                 continue
+            report_other_messages(result.other_message)
             report.append({"file": str(path), **asdict(result)})
+            if not result.stored + result.known:
+                warn(f"{path}: no items in the file")
             if as_json:
                 continue
             parts = [f"{result.stored} new, {result.known} already stored"]
@@ -205,7 +223,10 @@ def votes(
         in_set = load_optional_set(store, set_name)
         for path in files:
             try:
-                parsed = import_votes_file(store, path, kind, in_set)
+                with file_progress(path):
+                    parsed = import_votes_file(store, path, kind, in_set)
+            except KeyboardInterrupt:
+                raise interrupted(path) from None
             except FileImportError as exc:
                 report_errors(exc.errors)
                 err.print(labelled("skipped", "yellow", one_line(str(path)), ": nothing imported"))
@@ -220,6 +241,9 @@ def votes(
             if parsed.displaced:
                 warn(displaced_line(str(path), parsed.displaced))
             report.append(_votes_json(path, parsed, []))
+            if not parsed.rows and not parsed.unchanged:
+                warn(f"{path}: no votes in the file; nothing imported")
+                continue
             if not as_json:
                 _print_votes(path, parsed)
     if as_json:

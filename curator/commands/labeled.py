@@ -1,14 +1,18 @@
 """``curator import items --label-field``: a labeled file to settled items in one step
-(the work is ``annotation.labeled_import``); and the error report and keyword
-pre-labeling every item import shares."""
+(the work is ``annotation.labeled_import``); and what every file import shares: the
+error and warning report, keyword pre-labeling, the progress bar and Ctrl-C's message."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from annotation.labeled_import import (
@@ -23,10 +27,13 @@ from annotation.labels import annotator_problem
 from curator.cli_context import open_db
 from curator.console import err, out
 from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, print_json, warn
-from curator.presentation.text import labelled, one_line
+from curator.presentation.text import flat, labelled, one_line
 from engines.commits.representation import model_input
 from store.items import ImportedItem
 from store.records import PredictionRow
+
+if TYPE_CHECKING:
+    from engines.labelers.keyword import KeywordLabeler
 
 MAX_SHOWN = 20
 SHOWN_PER_REASON = 5
@@ -56,12 +63,65 @@ def report_errors(errors: list[str], reasons: list[str] | None = None) -> None:
             err.print(f"... and {n} more {what}", soft_wrap=True)
 
 
-def keyword_prelabel(items: list[ImportedItem]) -> list[list[PredictionRow]]:
+@cache
+def _keyword_labeler() -> KeywordLabeler:
     from engines.labelers.keyword import KeywordLabeler
 
-    labeler = KeywordLabeler()
+    return KeywordLabeler()
+
+
+def report_other_messages(lines: list[str]) -> None:
+    """A warning for each of the first five items a file names by an id already stored
+    with another message, then how many more."""
+    for line in lines[:SHOWN_PER_REASON]:
+        warn(line)
+    if len(lines) > SHOWN_PER_REASON:
+        warn(
+            f"... and {len(lines) - SHOWN_PER_REASON} more ids already stored with another message"
+        )
+
+
+def keyword_prelabel(items: list[ImportedItem]) -> list[list[PredictionRow]]:
+    """The keyword labeler's prediction for each item (its patterns compiled once, as
+    an import calls this once per chunk of items)."""
+    labeler = _keyword_labeler()
     predictions = labeler.predict([item.payload["message"] for item in items])
     return [[PredictionRow(labeler.name, p.label, p.score, p.details)] for p in predictions]
+
+
+@contextmanager
+def file_progress(path: Path) -> Iterator[Callable[[int, int], None]]:
+    """A bar on a terminal's stderr while one file is checked, then written (gone when
+    done); the callback takes (items written, items in the file)."""
+    bar = Progress(
+        TextColumn("{task.description}", markup=False),
+        BarColumn(bar_width=24),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    )
+    task = bar.add_task(f"{flat(str(path))}: checking", total=None)
+
+    def report(done: int, total: int) -> None:
+        bar.update(task, description=f"{flat(str(path))}: writing", completed=done, total=total)
+
+    with bar:
+        yield report
+
+
+def interrupted(path: Path) -> typer.Exit:
+    """Say what a Ctrl-C left (the file's transaction is rolled back) and exit 130."""
+    err.print(
+        labelled(
+            "interrupted",
+            "yellow",
+            one_line(str(path)),
+            ": nothing of it stored (files before it are)",
+        )
+    )
+    return typer.Exit(130)
 
 
 def labeled_spec(
@@ -107,12 +167,21 @@ def labeled_items(
     with open_db(db) as store:
         for path in files:
             try:
-                result = import_labeled_file(
-                    store, path, spec, model_input, keyword_prelabel if prelabel else None
-                )
+                with file_progress(path) as progress:
+                    result = import_labeled_file(
+                        store,
+                        path,
+                        spec,
+                        model_input,
+                        keyword_prelabel if prelabel else None,
+                        progress,
+                    )
+            except KeyboardInterrupt:
+                raise interrupted(path) from None
             except MappingError as exc:
                 fail(f"{path}: {exc}", EXIT_USAGE if isinstance(exc, FieldError) else EXIT_INPUT)
             report_errors(result.errors, result.reasons)
+            report_other_messages(result.other_message)
             results.append((path, result))
             if result.without_repo:
                 warn(
@@ -140,6 +209,7 @@ def _as_dict(path: Path, r: LabeledImport) -> dict[str, object]:
         "unchanged": r.unchanged,
         "bad_rows": len(r.errors),
         "without_repo": r.without_repo,
+        "other_message": r.other_message,
     }
 
 
