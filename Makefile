@@ -28,5 +28,6 @@ bench: setup
 	.venv/bin/python tests/benchmarks/bench_heuristics.py
 	CURATOR_HOSTILE_EXAMPLES=500 .venv/bin/python -m pytest -q tests/test_hostile_input.py tests/test_releases_tamper.py
 	.venv/bin/python tests/benchmarks/bench_release.py
+	.venv/bin/python tests/benchmarks/bench_store_scale.py
 	.venv/bin/python tests/benchmarks/bench_student.py
 	.venv/bin/python tests/benchmarks/accuracy_perf_messages.py

@@ -95,13 +95,25 @@ def link_duplicate(
     )
 
 
+ITEM_KINDS = ("commit", "ir", "kernel")
+"""Every kind the ``items`` table allows (its CHECK constraint)."""
+
+
 def find_by_key(store: Store, key: str, kind: str | None = None) -> list[ItemRef]:
-    sql = "SELECT id, kind, key, source, language FROM items WHERE key = ?"
-    params: list[Any] = [key]
-    if kind is not None:
-        sql += " AND kind = ?"
-        params.append(kind)
-    return [ItemRef(*row) for row in store._conn.execute(sql + " ORDER BY kind", params)]
+    """The items stored under this key, of one kind or of any (ordered by kind).
+
+    Without a kind, every kind is named all the same: the unique (kind, key) index is
+    then searched once per kind instead of read whole (a vote by key on a large store)."""
+    kinds = ITEM_KINDS if kind is None else (kind,)
+    marks = ",".join("?" * len(kinds))
+    return [
+        ItemRef(*row)
+        for row in store._conn.execute(
+            "SELECT id, kind, key, source, language FROM items"
+            f" WHERE kind IN ({marks}) AND key = ? ORDER BY kind",
+            (*kinds, key),
+        )
+    ]
 
 
 MAX_ID = 2**63 - 1

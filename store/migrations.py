@@ -397,6 +397,14 @@ def _whole_messages(conn: sqlite3.Connection, progress: Progress | None) -> None
         progress("messages kept whole", len(fixed), len(fixed))
 
 
+# Every item one labeler predicted, in item order: the latest prediction per item and
+# "which items has it labeled" (eval, search --disagree, set create --stratify, predict)
+# read the index alone instead of each prediction row, with no sort.
+_LABELER_ITEM_INDEX = (
+    "CREATE INDEX IF NOT EXISTS predictions_labeler_item ON predictions (labeler, item_id);"
+)
+
+
 MIGRATIONS: list[tuple[int, str, Step]] = [
     (1, "initial schema: items, commits, predictions, votes, sets, models, releases", _INITIAL),
     (2, "annotation: vote roles and undo, live votes, set purpose and label options", _ANNOTATION),
@@ -426,6 +434,7 @@ MIGRATIONS: list[tuple[int, str, Step]] = [
     ),
     (11, "commits: the model input holds a long message whole", _whole_messages),
     (12, "votes: an index on the vote an undo takes back", _UNDO_INDEX),
+    (13, "predictions: an index on each labeler's items", _LABELER_ITEM_INDEX),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

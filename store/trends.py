@@ -54,13 +54,15 @@ def labelers_in_set(store: Store, set_id: int) -> list[str]:
 def latest_scores_in_set(
     store: Store, set_id: int, labeler: str
 ) -> dict[int, tuple[str, float | None, dict[str, Any]]]:
-    """Each set item's newest (label, score, details) from one labeler."""
+    """Each set item's newest (label, score, details) from one labeler: one lookup per
+    member in the (item, labeler) index, never the labeler's predictions store-wide."""
     return {
         int(r[0]): (r[1], r[2], json.loads(r[3] or "{}"))
         for r in store._conn.execute(
-            "SELECT p.item_id, p.label, p.score, p.details FROM predictions AS p WHERE p.id IN"
-            " (SELECT MAX(q.id) FROM predictions AS q JOIN set_items AS si"
-            "  ON si.item_id = q.item_id AND si.set_id = ? WHERE q.labeler = ? GROUP BY q.item_id)",
-            (set_id, labeler),
+            "SELECT p.item_id, p.label, p.score, p.details FROM set_items AS si"
+            " JOIN predictions AS p ON p.id = (SELECT MAX(q.id) FROM predictions AS q"
+            "  WHERE q.item_id = si.item_id AND q.labeler = :labeler)"
+            " WHERE si.set_id = :set",
+            {"set": set_id, "labeler": labeler},
         )
     }
