@@ -12,7 +12,8 @@ from annotation.labels import SKIP
 from annotation.sets import SetError
 from store import Store
 from store.items import item_summaries
-from store.sets import SetRow, latest_predictions, set_size
+from store.sets import SetRow, set_size
+from store.trends import latest_scores_in_set
 from store.votes import ANNOTATOR, live_votes_in_set
 
 
@@ -70,5 +71,5 @@ def _scored(
     """The labeler's stored name, the set's final labels, and its predictions of them."""
     name = resolve_labeler(store, labeler)
     truth = final_labels(store, set_row, rule)
-    predicted = {item: label for item, (label, _) in latest_predictions(store, name).items()}
-    return name, truth, {i: predicted[i] for i in truth if i in predicted}
+    scores = latest_scores_in_set(store, set_row.id, name)  # the set's members only
+    return name, truth, {i: scores[i][0] for i in truth if i in scores}

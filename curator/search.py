@@ -15,6 +15,7 @@ from annotation.adjudication import final_labels
 from annotation.labels import DEFAULT_LABELS, SKIP
 from annotation.sets import SetError, default_categories, resolve_latest, set_hint
 from store import Store
+from store.predictions import has_predictions
 from store.search import (
     FIELDS,
     RANK_WINDOW,
@@ -28,6 +29,7 @@ from store.search import (
 )
 from store.search import annotator_labels as _annotator_labels
 from store.sets import NewSet, SetRow, all_sets, create_set, get_set, latest_predictions
+from store.trends import latest_scores_in_set
 
 FINAL = "final"
 SET_LIMIT = 100_000
@@ -93,6 +95,10 @@ def labels_of(store: Store, who: str, set_row: SetRow | None = None) -> dict[int
         name = resolve_latest(store, who)
     except SetError as exc:
         raise SearchError(str(exc)) from exc
+    if set_row is not None and has_predictions(store, name):
+        # the set's members only: one index lookup each, not the labeler's whole output
+        scores = latest_scores_in_set(store, set_row.id, name)
+        return {item_id: label for item_id, (label, _, _) in scores.items()}
     predicted = latest_predictions(store, name)
     if predicted:
         return {item_id: label for item_id, (label, _) in predicted.items()}

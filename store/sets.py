@@ -368,8 +368,10 @@ def labeler_versions(store: Store, name: str) -> list[str]:
     found = [
         r[0]
         for r in store._conn.execute(
-            "SELECT DISTINCT labeler FROM predictions WHERE labeler LIKE ? ESCAPE '\\'",
-            (name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "@%",),
+            # every name starting NAME@ sorts from NAME@ up to NAME followed by the
+            # character after @ ('A'): a range of the labeler index, not a scan
+            "SELECT DISTINCT labeler FROM predictions WHERE labeler >= ? AND labeler < ?",
+            (name + "@", name + "A"),
         )
     ]
 

@@ -23,7 +23,7 @@ from store.items import ImportedItem, find_by_key, insert_imported_items
 from store.migrations import SCHEMA_VERSION
 from store.predictions import add_predictions, predicted_item_ids
 from store.records import PredictionRow
-from store.sets import get_set, latest_predictions, set_item_ids
+from store.sets import get_set, labeler_versions, latest_predictions, set_item_ids
 from store.trends import latest_scores_in_set
 from tests import raw_sql
 from tests.benchmarks import bench_store_scale
@@ -85,6 +85,22 @@ def test_a_labelers_items_are_read_from_one_index_without_a_sort(scale_store: St
         assert not any("TEMP B-TREE" in d for d in details), plans
 
 
+def test_a_labelers_versions_are_a_range_of_the_index_and_only_its_own(
+    scale_store: Store, tmp_path: Path
+) -> None:
+    plans = plans_of(scale_store, lambda: labeler_versions(scale_store, "keyword"))
+    details = [line for _, lines in plans for line in lines]
+    assert any("predictions_labeler_item (labeler>? AND labeler<?)" in d for d in details), plans
+    with open_store(tmp_path / "names.db") as store:
+        [(_, item)] = insert_imported_items(
+            store, [ImportedItem("kernel", "k", "https://x.org/k", None, None, {})]
+        )
+        names = ("key_word@1", "keyword@2", "keyword@10", "keywords@1", "Keyword@3")
+        add_predictions(store, [(item, PredictionRow(name, "perf", 1.0)) for name in names])
+        assert labeler_versions(store, "keyword") == ["keyword@2", "keyword@10"]
+        assert labeler_versions(store, "key_word") == ["key_word@1"]
+
+
 def test_an_older_store_gains_the_labeler_item_index(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
     bench_store_scale.build(db, 0.001)
@@ -94,7 +110,7 @@ def test_an_older_store_gains_the_labeler_item_index(tmp_path: Path) -> None:
         conn.execute("DELETE FROM schema_version WHERE version = 13")
     conn.close()
     with open_store(db) as store:
-        assert store.schema_version() == SCHEMA_VERSION == 13
+        assert store.schema_version() == SCHEMA_VERSION >= 13
         names = raw_sql.query(
             store,
             "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'predictions'",
