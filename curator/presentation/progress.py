@@ -205,7 +205,8 @@ class ClusterProgress(_Redrawn):
         )
 
     def workers_changed(self, workers: int) -> None:
-        self.progress.console.print(labelled("cluster", "cyan", f"{workers} worker{'' if workers == 1 else 's'} now"))
+        noun = "worker" if workers == 1 else "workers"
+        self.progress.console.print(labelled("cluster", "cyan", f"{workers} {noun} now"))
 
     def source_finished(self, summary: FinishedSource) -> None:
         if summary.failed:
