@@ -169,7 +169,9 @@ def test_a_huge_repeated_id_is_shortened_so_the_problem_shows(tmp_path: Path, st
     with pytest.raises(FileImportError) as info:
         import_items_file(store, path, "commit", _model_input)
     (line,) = info.value.errors
-    assert len(line) < 200 and line.endswith("already on line 1 (a different record)")
+    assert line.startswith(f"{path}:2: id ")
+    assert len(line) - len(str(path)) < 150  # the id is cut, the reason is whole
+    assert line.endswith("already on line 1 (a different record)")
 
 
 def test_a_csv_row_is_named_by_the_line_it_starts_on(tmp_path: Path) -> None:

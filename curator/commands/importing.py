@@ -11,6 +11,7 @@ from rich.text import Text
 
 from annotation.importing import (
     FileImportError,
+    ItemImport,
     ParsedVotes,
     import_items_file,
     import_votes_file,
@@ -142,17 +143,7 @@ def items(
         spec = replace(spec, votes_per_item=votes_per_item or 1)
         labeled_items(files, spec, prelabel, as_json, db)
         return
-    for option, given in (
-        ("--text-field", text_field),
-        ("--id-field", id_field),
-        ("--map", mapping),
-    ):
-        if given:
-            fail(
-                f"{option} reads a labeled file: give --label-field FIELD too (an items file's"
-                " rows carry 'id' and 'message')",
-                EXIT_USAGE,
-            )
+    _refuse_labeled_options(text_field=text_field, id_field=id_field, map=mapping)
     report: list[dict[str, object]] = []
     failed = 0
     with open_db(db) as store:
@@ -179,21 +170,34 @@ def items(
                 continue
             report_other_messages(result.other_message)
             report.append({"file": str(path), **asdict(result)})
-            if not result.stored + result.known:
-                warn(f"{path}: no items in the file")
-            if as_json:
-                continue
-            parts = [f"{result.stored} new, {result.known} already stored"]
-            if set_name:
-                verb = "created set" if result.set_created else "set"
-                parts.append(f"{result.added_to_set} added to {verb} ")
-            out.print(
-                Text.assemble(one_line(str(path)), ": ", ", ".join(parts), one_line(set_name or ""))
-            )
+            _print_file_result(path, result, set_name, as_json)
     if as_json:
         print_json(report)
     if failed:
         raise typer.Exit(EXIT_INPUT)
+
+
+def _refuse_labeled_options(**given: object) -> None:
+    """Options that only read a labeled file are a usage error without --label-field."""
+    for name, value in given.items():
+        if value:
+            fail(
+                f"--{name.replace('_', '-')} reads a labeled file: give --label-field FIELD too"
+                " (an items file's rows carry 'id' and 'message')",
+                EXIT_USAGE,
+            )
+
+
+def _print_file_result(path: Path, result: ItemImport, set_name: str | None, as_json: bool) -> None:
+    if not result.stored + result.known:
+        warn(f"{path}: no items in the file")
+    if as_json:
+        return
+    parts = [f"{result.stored} new, {result.known} already stored"]
+    if set_name:
+        verb = "created set" if result.set_created else "set"
+        parts.append(f"{result.added_to_set} added to {verb} ")
+    out.print(Text.assemble(one_line(str(path)), ": ", ", ".join(parts), one_line(set_name or "")))
 
 
 @app.command("votes")

@@ -112,7 +112,7 @@ def _holds_hint(path: Path) -> str:
         return f", but it holds the repository {found[0]}: name that one"
     more = "+" if scanned > HINT_SCAN else ""
     return (
-        f", but it holds {len(found):,}{more} repositories, e.g. {found[0]}:"
+        f", but it holds {len(found):,}{more} repositories, e.g. {found[0].relative_to(path)}:"
         " name them on the command line or list them in a --repos-file"
     )
 
