@@ -228,3 +228,15 @@ def test_set_create_split_vote_and_undo_speak_json(cli, tmp_path: Path) -> None:
     assert voted["label"] == "perf" and voted["item"]["key"] == "c1"
     undone = json.loads(cli("undo", "-a", "ann", "--json").output)
     assert undone["undone_vote"] == voted["id"] and undone["now"] is None
+
+
+def test_next_shows_the_claimed_items_subject(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    items = tmp_path / "subjects.jsonl"
+    subject = "Cache [bold]the[/] lookup"
+    items.write_text(json.dumps({"id": "s1", "message": f"{subject}\n\nbody"}) + "\n")
+    cli("import", "items", str(items), "--set", "subjects")
+    text = cli("next", "subjects", "-a", "ann")
+    assert text.exit_code == 0, text.output
+    assert text.output.splitlines()[1].strip() == subject  # shown literally, not as markup
+    data = json.loads(cli("next", "subjects", "-a", "bob", "--json").output)
+    assert data["item"]["title"] == subject

@@ -15,7 +15,7 @@ from curator.console import out
 from curator.presentation.cli_output import fail, load_set, print_json
 from curator.presentation.text import one_line
 from curator.settings import MAX_LEASE_MINUTES
-from store.items import find_by_id
+from store.items import find_by_id, item_summaries
 
 
 def next_command(
@@ -54,6 +54,7 @@ def next_command(
         except VoteError as exc:
             fail(str(exc))
         item = find_by_id(store, served.entry.item_id) if served else None
+        summary = item_summaries(store, [item.id]).get(item.id, {}) if item else {}
     if served is None or item is None:
         if as_json:
             print_json({"set": set_row.name, "annotator": who, "item": None})
@@ -63,7 +64,13 @@ def next_command(
     data = {
         "set": set_row.name,
         "annotator": who,
-        "item": {"id": item.id, "key": item.key, "kind": item.kind, "source": item.source},
+        "item": {
+            "id": item.id,
+            "key": item.key,
+            "kind": item.kind,
+            "source": item.source,
+            "title": summary.get("title", ""),
+        },
         "labels": set_row.labels,
         "lease_minutes": minutes,
     }
@@ -75,3 +82,5 @@ def next_command(
             "claimed item #", str(item.id), " (", one_line(item.key, 60), ") for ", one_line(who)
         )
     )
+    if summary.get("title"):
+        out.print(Text.assemble("  ", one_line(summary["title"], 120)))
