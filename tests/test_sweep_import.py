@@ -408,3 +408,12 @@ def test_a_latin1_row_of_a_labeled_csv_is_left_out_alone(tmp_path: Path) -> None
         f" e.g. iconv -f latin1 -t utf-8 {path} > NEW"
     ]
     assert messages(db) == {"c1": "fine\nbody", "c3": "ok"}
+
+
+def test_one_bad_labeled_row_is_counted_in_the_singular(tmp_path: Path) -> None:
+    path = tmp_path / "l.jsonl"
+    rows = [{"id": "a", "message": "m", "target": 1}, {"id": "b", "message": "n", "target": 9}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = run(tmp_path / "x.db", "import", "items", str(path), "--set", "s",
+                 "--label-field", "target", "--map", "1=perf,0=non-perf")  # fmt: skip
+    assert "1 new" in result.stdout and "1 bad row left out" in result.stdout

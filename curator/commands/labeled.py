@@ -217,7 +217,7 @@ def _summary(path: Path, r: LabeledImport) -> Text:
     if r.set_row is None:
         return Text.assemble(
             one_line(str(path)),
-            f": nothing imported, no set created; {len(r.errors)} bad rows left out",
+            f": nothing imported, no set created; {_bad_rows(len(r.errors))} left out",
         )
     return Text.assemble(
         one_line(str(path)),
@@ -225,5 +225,9 @@ def _summary(path: Path, r: LabeledImport) -> Text:
         "created set " if r.set_created else "set ",
         one_line(r.set_row.name),
         f"; {r.votes} labels recorded ({r.unchanged} unchanged)",
-        f", {len(r.errors)} bad rows left out" if r.errors else "",
+        f", {_bad_rows(len(r.errors))} left out" if r.errors else "",
     )
+
+
+def _bad_rows(n: int) -> str:
+    return f"{n} bad row" if n == 1 else f"{n} bad rows"
