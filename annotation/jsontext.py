@@ -52,9 +52,15 @@ def lone_surrogate(value: Any) -> str | None:
 
 def nul_char(text: str, value: Any) -> str | None:
     """Where a string of ``value`` (parsed from ``text``) holds a NUL character, which
-    SQLite's text functions stop at and git cannot hold in a message; None if none."""
+    SQLite's text functions stop at and git cannot hold in a message; None if none.
+    ``text`` only spares the search of a value whose text has no escaped NUL."""
     if "\\u0000" not in text:
         return None
+    return nul_in(value)
+
+
+def nul_in(value: Any) -> str | None:
+    """:func:`nul_char` for a value whose text is not at hand (one task of a file)."""
     found = _first(value, _NUL)
     return None if found is None else f"{found[0]} holds a NUL character (\\u0000)"
 

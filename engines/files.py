@@ -1,6 +1,7 @@
 """Writing files so a reader never sees half of one: a temporary file beside the target,
-then a rename (a link is written through; a pipe or a device is written into). Shared
-by the engines' own outputs and the CLI's reports."""
+then a rename (a link is written through; a pipe, a device or an open descriptor such as
+``/dev/stdout`` is written into). Shared by the engines' own outputs and the CLI's
+reports."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import errno
 import functools
 import json
 import os
+import re
 import shutil
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,7 +39,15 @@ def staged_file(path: Path) -> Iterator[Path]:
     ``path`` is taken the way a user means it: a symbolic link is written through (the
     file it names is replaced, the link kept), and a FIFO, a terminal or a device
     (``/dev/stdout``) is written into once the block ends, since a rename would put a
-    regular file in its place."""
+    regular file in its place. A name of an open descriptor of this process
+    (``/dev/stdout``, ``/dev/fd/N``, ``/proc/self/fd/N``) is written into that descriptor,
+    after what the process printed there: resolving it would name a pipe that cannot be
+    opened again, or put a new file in place of the one the shell redirected into."""
+    descriptor = _descriptor_of(path)
+    if descriptor is not None:
+        with _streamed_into_descriptor(descriptor, path.name) as temp:
+            yield temp
+        return
     if path.is_symlink():
         path = path.resolve()
     try:
@@ -63,6 +74,44 @@ def staged_file(path: Path) -> Iterator[Path]:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+_DESCRIPTOR_FOLDERS = re.compile(r"^/(?:proc/(?:self|\d+)/fd|dev/fd)$")
+_MAX_HOPS = 8
+
+
+def _descriptor_of(path: Path) -> int | None:
+    """The descriptor number ``path`` names, following its links: ``/dev/stdout`` is
+    ``/proc/self/fd/1``; None for any other path."""
+    current = Path(os.path.abspath(path))
+    for _ in range(_MAX_HOPS):
+        if _DESCRIPTOR_FOLDERS.match(str(current.parent)) and current.name.isdecimal():
+            if str(current.parent).startswith("/proc/") and current.parent.parent.name not in (
+                "self",
+                str(os.getpid()),
+            ):
+                return None  # another process's descriptor: not ours to write into
+            return int(current.name)
+        if not current.is_symlink():
+            return None
+        current = Path(os.path.abspath(current.parent / os.readlink(current)))
+    return None
+
+
+@contextmanager
+def _streamed_into_descriptor(descriptor: int, name: str) -> Iterator[Path]:
+    """A private temporary file whose bytes go to the open ``descriptor`` when the block
+    ends, after anything this process printed to it."""
+    fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        yield Path(temp)
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        with open(temp, "rb") as source, open(descriptor, "wb", closefd=False) as sink:
+            shutil.copyfileobj(source, sink)
+    finally:
+        Path(temp).unlink(missing_ok=True)
 
 
 @contextmanager

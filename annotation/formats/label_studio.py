@@ -28,7 +28,7 @@ from annotation.formats.common import (
     text_field,
 )
 from annotation.importing import FileImportError
-from annotation.jsontext import lone_surrogate
+from annotation.jsontext import lone_surrogate, nul_in
 from annotation.labels import SKIP
 from store.sets import SetRow
 from store.votes import ADJUDICATOR
@@ -133,7 +133,7 @@ def _task(where: str, task: Any) -> tuple[Task | None, list[str]]:
     bad annotation)."""
     if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
         return None, [f"{where}: a task is an object with a 'data' object"]
-    surrogate = lone_surrogate(task)
+    surrogate = lone_surrogate(task) or nul_in(task)
     if surrogate is not None:
         return None, [f"{where}: {surrogate}"]
     data = task["data"]
