@@ -15,11 +15,13 @@ from annotation.labels import DEFAULT_LABELS, POSITIVE_LABEL, SKIP, taxonomy_slu
 from annotation.sampling import (
     KEYWORD_LABELER,
     SamplingError,
-    balanced_sample,
+    balanced_strata,
+    group_strata,
     labelers_for,
+    sample_strata,
     strata_fields,
-    stratified_sample,
-    uncertain_sample,
+    stratum_source,
+    uncertain_strata,
     uncertainty,
 )
 from annotation.splits import split_by_source
@@ -36,6 +38,7 @@ from store.sets import (
     item_languages,
     labeler_versions,
     latest_predictions,
+    pool_groups,
     same_name,
     sources_in_sets,
 )
@@ -117,11 +120,11 @@ def require_set(store: Store, name: str) -> SetRow:
     return found
 
 
-def pool(store: Store, spec: DrawSpec) -> list[Candidate]:
-    """The candidates a draw picks from: the kind's items (or a set's members) minus every
-    item from a repository used by the excluded sets."""
+def _pool_scope(store: Store, spec: DrawSpec) -> tuple[int | None, list[int]]:
+    """The set a draw is confined to (if any) and the sets whose repositories it leaves
+    out, after checking that they exist, hold the draw's kind, and that every language
+    asked for is one the kind's items are in."""
     inside = require_set(store, spec.within) if spec.within else None
-    within = inside.id if inside else None
     excluded_sets = [require_set(store, name) for name in spec.exclude_repos_of]
     if spec.languages:
         known = item_languages(store, spec.kind)
@@ -134,7 +137,14 @@ def pool(store: Store, spec: DrawSpec) -> list[Candidate]:
     for other in [inside, *excluded_sets] if inside else excluded_sets:
         if other.kind != spec.kind:
             raise SetError(f"set {other.name!r} holds {other.kind} items, not {spec.kind}")
-    banned = sources_in_sets(store, [s.id for s in excluded_sets])
+    return (inside.id if inside else None), [s.id for s in excluded_sets]
+
+
+def pool(store: Store, spec: DrawSpec) -> list[Candidate]:
+    """The candidates a draw picks from: the kind's items (or a set's members) minus every
+    item from a repository used by the excluded sets."""
+    within, excluded = _pool_scope(store, spec)
+    banned = sources_in_sets(store, excluded)
     found = stratum_candidates(
         store,
         spec.kind,
@@ -146,6 +156,51 @@ def pool(store: Store, spec: DrawSpec) -> list[Candidate]:
     kept = [c for c in found if c.source not in banned]
     check_strata_predicted(kept, spec.stratify)
     return kept
+
+
+def _pool_groups(store: Store, spec: DrawSpec) -> list[tuple[tuple[Any, ...], list[int]]]:
+    """:func:`pool`'s items grouped by their values of each stratum's source and then the
+    --balanced labeler's label (if asked), with no object per item: ``(values, item
+    ids in item order)``."""
+    for name in spec.stratify:
+        stratum_source(name)  # an unknown stratum is refused before the pool is read
+    within, excluded = _pool_scope(store, spec)
+    reads = _label_sources(_resolved(store, spec.labelers(), spec.pinned))
+    columns: list[str | tuple[str, ...]] = []
+    for name in [*spec.stratify, *([f"pred:{spec.balanced}"] if spec.balanced else [])]:
+        source, _ = stratum_source(name)
+        columns.append(reads[source[0]] if isinstance(source, tuple) else source)
+    groups = pool_groups(
+        store,
+        spec.kind,
+        columns,
+        within_set=within,
+        languages=spec.languages,
+        without_sources_of=excluded,
+    )
+    for at, name in enumerate(spec.stratify):
+        if name.startswith("pred:") and groups and all(v[at] is None for v, _ in groups):
+            _refuse_unpredicted(name, sum(len(ids) for _, ids in groups))
+    return groups
+
+
+def _resolved(
+    store: Store, labelers: Sequence[str], pinned: Mapping[str, str] | None
+) -> dict[str, str]:
+    """Each labeler asked for -> the stored name it reads: the one ``pinned`` gives (the
+    version a set was drawn with), else the one it resolves to now."""
+    return {name: (pinned or {}).get(name) or _resolve_for_strata(store, name) for name in labelers}
+
+
+def _label_sources(resolved: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """Each labeler name -> the stored labelers whose latest label
+    :func:`stratum_candidates` files under that name for an item: the first of them that
+    predicted the item (renames are applied in the order asked, as it applies them)."""
+    sources = {stored: (stored,) for stored in resolved.values()}
+    for asked, stored in resolved.items():
+        if asked != stored:
+            sources[asked] = sources[stored] + sources.get(asked, ())
+    return sources
 
 
 def stratum_candidates(
@@ -161,9 +216,7 @@ def stratum_candidates(
     asked for (``keyword@latest``, ``pred:student@current``'s ``student@current``). A
     name in ``pinned`` reads the version given there (the one an audit was drawn with),
     not the one it resolves to now."""
-    resolved = {
-        name: (pinned or {}).get(name) or _resolve_for_strata(store, name) for name in labelers
-    }
+    resolved = _resolved(store, labelers, pinned)
     found = candidates(
         store,
         kind,
@@ -186,10 +239,14 @@ def check_strata_predicted(items: Sequence[Candidate], fields: Sequence[str]) ->
     for name in fields:
         labeler = name[len("pred:") :] if name.startswith("pred:") else None
         if labeler and items and not any(labeler in c.predictions for c in items):
-            raise SamplingError(
-                f"stratum {name!r}: {labeler} predicted none of the {len(items)} items to"
-                " draw from (`curator stats` lists the labelers)"
-            )
+            _refuse_unpredicted(name, len(items))
+
+
+def _refuse_unpredicted(name: str, items: int) -> None:
+    raise SamplingError(
+        f"stratum {name!r}: {name[len('pred:') :]} predicted none of the {items} items to"
+        " draw from (`curator stats` lists the labelers)"
+    )
 
 
 def resolve_strata(store: Store, labelers: Sequence[str]) -> dict[str, str]:
@@ -200,8 +257,9 @@ def resolve_strata(store: Store, labelers: Sequence[str]) -> dict[str, str]:
 def _resolve_for_strata(store: Store, name: str) -> str:
     """A stratum's labeler as stored; ``keyword@latest`` with no keyword predictions
     stays as it is (every item then falls in the stratum ``none``)."""
-    if name == KEYWORD_LABELER and not labeler_versions(store, "keyword"):
-        return name
+    if name == KEYWORD_LABELER:
+        versions = labeler_versions(store, "keyword")
+        return versions[-1] if versions else name
     return resolve_latest(store, name)
 
 
@@ -240,34 +298,42 @@ def check_preference(spec: DrawSpec) -> None:
 def draw(store: Store, spec: DrawSpec) -> tuple[list[int], dict[str, int]]:
     """Item ids in set order and the allocation per stratum."""
     check_preference(spec)
-    items = pool(store, spec)
+    groups = _pool_groups(store, spec)
+    size = sum(len(ids) for _, ids in groups)
     rng = random.Random(spec.seed)
-    n = len(items) if spec.sample is None else spec.sample
-    if spec.sample is not None and spec.sample > len(items):
-        raise SamplingError(f"asked for {spec.sample} items but only {len(items)} qualify")
+    n = size if spec.sample is None else spec.sample
+    if spec.sample is not None and spec.sample > size:
+        raise SamplingError(f"asked for {spec.sample} items but only {size} qualify")
     if spec.prefer:
         labeler = spec.labeler or ""
         scores = latest_predictions(store, resolve_latest(store, labeler))
-        predicted = [c for c in items if c.item_id in scores]
-        if not predicted:
-            raise SamplingError(f"{labeler} has predicted none of the {len(items)} pool items")
-        if spec.sample is not None and spec.sample > len(predicted):
+        predicted = [(values, [i for i in ids if i in scores]) for values, ids in groups]
+        scored = sum(len(ids) for _, ids in predicted)
+        if not scored:
+            raise SamplingError(f"{labeler} has predicted none of the {size} pool items")
+        if spec.sample is not None and spec.sample > scored:
             raise SamplingError(
-                f"asked for {spec.sample} items but {labeler} predicted only {len(predicted)}"
-                f" of the {len(items)} that qualify"
+                f"asked for {spec.sample} items but {labeler} predicted only {scored}"
+                f" of the {size} that qualify"
             )
         binary = {label for label, _ in scores.values()} <= set(DEFAULT_LABELS[spec.kind])
         unsure = {i: uncertainty(score, binary) for i, (_, score) in scores.items()}
-        chosen, allocation = uncertain_sample(
-            predicted, spec.sample or len(predicted), unsure, spec.stratify, rng
+        strata = group_strata([g for g in predicted if g[1]], spec.stratify)
+        return uncertain_strata(strata, spec.sample or scored, unsure, rng)
+    if spec.balanced:
+        positive = POSITIVE_LABEL[spec.kind]
+        pos = [g for g in groups if g[0][-1] == positive]
+        neg = [g for g in groups if g[0][-1] not in (None, positive)]
+        return balanced_strata(
+            group_strata(pos, spec.stratify),
+            group_strata(neg, spec.stratify),
+            n,
+            spec.balanced,
+            positive,
+            rng,
+            size,
         )
-    elif spec.balanced:
-        chosen, allocation = balanced_sample(
-            items, n, spec.balanced, POSITIVE_LABEL[spec.kind], spec.stratify, rng
-        )
-    else:
-        chosen, allocation = stratified_sample(items, n, spec.stratify, rng)
-    return [c.item_id for c in chosen], allocation
+    return sample_strata(group_strata(groups, spec.stratify), n, rng)
 
 
 def redraw(store: Store, name: str) -> list[int]:

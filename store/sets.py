@@ -351,6 +351,74 @@ def candidates(
     ]
 
 
+_ITEM_COLUMNS = {
+    "language": "i.language",
+    "source": "i.source",
+    "stars": "CAST(json_extract(i.provenance, '$.stars') AS INTEGER)",
+}
+
+
+def pool_groups(
+    store: Store,
+    kind: str,
+    columns: Sequence[str | tuple[str, ...]] = (),
+    within_set: int | None = None,
+    languages: Sequence[str] = (),
+    without_sources_of: Sequence[int] = (),
+) -> list[tuple[tuple[Any, ...], list[int]]]:
+    """The items :func:`candidates` gives (less every item from a repository that items
+    of the sets ``without_sources_of`` come from) grouped by their values of
+    ``columns``: ``(values, item ids in item order)``. A column is ``language``,
+    ``source`` or ``stars`` (as a :class:`Candidate` has them), or labeler names, whose
+    value is the latest label from the first of them that predicted the item (None if
+    none did).
+
+    One query, grouped by SQLite, and no object per item but its id."""
+    selected: list[str] = []
+    params: list[Any] = []
+    for column in columns:
+        if isinstance(column, str):
+            selected.append(_ITEM_COLUMNS[column])
+            continue
+        latest = [
+            "(SELECT p.label FROM predictions AS p WHERE p.labeler = ? AND p.item_id = i.id"
+            " ORDER BY p.id DESC LIMIT 1)"
+        ] * len(column)
+        if len(latest) < 2:
+            selected.append(latest[0] if latest else "NULL")
+        else:
+            selected.append(f"COALESCE({', '.join(latest)})")
+        params.extend(column)
+    # items in id order (a scan of the table, not of an index on kind), so the latest
+    # labels are read in (labeler, item) index order: three times faster than in the
+    # order of an index on (kind, ...) on a 200,000-item store
+    sql = f"SELECT {', '.join([*selected, 'group_concat(i.id)'])} FROM items AS i NOT INDEXED"
+    if within_set is not None:
+        sql += " JOIN set_items AS si ON si.item_id = i.id AND si.set_id = ?"
+        params.append(within_set)
+    sql += " WHERE i.kind = ?"
+    params.append(kind)
+    if languages:  # python, Python and PYTHON are one language
+        sql += f" AND LOWER(i.language) IN ({','.join('?' * len(languages))})"
+        params.extend(language.lower() for language in languages)
+    if without_sources_of:
+        sql += (
+            " AND i.source NOT IN (SELECT x.source FROM set_items AS sx"
+            " JOIN items AS x ON x.id = sx.item_id"
+            f" WHERE sx.set_id IN ({','.join('?' * len(without_sources_of))}))"
+        )
+        params.extend(without_sources_of)
+    if selected:
+        sql += f" GROUP BY {', '.join(str(n) for n in range(1, len(selected) + 1))}"
+    cursor = store._conn.cursor()
+    cursor.row_factory = None
+    return [
+        (tuple(r[:-1]), sorted(map(int, r[-1].split(","))))
+        for r in cursor.execute(sql, params)
+        if r[-1] is not None  # no GROUP BY: one row, NULL when no item qualifies
+    ]
+
+
 def latest_predictions(store: Store, labeler: str) -> dict[int, tuple[str, float | None]]:
     """Each item's most recent (label, score) from one labeler."""
     return {
@@ -365,15 +433,16 @@ def latest_predictions(store: Store, labeler: str) -> dict[int, tuple[str, float
 
 def labeler_versions(store: Store, name: str) -> list[str]:
     """Stored labeler names ``name@N``, newest version last."""
-    found = [
-        r[0]
-        for r in store._conn.execute(
-            # every name starting NAME@ sorts from NAME@ up to NAME followed by the
-            # character after @ ('A'): a range of the labeler index, not a scan
-            "SELECT DISTINCT labeler FROM predictions WHERE labeler >= ? AND labeler < ?",
-            (name + "@", name + "A"),
-        )
-    ]
+    # every name starting NAME@ sorts from NAME@ up to NAME followed by the character
+    # after @ ('A'): a range of the labeler index, read one name at a time (a seek each)
+    # rather than row by row (one row per prediction)
+    found: list[str] = []
+    sql = "SELECT MIN(labeler) FROM predictions WHERE labeler >= ? AND labeler < ?"
+    after = name + "@"
+    while (label := store._conn.execute(sql, (after, name + "A")).fetchone()[0]) is not None:
+        found.append(label)
+        sql = "SELECT MIN(labeler) FROM predictions WHERE labeler > ? AND labeler < ?"
+        after = label
 
     def version(label: str) -> tuple[int, str]:
         tail = label.rsplit("@", 1)[1]
