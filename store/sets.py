@@ -306,6 +306,23 @@ def item_languages(store: Store, kind: str) -> list[str]:
     ]
 
 
+def _pool_filter(
+    kind: str, within_set: int | None, languages: Sequence[str], params: list[Any]
+) -> str:
+    """The join and WHERE clause of a draw's pool over ``items AS i`` (its parameters
+    appended to ``params``): items of a kind, a set's members, some languages."""
+    sql = ""
+    if within_set is not None:
+        sql += " JOIN set_items AS si ON si.item_id = i.id AND si.set_id = ?"
+        params.append(within_set)
+    sql += " WHERE i.kind = ?"
+    params.append(kind)
+    if languages:  # python, Python and PYTHON are one language
+        sql += f" AND LOWER(i.language) IN ({','.join('?' * len(languages))})"
+        params.extend(language.lower() for language in languages)
+    return sql
+
+
 def candidates(
     store: Store,
     kind: str,
@@ -322,14 +339,7 @@ def candidates(
         " CAST(json_extract(i.provenance, '$.stars') AS INTEGER) FROM items AS i"
     )
     params: list[Any] = []
-    if within_set is not None:
-        sql += " JOIN set_items AS si ON si.item_id = i.id AND si.set_id = ?"
-        params.append(within_set)
-    sql += " WHERE i.kind = ?"
-    params.append(kind)
-    if languages:  # python, Python and PYTHON are one language
-        sql += f" AND LOWER(i.language) IN ({','.join('?' * len(languages))})"
-        params.extend(language.lower() for language in languages)
+    sql += _pool_filter(kind, within_set, languages, params)
     if unvoted_only:
         sql += " AND NOT EXISTS (SELECT 1 FROM live_votes AS lv WHERE lv.item_id = i.id)"
     rows = store._conn.execute(sql + " ORDER BY i.id", params).fetchall()
@@ -393,14 +403,7 @@ def pool_groups(
     # labels are read in (labeler, item) index order: three times faster than in the
     # order of an index on (kind, ...) on a 200,000-item store
     sql = f"SELECT {', '.join([*selected, 'group_concat(i.id)'])} FROM items AS i NOT INDEXED"
-    if within_set is not None:
-        sql += " JOIN set_items AS si ON si.item_id = i.id AND si.set_id = ?"
-        params.append(within_set)
-    sql += " WHERE i.kind = ?"
-    params.append(kind)
-    if languages:  # python, Python and PYTHON are one language
-        sql += f" AND LOWER(i.language) IN ({','.join('?' * len(languages))})"
-        params.extend(language.lower() for language in languages)
+    sql += _pool_filter(kind, within_set, languages, params)
     if without_sources_of:
         sql += (
             " AND i.source NOT IN (SELECT x.source FROM set_items AS sx"
