@@ -14,10 +14,10 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 
 @functools.cache
@@ -37,15 +37,15 @@ def staged_file(path: Path) -> Iterator[Path]:
     replaces, else the umask's, not the temporary file's private 0600.
 
     ``path`` is taken the way a user means it: a symbolic link is written through (the
-    file it names is replaced, the link kept), and a FIFO, a terminal or a device
-    (``/dev/stdout``) is written into once the block ends, since a rename would put a
-    regular file in its place. A name of an open descriptor of this process
+    file it names is replaced, the link kept), and a FIFO, a terminal or a device is
+    written into once the block ends, since a rename would put a regular file in its
+    place. A name of an open descriptor of this process
     (``/dev/stdout``, ``/dev/fd/N``, ``/proc/self/fd/N``) is written into that descriptor,
     after what the process printed there: resolving it would name a pipe that cannot be
     opened again, or put a new file in place of the one the shell redirected into."""
     descriptor = _descriptor_of(path)
     if descriptor is not None:
-        with _streamed_into_descriptor(descriptor, path.name) as temp:
+        with _streamed_into(path.name, _descriptor_sink(descriptor)) as temp:
             yield temp
         return
     if path.is_symlink():
@@ -57,7 +57,7 @@ def staged_file(path: Path) -> Iterator[Path]:
     if mode is not None and stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
     if mode is not None and not stat.S_ISREG(mode):
-        with _streamed_into(path) as temp:
+        with _streamed_into(path.name, lambda: path.open("wb")) as temp:
             yield temp
         return
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -99,33 +99,28 @@ def _descriptor_of(path: Path) -> int | None:
 
 
 @contextmanager
-def _streamed_into_descriptor(descriptor: int, name: str) -> Iterator[Path]:
-    """A private temporary file whose bytes go to the open ``descriptor`` when the block
-    ends, after anything this process printed to it."""
+def _streamed_into(name: str, sink: Callable[[], BinaryIO]) -> Iterator[Path]:
+    """A private temporary file whose bytes are copied into what ``sink`` opens (a pipe,
+    a device, an open descriptor: never renamed over) when the block ends."""
     fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp")
     os.close(fd)
     try:
         yield Path(temp)
+        with open(temp, "rb") as source, sink() as target:
+            shutil.copyfileobj(source, target)
+    finally:
+        Path(temp).unlink(missing_ok=True)
+
+
+def _descriptor_sink(descriptor: int) -> Callable[[], BinaryIO]:
+    """Opens ``descriptor`` for writing after what this process printed to it."""
+
+    def sink() -> BinaryIO:
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
-        with open(temp, "rb") as source, open(descriptor, "wb", closefd=False) as sink:
-            shutil.copyfileobj(source, sink)
-    finally:
-        Path(temp).unlink(missing_ok=True)
+        return open(descriptor, "wb", closefd=False)
 
-
-@contextmanager
-def _streamed_into(path: Path) -> Iterator[Path]:
-    """A private temporary file whose bytes are copied into ``path`` (not a regular
-    file) when the block ends."""
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        yield Path(temp)
-        with open(temp, "rb") as source, path.open("wb") as sink:
-            shutil.copyfileobj(source, sink)
-    finally:
-        Path(temp).unlink(missing_ok=True)
+    return sink
 
 
 def write_text_atomically(path: Path, text: str) -> None:
