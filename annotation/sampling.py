@@ -190,23 +190,6 @@ def balanced_strata(
     return chosen, allocation
 
 
-def balanced_sample(
-    candidates: Sequence[Candidate],
-    n: int,
-    labeler: str,
-    positive: str,
-    fields: Sequence[str],
-    rng: random.Random,
-) -> tuple[list[Candidate], dict[str, int]]:
-    """PerfCurator's balanced draw: half from the labeler's positives, half from the rest
-    (its negatives and unpredicted items are not mixed: only predicted items count)."""
-    pos = [c for c in candidates if c.predictions.get(labeler) == positive]
-    neg = [c for c in candidates if labeler in c.predictions and c.predictions[labeler] != positive]
-    return balanced_strata(
-        _strata(pos, fields), _strata(neg, fields), n, labeler, positive, rng, len(candidates)
-    )
-
-
 def uncertainty(score: float | None, binary: bool) -> float:
     """How unsure a prediction is, 0 (sure) to 1: for a two-class labeler the closeness
     of its score to 0.5, otherwise one minus its confidence; no score counts as sure."""
