@@ -580,6 +580,43 @@ Progress = Callable[[int, int], None]
 WRITE_CHUNK = 2000
 
 
+def write_items(
+    store: Store,
+    path: Path,
+    numbered: Sequence[tuple[int, ImportedItem]],
+    prelabel: Prelabel | None = None,
+    progress: Progress | None = None,
+) -> tuple[list[tuple[str, int]], list[str]]:
+    """Insert a file's items (each with its line) in chunks of ``WRITE_CHUNK``, inside
+    the caller's transaction: the new ones prelabeled, ``progress`` told after each
+    chunk. Returns ("stored" | "known", item id) per item, and a line for each known item
+    stored with another message (:func:`other_messages`)."""
+    results: list[tuple[str, int]] = []
+    other: list[str] = []
+    for start in range(0, len(numbered), WRITE_CHUNK):
+        rows = numbered[start : start + WRITE_CHUNK]
+        chunk = [item for _, item in rows]
+        written = insert_imported_items(store, chunk)
+        known = [
+            (row, i) for row, (status, i) in zip(rows, written, strict=True) if status == "known"
+        ]
+        other += other_messages(store, path, [r for r, _ in known], [i for _, i in known])
+        fresh = [
+            (item, i)
+            for item, (status, i) in zip(chunk, written, strict=True)
+            if status == "stored"
+        ]
+        if prelabel is not None and fresh:
+            for (_, item_id), predictions in zip(
+                fresh, prelabel([item for item, _ in fresh]), strict=True
+            ):
+                insert_predictions(store, item_id, predictions)
+        results.extend(written)
+        if progress is not None:
+            progress(len(results), len(numbered))
+    return results, other
+
+
 def import_items_file(
     store: Store,
     path: Path,
@@ -606,32 +643,7 @@ def import_items_file(
         problem = set_problem(target, set_name or "", kind, labels, str(path))
         if problem is not None:
             raise FileImportError([problem])
-        results: list[tuple[str, int]] = []
-        other: list[str] = []
-        for start in range(0, len(items), WRITE_CHUNK):
-            chunk = items[start : start + WRITE_CHUNK]
-            written = insert_imported_items(store, chunk)
-            known = [
-                (row, item_id)
-                for row, (status, item_id) in zip(
-                    numbered[start : start + WRITE_CHUNK], written, strict=True
-                )
-                if status == "known"
-            ]
-            other += other_messages(store, path, [r for r, _ in known], [i for _, i in known])
-            fresh = [
-                (item, item_id)
-                for item, (status, item_id) in zip(chunk, written, strict=True)
-                if status == "stored"
-            ]
-            if prelabel is not None and fresh:
-                for (_, item_id), predictions in zip(
-                    fresh, prelabel([item for item, _ in fresh]), strict=True
-                ):
-                    insert_predictions(store, item_id, predictions)
-            results.extend(written)
-            if progress is not None:
-                progress(len(results), len(items))
+        results, other = write_items(store, path, numbered, prelabel, progress)
         created = False
         added = 0
         if set_name:

@@ -18,20 +18,18 @@ from typing import Any, NamedTuple
 
 from annotation.importing import (
     ITEM_TEXT_FIELDS,
-    WRITE_CHUNK,
     Prelabel,
     Progress,
     _text,
     not_text,
-    other_messages,
     read_records,
     shape,
     shown_id,
+    write_items,
 )
 from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
 from store import Store
-from store.commits import insert_predictions
-from store.items import ImportedItem, insert_imported_items
+from store.items import ImportedItem
 from store.sets import NewSet, SetRow, add_set_items, create_set, get_set
 from store.votes import VoteRow, append_votes, live_votes_for_items
 
@@ -337,28 +335,9 @@ def import_labeled_file(
                     votes_per_item=spec.votes_per_item,
                 ),
             )
-        results: list[tuple[str, int]] = []
-        for start in range(0, len(rows), WRITE_CHUNK):
-            chunk = [item for item, _ in rows[start : start + WRITE_CHUNK]]
-            written = insert_imported_items(store, chunk)
-            fresh = [
-                (item, i) for item, (s, i) in zip(chunk, written, strict=True) if s == "stored"
-            ]
-            if prelabel is not None and fresh:
-                for (_, item_id), predictions in zip(
-                    fresh, prelabel([item for item, _ in fresh]), strict=True
-                ):
-                    insert_predictions(store, item_id, predictions)
-            results += written
-            if progress is not None:
-                progress(len(results), len(rows))
+        numbered = [(line, item) for line, (item, _) in zip(lines, rows, strict=True)]
+        results, other = write_items(store, path, numbered, prelabel, progress)
         ids = [item_id for _, item_id in results]
-        known = [
-            ((line, item), item_id)
-            for line, (item, _), (status, item_id) in zip(lines, rows, results, strict=True)
-            if status == "known"
-        ]
-        other = other_messages(store, path, [r for r, _ in known], [i for _, i in known])
         added = add_set_items(store, target.id, ids)
         live = {
             v.item_id: v.label
