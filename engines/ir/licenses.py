@@ -9,12 +9,20 @@ Anything else is ``unknown``: better to drop a module than to mislabel it.
 GPL and LGPL texts do not say whether a project chose "only" or "or later" (the choice
 lives in source headers), so they map to ``GPL-2.0``, ``GPL-3.0``, ``LGPL-2.1`` ...,
 the identifiers GitHub's license detection reports for the same files.
+
+Several license files all apply (``AND``) unless the project declares a choice: an
+``SPDX-License-Identifier`` line with ``OR`` in a license file or the README, or a
+README or license file that says the project is dual-licensed, or licensed under either
+of its licenses at the user's option (facebook/zstd ships LICENSE, BSD, and COPYING,
+GPLv2, and its README says "dual-licensed under BSD OR GPLv2"); the licenses found are
+then alternatives (``OR``). The GPL's own "(at your option) any later version" is no
+such declaration.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 UNKNOWN = "unknown"
@@ -140,11 +148,38 @@ def license_files(root: Path) -> list[Path]:
     return [p for p in children if _FILE_NAME.match(p.name) and p.is_file() and not _blank(p)]
 
 
-def combine(found: list[str]) -> str:
+_CHOICE = re.compile(
+    r"\bdual(ly)?[- ]licen[cs](ed|e)\b"  # "dual-licensed under BSD OR GPLv2"
+    r"|\blicen[cs]ed under (the terms of )?either\b"  # "licensed under either of ..."
+    r"|\bat (your|the user's|the licensee's) (option|choice),? (one|either) of\b"
+    r"|\b(choose|select),? at your option,? (one|either)\b"
+)
+"""A declared choice between licenses, on flattened text. Not "at your option" alone:
+every GPL says "(at your option) any later version", which is no choice of license."""
+
+_README = re.compile(r"^readme([-._].*)?$", re.IGNORECASE)
+_SPDX_CHOICE = re.compile(r"SPDX-License-Identifier:\s*[^\n]*\sOR\s", re.IGNORECASE)
+
+
+def _alternatives(expression: str) -> set[str]:
+    """The license identifiers of an ``A OR B`` expression, ``-only``/``-or-later``/``+``
+    left off so that they compare with what the texts are detected as."""
+    names = re.split(r"\s+OR\s+", expression.strip("() "))
+    return {re.sub(r"(-only|-or-later|\+)$", "", n.strip("() ")) for n in names}
+
+
+def _term(expression: str) -> str:
+    return f"({expression})" if " OR " in expression or " AND " in expression else expression
+
+
+def combine(found: list[str], choice: bool = False) -> str:
     """One SPDX expression for a project with several license files.
 
     The LGPL ships with the GPL it amends (COPYING + COPYING.LESSER): that is the LGPL.
-    Any unrecognised file makes the whole ``unknown``; several licenses all apply.
+    Any unrecognised file makes the whole ``unknown``. Several licenses all apply
+    (``AND``) unless ``choice``: the project declared them alternatives (``OR``). A file
+    whose own SPDX line offers a choice (``MIT OR Apache-2.0``) stands for the files
+    holding those alternatives' texts.
     """
     unique = sorted(set(found))
     if not unique or UNKNOWN in unique:
@@ -152,22 +187,48 @@ def combine(found: list[str]) -> str:
     for version in ("2.1", "3.0"):
         if f"LGPL-{version}" in unique:
             unique = [x for x in unique if x != ("GPL-3.0" if version == "3.0" else "GPL-2.0")]
-    return unique[0] if len(unique) == 1 else " AND ".join(unique)
+    offers = [x for x in unique if " OR " in x]
+    covered = set().union(*(_alternatives(x) for x in offers)) if offers else set()
+    unique = [x for x in unique if x in offers or x not in covered]
+    if len(unique) == 1:
+        return unique[0]
+    return (" OR " if choice else " AND ").join(_term(x) for x in unique)
+
+
+def _head(path: Path) -> str | None:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(MAX_LICENSE_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def declares_choice(licenses: Sequence[str], readmes: Sequence[str] = ()) -> bool:
+    """Whether license or README texts declare the project's licenses alternatives. A
+    README's ``SPDX-License-Identifier: A OR B`` line speaks for the project; a license
+    file's speaks for that file only (:func:`combine` reads it)."""
+    if any(_SPDX_CHOICE.search(t) for t in readmes):
+        return True
+    return any(_CHOICE.search(_flat(t)) for t in (*licenses, *readmes))
+
+
+def _readmes(root: Path) -> list[Path]:
+    try:
+        return [p for p in sorted(root.iterdir()) if _README.match(p.name) and p.is_file()]
+    except OSError:
+        return []
 
 
 def detect_project_license(root: Path) -> tuple[str, list[str]]:
     """The project's SPDX expression and the license file names it was read from."""
     files = license_files(root)
-    found = []
-    for path in files:
-        try:
-            with path.open("rb") as handle:
-                raw = handle.read(MAX_LICENSE_BYTES)
-        except OSError:
-            found.append(UNKNOWN)
-            continue
-        found.append(detect_license_text(raw.decode("utf-8", "replace")))
-    return combine(found), [p.name for p in files]
+    texts = [_head(path) for path in files]
+    found = [UNKNOWN if t is None else detect_license_text(t) for t in texts]
+    choice = False
+    if len(set(found)) > 1:
+        readmes = [t for t in map(_head, _readmes(root)) if t is not None]
+        choice = declares_choice([t for t in texts if t is not None], readmes)
+    return combine(found, choice), [p.name for p in files]
 
 
 def is_permissive(expression: str) -> bool:
