@@ -3,6 +3,7 @@ checked as it is typed, and the :class:`TrainRequest` the settings make."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 from curator.training import KINDS, TrainRequest
@@ -106,7 +107,7 @@ class TrainForm:
             raise FormError("tau is a confidence from 0 to 100")
         if key == "lr" and not 0 < value < 1:
             raise FormError("the learning rate must be above 0 and below 1")
-        if key == "replay" and value < 0:
+        if key == "replay" and not (math.isfinite(value) and value >= 0):
             raise FormError("replay is a ratio of 0 or more (0.5: one old example per two new)")
         if key in ("epochs", "batch", "layers") and value < 1:
             raise FormError(f"{key} must be at least 1")

@@ -8,8 +8,9 @@ Training runs in a thread worker through the service, which gives it a database
 connection of its own (the store is read before and written after training, never
 during), reporting epoch, step, loss and dev
 F1 to a progress bar; esc sets the cancel flag and the run stops after the current step
-with nothing registered. When a model is registered the worker scores the previous
-version (the family's current one, else the newest older one) on the same eval set, so
+with nothing registered. Once the model is registered there is nothing left to cancel:
+esc then leaves the screen, saying so. When a model is registered the worker scores the
+previous version (the family's current one, else the newest older one) on the same eval set, so
 the two can be compared side by side before ``p`` promotes the new one.
 """
 
@@ -100,7 +101,8 @@ class TrainScreen(CuratorScreen):
         "curve": "show the active-learning curve on the whole screen (again: the settings"
         " come back)",
         "refresh": "reload the registered models and the active-learning curve",
-        "leave": "cancel a running training (nothing is registered), else go back",
+        "leave": "cancel a running training (nothing is registered), else go back (once"
+        " the model is registered there is nothing to cancel: it goes back)",
     }
 
     CSS_PATH = STYLES / "train.tcss"
@@ -113,6 +115,8 @@ class TrainScreen(CuratorScreen):
         self.sets: list[SetRow] = []
         self.cancel: threading.Event | None = None
         self.trained: ModelRow | None = None
+        self.registered: str | None = None
+        """The model the running training has registered (esc then cancels nothing)."""
         self.loaded = False
         self.al_chart: Chart | None = None
 
@@ -336,7 +340,7 @@ class TrainScreen(CuratorScreen):
             self.app.bell()
             return
         self.cancel = threading.Event()
-        self.trained = None
+        self.trained = self.registered = None
         bar = self.query_one(ProgressBar)
         bar.update(total=None, progress=0)
         bar.display = True
@@ -354,7 +358,7 @@ class TrainScreen(CuratorScreen):
             call(self._progress, report)
 
         def registered(model: ModelRow) -> None:
-            call(self._phase, f"registered {model.name}; scoring the previous version…")
+            call(self._registered, model.name)
 
         try:
             comparison = self.curation.train(request, progress, cancel, registered)
@@ -382,19 +386,20 @@ class TrainScreen(CuratorScreen):
             )
         )
 
-    def _phase(self, text: str) -> None:
+    def _registered(self, name: str) -> None:
+        self.registered = name
         self.query_one(ProgressBar).update(total=None)
-        self._set_status(text)
+        self._set_status(f"registered {name}; scoring the previous version…")
 
     def _stopped(self, message: str, error: bool) -> None:
-        self.cancel = None
+        self.cancel = self.registered = None
         self.query_one(ProgressBar).display = False
         self.query_one("#run", Static).update(one_line(message, 300))
         self._set_status("Train · enter changes a setting, s starts")
         self.curator_app.say(message, error=error)
 
     def _trained(self, c: Comparison) -> None:
-        self.cancel = None
+        self.cancel = self.registered = None
         self.trained = c.new
         self.query_one(ProgressBar).display = False
         run = self.query_one("#run", Static)
@@ -463,11 +468,20 @@ class TrainScreen(CuratorScreen):
         self.load_choices()
 
     def on_unmount(self) -> None:
-        # Quitting the app mid-run: stop training instead of waiting for it to finish.
-        if self.cancel is not None:
+        # Quitting the app mid-run: stop training instead of waiting for it to finish
+        # (once the model is registered, only the comparison is left: nothing to stop).
+        if self.cancel is not None and self.registered is None:
             self.cancel.set()
 
     def action_leave(self) -> None:
+        if self.cancel is not None and self.registered is not None:
+            # Too late to cancel: the model is stored, only the comparison is left.
+            self.curator_app.say(
+                f"training is done: {self.registered} is registered (nothing to cancel;"
+                " the Train screen shows it)"
+            )
+            self.app.pop_screen()
+            return
         if self.cancel is not None:
             self.cancel.set()
             self._set_status("cancelling: training stops after the current step…")
