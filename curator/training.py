@@ -219,8 +219,21 @@ def gather(store: Store, request: TrainRequest) -> tuple[list[LabeledItem], dict
     if not items:
         raise TrainingRefused(_nothing_left(request, counts))
     if len({x.label for x in items}) < 2:
-        raise TrainingRefused(f"all {len(items)} training examples say {items[0].label!r}")
+        raise TrainingRefused(
+            f"all {len(items)} training examples ({_sources(request)}) say"
+            f" {items[0].label!r}: a labeler learns from both perf and non-perf examples"
+        )
     return items, counts
+
+
+def _sources(request: TrainRequest) -> str:
+    """Where the training examples came from, as the options that named them."""
+    named = [f"--from {request.teacher}"] if request.teacher else []
+    if request.vote_sets:
+        named.append(f"--votes {', '.join(request.vote_sets)}")
+    if request.weak:
+        named.append(f"--weak {request.weak}")
+    return "; ".join(named)
 
 
 def check_roles(

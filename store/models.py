@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from store.connection import Store, utc_now
+from store.connection import Store, StoreError, utc_now
 
 
 @dataclass(frozen=True)
@@ -45,13 +45,27 @@ class ModelRow:
 _COLUMNS = "id, name, base, params, metrics, path, created_at"
 
 
+def _json_object(name: str, column: str, text: str | None) -> dict[str, Any]:
+    """A model's ``params`` or ``metrics``: a JSON object, or a :class:`StoreError` that
+    names the model and the column (a hand-edited database can hold anything there)."""
+    try:
+        value = json.loads(text or "{}")
+    except ValueError as exc:
+        raise StoreError(f"model {name}: its {column} are not JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise StoreError(
+            f"model {name}: its {column} are a JSON {type(value).__name__}, not an object"
+        )
+    return value
+
+
 def _row(row: Any) -> ModelRow:
     return ModelRow(
         id=row[0],
         name=row[1],
         base=row[2],
-        params=json.loads(row[3] or "{}"),
-        metrics=json.loads(row[4] or "{}"),
+        params=_json_object(row[1], "params", row[3]),
+        metrics=_json_object(row[1], "metrics", row[4]),
         path=row[5],
         created_at=row[6],
     )
@@ -153,7 +167,7 @@ def update_metrics(store: Store, name: str, metrics: dict[str, Any]) -> None:
         row = conn.execute("SELECT metrics FROM models WHERE name = ?", (name,)).fetchone()
         if row is None:
             raise KeyError(name)
-        merged = {**json.loads(row[0] or "{}"), **metrics}
+        merged = {**_json_object(name, "metrics", row[0]), **metrics}
         conn.execute(
             "UPDATE models SET metrics = ? WHERE name = ?",
             (json.dumps(merged, sort_keys=True), name),

@@ -17,6 +17,7 @@ from curator.cli_context import open_db
 from curator.commands.options import DbOption
 from curator.console import out
 from curator.presentation.cli_output import EXIT_USAGE, fail, write_output
+from engines.labelers.registry import TRAINED_FAMILIES, near_miss
 
 EMPTY_WHY = {
     "agreement": "it needs items voted on by two annotators or more, and two labels among"
@@ -60,6 +61,10 @@ def chart_command(
         fail(f"--labeler is for the threshold and learning charts, not {name}", EXIT_USAGE)
     if family is not None and name != "learning":
         fail(f"--family is for the learning chart, not {name}", EXIT_USAGE)
+    if family is not None and family not in TRAINED_FAMILIES:
+        hint = near_miss(family)
+        known = ", ".join(TRAINED_FAMILIES)
+        fail(f"--family {family}: not a trained family ({known}){hint}", EXIT_USAGE)
     labeler_family = labeler.rpartition("@")[0] or labeler if labeler is not None else None
     if family is not None and labeler_family is not None and labeler_family != family:
         fail(f"--labeler {labeler} is no {family} model: give one of the two", EXIT_USAGE)

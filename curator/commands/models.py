@@ -327,7 +327,9 @@ def _sources(data: dict[str, Any]) -> str:
         parts.append(f"teacher {src['teacher']} (tau {src['tau']:g})")
     if src["votes"]:
         parts.append(f"votes of {', '.join(src['votes'])}")
-    counts = data["counts"]
+    counts = data["counts"] if isinstance(data["counts"], dict) else {}
+    if data["train_total"] is None:  # registered by hand, or by a version that kept none
+        return f"trained on {' and '.join(parts) or 'what was not recorded'}"
     trained = f"trained on {data['train_total']} examples {counts.get('train', {})}"
     held = counts.get("held_out")
     if isinstance(held, dict):

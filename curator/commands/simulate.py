@@ -71,6 +71,30 @@ def _labeled(
     return labeled_from_set(store, source)
 
 
+def _check_file_options(
+    sources: Sequence[str], label_field: str, mapping: Sequence[str] | None, text: str | None
+) -> None:
+    """Refuse the options that read labeled files when neither source is a file: they
+    would be ignored without a word."""
+    if any(Path(s).is_file() for s in sources):
+        return
+    given = [
+        flag
+        for flag, on in (
+            ("--label-field", label_field != "label"),
+            ("--map", bool(mapping)),
+            ("--text-field", text is not None),
+        )
+        if on
+    ]
+    if given:
+        fail(
+            f"{', '.join(given)}: for labeled files only, and the pool {sources[0]} and"
+            f" --eval {sources[1]} are sets (their items carry their settled labels)",
+            EXIT_USAGE,
+        )
+
+
 def _warn_overlap(pool: Sequence[tuple[str, str]], test: Sequence[tuple[str, str]]) -> None:
     """A pool that holds items of the eval scores the model on what it learned from."""
     seen = {text for text, _ in pool}
@@ -142,6 +166,7 @@ def active_learning(
     uncertainty (rerank), ordered once by the seed votes' model (fixed) or random. The
     curves (mean over --seeds) are kept in the store: the app's Train screen draws the
     newest, as does `curator chart active-learning`."""
+    _check_file_options((pool, eval_source), label_field, mapping, text_field)
     with open_db(db, create=False) as store:
         try:
             pool_rows = _labeled(store, pool, label_field, mapping, text_field)

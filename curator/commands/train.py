@@ -3,6 +3,7 @@ and/or human votes, score it on the dev and eval sets, register it as ``KIND@N``
 
 from __future__ import annotations
 
+import math
 import threading
 from pathlib import Path
 from typing import Annotated
@@ -37,6 +38,20 @@ from engines.labelers.student.bases import resolve_base
 from engines.labelers.student.diff_reader import describe_diff_reader, diff_reader_of
 from engines.labelers.student.learned import CHOICES as LEARNED_CHOICES
 from engines.labelers.student.prior import CHOICES as PRIOR_CHOICES
+
+
+def _finite(value: float | None) -> float | None:
+    """Refuse nan and infinity, which pass typer's range checks (nan compares false)."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a finite number")
+    return value
+
+
+def _rate(value: float | None) -> float | None:
+    """A learning rate: finite and above 0 (at 0 the model learns nothing)."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter(f"{value} is not a learning rate: give a number above 0")
+    return value
 
 
 class _BarReporter:
@@ -170,7 +185,11 @@ def train(
     tau: Annotated[
         float,
         typer.Option(
-            "--tau", min=0, max=100, help="Keep teacher labels with confidence >= tau (0-100)."
+            "--tau",
+            min=0,
+            max=100,
+            callback=_finite,
+            help="Keep teacher labels with confidence >= tau (0-100).",
         ),
     ] = 85.0,
     votes: Annotated[
@@ -196,7 +215,7 @@ def train(
         float | None,
         typer.Option(
             "--lr",
-            min=0.0,
+            callback=_rate,
             help="AdamW learning rate (default 5e-5; 1e-5 for a student that starts from the"
             " perf prior).",
         ),
@@ -247,6 +266,7 @@ def train(
             "--diff-dropout",
             min=0.0,
             max=1.0,
+            callback=_finite,
             help="Reading message || diff: P(an example with a diff is read as its message"
             " alone) per epoch, so one model reads both (TF-IDF: >0 adds message-only copies).",
         ),
@@ -328,12 +348,19 @@ def train(
         ),
     ] = None,
     weak_weight: Annotated[
-        float, typer.Option("--weak-weight", min=0, max=1, help="Weight of a weak example.")
+        float,
+        typer.Option(
+            "--weak-weight", min=0, max=1, callback=_finite, help="Weight of a weak example."
+        ),
     ] = 0.3,
     weak_min_confidence: Annotated[
         float,
         typer.Option(
-            "--weak-min-confidence", min=0, max=1, help="Keep weak labels scored >= this."
+            "--weak-min-confidence",
+            min=0,
+            max=1,
+            callback=_finite,
+            help="Keep weak labels scored >= this.",
         ),
     ] = 0.8,
     weak_limit: Annotated[
@@ -352,6 +379,7 @@ def train(
         typer.Option(
             "--replay",
             min=0.0,
+            callback=_finite,
             help="With --from-model: old examples (its replay sample) mixed in per new one.",
         ),
     ] = 0.5,

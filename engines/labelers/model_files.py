@@ -99,6 +99,10 @@ def tokenizer_file(path: str | Path) -> Path:
     return next((where / n for n in TOKENIZER_FILES if (where / n).is_file()), where)
 
 
+MAX_HEADER_BYTES = 100_000_000
+"""The longest header the safetensors format allows."""
+
+
 def check_safetensors(path: Path) -> None:
     """:class:`ModelFileError` unless ``path`` is a whole safetensors file: its header
     reads, and the file is as long as the tensors the header lists (a truncated copy is
@@ -110,6 +114,8 @@ def check_safetensors(path: Path) -> None:
             if len(head) < 8:
                 raise unreadable(path, f"{size} bytes, too short for a safetensors file")
             (length,) = struct.unpack("<Q", head)
+            if length > MAX_HEADER_BYTES:  # the format caps it: these bytes are no length
+                raise unreadable(path, "corrupt: it does not start with a safetensors header")
             if length > size - 8:
                 raise unreadable(path, f"truncated: {size:,} bytes, the header alone says more")
             header = json.loads(handle.read(length))

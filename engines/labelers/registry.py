@@ -14,6 +14,7 @@ import importlib
 import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +63,25 @@ RULE_LABELERS: dict[str, Callable[..., Labeler]] = {
 }
 
 
+def near_miss(family: str, version: str | None = None) -> str:
+    """``; did you mean student@1?`` for a mistyped family (``studnet@1``), else ''
+    (without ``version``: ``; did you mean student?``)."""
+    known = [f for f in (*TRAINED_FAMILIES, *RULE_LABELERS) if f != family]
+    close = get_close_matches(family, known, n=1, cutoff=0.6)
+    if not close:
+        return ""
+    return f"; did you mean {close[0]}{'' if version is None else '@' + version}?"
+
+
 def resolve_model(store: Store, name: str) -> ModelRow:
     """The registered model a trained labeler name points to (``@latest`` and ``@current``
     resolved)."""
     family, _, version = name.rpartition("@")
     if family not in TRAINED_FAMILIES:
-        raise LabelerError(f"{name!r} is not a trained labeler ({', '.join(TRAINED_FAMILIES)})")
+        raise LabelerError(
+            f"{name!r} is not a trained labeler ({', '.join(TRAINED_FAMILIES)})"
+            + near_miss(family, version)
+        )
     if version == "latest":
         row = latest_model(store, family)
     elif version == "current":
@@ -78,7 +92,9 @@ def resolve_model(store: Store, name: str) -> ModelRow:
         row = get_model(store, name)
     if row is None:
         which = f"no {family} is registered" if version == "latest" else f"no model {name!r}"
-        raise LabelerError(f"{which}: train one with {train_command(family)}")
+        raise LabelerError(
+            with_registered(store, name, f"{which}: train one with {train_command(family)}")
+        )
     if not row.path or not Path(row.path).is_dir():
         raise LabelerError(f"{row.name}: its directory {row.path!r} is missing")
     return row
@@ -109,10 +125,12 @@ def with_registered(store: Store, name: str, message: str) -> str:
     """``message`` about a name that resolved to nothing, followed by the registered
     versions of its family when it is a trained one with some."""
     family, _, version = name.rpartition("@")
-    if family not in TRAINED_FAMILIES:
+    if family not in TRAINED_FAMILIES or "(registered: " in message:
         return message
     if version == "current" and current_model(store, family) is None:
         return message  # not_promoted's message names them already
+    if version not in ("latest", "current") and get_model(store, name) is not None:
+        return message  # it is registered: the message is about something else
     names = [m.name for m in list_models(store, family)]
     return f"{message} ({_registered(names)})" if names else message
 
