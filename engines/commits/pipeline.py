@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engines.commits.gitlog import GitError, count_commits
+from engines.commits.gitlog import BranchNotFound, GitError, count_commits
 from engines.commits.labeling import label_rows
 from engines.commits.options import MineOptions
 from engines.commits.sources import SourceError, source_name
@@ -117,6 +117,8 @@ def mine_commits(
             summary.failed, summary.reason = str(exc), exc.reason
         except GitError as exc:
             summary.failed, summary.reason = str(exc), exc.reason
+            if isinstance(exc, BranchNotFound):
+                summary.branch = exc.branch  # the summary names the branch it lacks
         report.source_finished(summary)
     return summaries
 

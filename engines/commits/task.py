@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engines.commits.gitlog import CommitWindow, GitError, list_commits, tip_of
+from engines.commits.gitlog import BranchNotFound, CommitWindow, GitError, list_commits, tip_of
 from engines.commits.labeling import label_rows, labelers_for
 from engines.commits.options import MineOptions
 from engines.commits.sources import LocalRepo, SourceError, resolve_source
@@ -112,6 +112,8 @@ def mine_chunk(task: ChunkTask) -> ChunkResult:
         result.failed, result.reason = str(exc), exc.reason
     except GitError as exc:
         result.failed, result.reason = str(exc), exc.reason
+        if isinstance(exc, BranchNotFound):
+            result.branch = exc.branch  # the summary names the branch it lacks
     except LabelerError as exc:
         result.failed, result.reason = f"cannot load a labeler: {exc}", "labeler"
     except OSError as exc:  # the clone cache or the disk, as the worker sees it
