@@ -9,16 +9,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engines.commits.cluster import DEFAULT_CHUNK, mine_on_cluster
-from engines.commits.gitlog import BranchNotFound
 from engines.commits.options import MineOptions
-from engines.commits.pipeline import BATCH_ROWS, SourceSummary, finished_sources, mine_commits
+from engines.commits.pipeline import (
+    BATCH_ROWS,
+    KIND,
+    SourceSummary,
+    finished_sources,
+    mine_commits,
+)
 from engines.commits.repo_list import RepoListError, read_repo_list, select
-from engines.commits.sources import source_name
+from engines.commits.sources import clean_spelling, source_key, source_name
 from engines.dask_cluster import ClusterError, dask_client
 from engines.labelers.base import Labeler
 from engines.labelers.registry import LabelerError, LabelerSpec, build_labeler, resolve_labeler
 from engines.reporting import ClusterReporter, SourceReporter
 from store import Store
+from store.commits import load_checkpoints
 
 
 class MiningError(Exception):
@@ -74,35 +80,64 @@ def build_labelers(specs: list[LabelerSpec]) -> list[Labeler]:
 @dataclass(frozen=True)
 class Sources:
     """The sources a run mines, and what was left out: ``skipped`` listed sources an
-    earlier run finished, and ``repeated`` sources given again, each with the spelling
-    that is mined."""
+    earlier run finished, ``repeated`` sources given again, each with the spelling
+    that is mined, and ``stored_as`` sources given in another spelling of a source
+    the store holds, each with the stored spelling that is mined (and resumed)."""
 
     specs: list[str]
     skipped: int = 0
     repeated: list[tuple[str, str]] = field(default_factory=list)
+    stored_as: list[tuple[str, str]] = field(default_factory=list)
 
 
 def sources_to_mine(
     store: Store, named: list[str], listed: list[str], options: MineOptions, refresh: bool
 ) -> Sources:
-    """The named sources, then the listed ones, each once: ``repo`` and ``./repo/`` are one
-    source, as they are stored under one name. Listed sources an earlier run finished are
+    """The named sources, then the listed ones, each once: ``repo``, ``./repo/`` and
+    ``repo/.git`` are one source, and so are ``https://Host/a/b``, ``https://host/a/b/``
+    and ``https://host/a/b.git`` (:func:`source_key`). A source the store already holds
+    under another spelling is mined under that one, so its checkpoint resumes; a new
+    one under its :func:`clean_spelling`. Listed sources an earlier run finished are
     left out unless ``refresh``."""
-    skipped = 0
-    if listed and not refresh:
-        done = finished_sources(store, listed, options)
-        skipped = len(done)
-        listed = [spec for spec in listed if spec not in done]
-    first: dict[str, str] = {}  # source name -> the spelling mined
+    stored = _stored_names(store)
+    stored_as: list[tuple[str, str]] = []
+
+    def spelling(spec: str) -> str:
+        names = stored.get(source_key(spec), [])
+        if not names:
+            return clean_spelling(spec)
+        name = source_name(spec) if source_name(spec) in names else names[0]
+        if name != source_name(spec):
+            stored_as.append((spec, name))
+        return name
+
+    first: dict[str, str] = {}  # source key -> the spelling mined
     repeated: list[tuple[str, str]] = []
     for spec in [*named, *listed]:
-        name = source_name(spec)
-        if name in first:
-            repeated.append((spec, first[name]))
+        key = source_key(spec)
+        if key in first:
+            repeated.append((spec, first[key]))
         else:
-            first[name] = spec
+            first[key] = spelling(spec)
     specs = list(first.values())
-    return Sources(specs, skipped, repeated)
+    skipped = 0
+    if listed and not refresh:
+        listed_mined = {first[source_key(spec)] for spec in listed}
+        named_mined = {first[source_key(spec)] for spec in named}
+        done = finished_sources(store, sorted(listed_mined - named_mined), options)
+        skipped = len(done)
+        specs = [spec for spec in specs if spec not in done]
+    return Sources(specs, skipped, repeated, stored_as)
+
+
+def _stored_names(store: Store) -> dict[str, list[str]]:
+    """The sources the store holds commit checkpoints for, by :func:`source_key`."""
+    names: dict[str, list[str]] = {}
+    for checkpoint in load_checkpoints(store, KIND):
+        spellings = names.setdefault(source_key(checkpoint.source), [])
+        if checkpoint.source not in spellings:
+            spellings.append(checkpoint.source)
+    return names
 
 
 @dataclass(frozen=True)
@@ -132,7 +167,7 @@ def run_in_process(
     summaries = mine_commits(
         store, run.specs, run.options, labelers, reporter, run.clone_dir, run.batch_size
     )
-    return _name_missing_branch(summaries, run.options), time.monotonic() - started
+    return summaries, time.monotonic() - started
 
 
 def run_on_cluster(
@@ -153,17 +188,6 @@ def run_on_cluster(
                 run.chunk,
                 run.batch_size,
             )
-            return _name_missing_branch(summaries, run.options), time.monotonic() - started
+            return summaries, time.monotonic() - started
     except ClusterError as exc:
         raise MiningError(str(exc)) from None
-
-
-def _name_missing_branch(
-    summaries: list[SourceSummary], options: MineOptions
-) -> list[SourceSummary]:
-    """Sources that lack the ``--branch`` asked for (reason ``no-branch``) show that
-    branch's name in the summary."""
-    for summary in summaries:
-        if summary.reason == BranchNotFound.reason and summary.branch is None:
-            summary.branch = options.branch
-    return summaries

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engines.commits.languages import parse_languages
-from engines.commits.sources import is_url, source_name
+from engines.commits.sources import is_url, source_key
 
 _COLUMNS = {
     "repo": "repo",
@@ -97,7 +97,7 @@ def read_repo_list(path: Path) -> RepoList:
         entry = _entry(row, columns, path.parent, number, where, result.problems)
         if entry is None:
             continue
-        name = source_name(entry.spec)
+        name = source_key(entry.spec)
         if name in seen:
             result.problems.append(f"{where}: {entry.spec} is listed again (line {seen[name]})")
             continue

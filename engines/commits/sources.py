@@ -7,11 +7,13 @@ later runs, and never half-written: a clone goes to a temporary folder first.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote
 
 from engines.commits.gitlog import GitError, is_repository, run_git
 
@@ -50,6 +52,46 @@ def source_name(spec: str) -> str:
     return spec if is_url(spec) else str(Path(spec).expanduser().resolve())
 
 
+_SCHEME_HOST = re.compile(r"^([a-z][a-z0-9+.-]*://)([^/]*)(.*)$", re.IGNORECASE | re.DOTALL)
+_SCP_LIKE = re.compile(r"^([\w.-]+@)([\w.-]+)(:.*)$", re.DOTALL)
+
+
+def clean_spelling(spec: str) -> str:
+    """The spelling a new source is mined under: a URL with its scheme and host in lower
+    case and no trailing ``/`` (still a URL git clones as given); a path as given (it is
+    stored absolute, see :func:`source_name`), but a work tree's ``.git`` folder as the
+    work tree."""
+    if not is_url(spec):
+        resolved = Path(spec).expanduser().resolve()
+        return _local_key(resolved) if resolved.name == ".git" else spec
+    url = spec.rstrip("/") or spec
+    if m := _SCHEME_HOST.match(url):
+        user, at, host = m.group(2).rpartition("@")
+        return m.group(1).lower() + user + at + host.lower() + m.group(3)
+    if m := _SCP_LIKE.match(url):
+        return m.group(1) + m.group(2).lower() + m.group(3)
+    return url
+
+
+def source_key(spec: str) -> str:
+    """What makes two spellings one repository: :func:`clean_spelling` without a final
+    ``.git`` on a URL, and a ``file://`` URL as the path it names. Stored names are
+    matched by this key; the key itself is never stored."""
+    if not is_url(spec):
+        return _local_key(Path(spec))
+    if spec.lower().startswith("file://"):
+        return _local_key(Path(unquote(spec[len("file://") :])))
+    spelling = clean_spelling(spec)
+    return spelling.removesuffix(".git").rstrip("/") or spelling
+
+
+def _local_key(path: Path) -> str:
+    resolved = path.expanduser().resolve()
+    if resolved.name == ".git" and resolved.is_dir():
+        return str(resolved.parent)  # ``repo/.git`` is the repository ``repo``
+    return str(resolved)
+
+
 def resolve_source(spec: str, clone_dir: Path | None = None, fetch: bool = True) -> LocalRepo:
     """A local repository for ``spec``; raises :class:`SourceError` with the reason.
 
@@ -61,6 +103,11 @@ def resolve_source(spec: str, clone_dir: Path | None = None, fetch: bool = True)
     path = Path(spec).expanduser()
     if not path.exists():
         raise SourceError("no such file or directory", "not-found")
+    if path.name == ".git" and path.is_file():
+        raise SourceError(
+            f"a .git file (it points git elsewhere): name its work tree {path.parent.resolve()}",
+            "not-a-repository",
+        )
     if not path.is_dir() or not is_repository(path):
         raise SourceError("not a git repository" + _holds_hint(path), "not-a-repository")
     root = _repository_root(path)
@@ -145,7 +192,7 @@ def _repository_root(path: Path) -> Path | None:
             top = top.parent  # inside a work tree's .git: the work tree names it
         return None if path.resolve() == Path(git_dir).resolve() else top
     if prefix:
-        return Path(run_git(path, "rev-parse", "--show-toplevel").decode().strip())
+        return Path(os.fsdecode(run_git(path, "rev-parse", "--show-toplevel").strip()))
     return None
 
 

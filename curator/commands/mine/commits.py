@@ -18,6 +18,7 @@ from curator.console import err, out
 from curator.mining import (
     CommitRun,
     MiningError,
+    Sources,
     from_repos_file,
     labeler_specs,
     run_in_process,
@@ -224,15 +225,7 @@ def mine_commits_command(
         label_specs = labeler_specs(store, labeler_names or [])
         chosen = sources_to_mine(store, list(sources or []), listed, options, refresh)
         specs, skipped = chosen.specs, chosen.skipped
-        for spec, mined in chosen.repeated:
-            same = "given twice" if spec == mined else f"the same repository as {mined}"
-            err.print(labelled("warning", "yellow", one_line(f"{spec}: {same}; skipped", 300)))
-        if skipped:
-            err.print(
-                f"skipping {_repositories(skipped)} an earlier run finished"
-                " (--refresh revisits them)",
-                markup=False,
-            )
+        _say_choices(chosen)
         if not specs:
             _print_summary([], 0.0, skipped, as_json)
             return
@@ -259,6 +252,25 @@ def mine_commits_command(
     _print_summary(summaries, seconds, skipped, as_json)
     if any(s.failed for s in summaries):
         raise typer.Exit(1)
+
+
+def _say_choices(chosen: Sources) -> None:
+    """One line per source given twice, per source the store holds in another spelling,
+    and one for the listed sources an earlier run finished."""
+    for spec, mined in chosen.repeated:
+        same = "given twice" if spec == mined else f"the same repository as {mined}"
+        err.print(labelled("warning", "yellow", one_line(f"{spec}: {same}; skipped", 300)))
+    for spec, stored in chosen.stored_as:
+        err.print(
+            one_line(f"{spec}: the store holds this repository as {stored}; mining that", 300),
+            markup=False,
+        )
+    if chosen.skipped:
+        err.print(
+            f"skipping {_repositories(chosen.skipped)} an earlier run finished"
+            " (--refresh revisits them)",
+            markup=False,
+        )
 
 
 def _run(store: Store, run: CommitRun) -> tuple[list[SourceSummary], float]:
