@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from engines.commits.boundaries import Parsed, Span, parse, spans_at
 from engines.commits.filters import diff_bytes_verdict, size_verdict
 from engines.commits.gitlog import CommitStat, FileStat
-from engines.commits.gitstream import NULL_OID, FilePatch, GitStreams
+from engines.commits.gitstream import FilePatch, GitStreams, is_null_oid
 from engines.commits.languages import language_of
 from engines.commits.options import MineOptions
 from engines.commits.outcomes import (
@@ -192,7 +192,7 @@ def extract_fast(
         verdict = size_verdict(stat.sha, [_file_stat(p) for p in every_file], options)
         if verdict is not None:
             return verdict
-    patches = [p for p in every_file if language_of(_path_of(p)) in options.languages]
+    patches = [p for p in every_file if p.is_file and language_of(_path_of(p)) in options.languages]
     texts = [p.body.decode("utf-8", "ignore") for p in patches]
     parts = []
     for p, text in zip(patches, texts, strict=True):
@@ -213,7 +213,7 @@ def extract_fast(
         return Filtered(stat.sha, "no-function")
 
     message, valid = decode_message(commit.raw)
-    warnings = commit_warnings(stat, commit.raw, valid)
+    warnings = commit_warnings(stat, commit.raw, valid, all(p.utf8_paths for p in patches))
     files = [_path_of(p) for p in patches]
     before_code: list[str] = []
     after_code: list[str] = []
@@ -274,7 +274,7 @@ def _collect(
         return
     path = _path_of(p)
     old_ranges, new_ranges = hunk_ranges(text)
-    has_before, has_after = p.old_oid != NULL_OID, p.new_oid != NULL_OID
+    has_before, has_after = not is_null_oid(p.old_oid), not is_null_oid(p.new_oid)
     before = after = None
     before_spans: list[Span] = []
     before_touched: dict[str, Span] = {}

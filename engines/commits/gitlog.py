@@ -140,10 +140,12 @@ def is_repository(path: Path) -> bool:
 
 
 def default_branch(repo: Path) -> str:
-    """The branch HEAD points at (the default branch of a fresh clone)."""
+    """The branch HEAD points at (the default branch of a fresh clone); ``HEAD`` itself
+    when it is detached, or names a branch whose name is not UTF-8 (it could not be
+    stored, and git still walks ``HEAD``)."""
     try:
         return run_git(repo, "symbolic-ref", "--quiet", "--short", "HEAD").decode().strip()
-    except GitError:
+    except (GitError, UnicodeDecodeError):
         return "HEAD"
 
 
@@ -158,7 +160,29 @@ def resolve_branch(repo: Path, branch: str | None) -> str:
         return candidate
     if branch:
         raise BranchNotFound(branch)
+    others = _branches(repo)
+    if others:
+        shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+        raise GitError(
+            f"HEAD names {name}, which has no commits; branches with commits: {shown}"
+            " (choose one with --branch)"
+        )
     raise GitError("repository has no commits")
+
+
+def _branches(repo: Path) -> list[str]:
+    """The local and remote-tracking branches by short name, for a hint."""
+    try:
+        out = run_git(repo, "for-each-ref", "--format=%(refname)", "refs/heads", "refs/remotes")
+    except GitError:
+        return []
+    names = []
+    for ref in out.decode("utf-8", "replace").splitlines():
+        if ref.startswith("refs/remotes/") and not ref.endswith("/HEAD"):
+            names.append(ref.removeprefix("refs/remotes/"))
+        elif ref.startswith("refs/heads/"):
+            names.append(ref.removeprefix("refs/heads/"))
+    return names
 
 
 def _range_args(rev: str, since: str | None, until: str | None) -> list[str]:
@@ -225,7 +249,7 @@ class _LogParser:
         self.files: list[FileStat] = []
 
     def feed(self, token: bytes) -> CommitStat | None:
-        text = token.decode("utf-8", "replace")
+        text = token.decode("utf-8", "backslashreplace")  # a non-UTF-8 path stays tellable
         if self._file(text):
             return None
         text = text.lstrip("\n")

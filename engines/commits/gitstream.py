@@ -8,7 +8,6 @@ Each :class:`GitStreams` belongs to one thread.
 
 from __future__ import annotations
 
-import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,9 +15,13 @@ from typing import IO
 
 from engines.commits.gitlog import GitError, git_env, run_git
 
-NULL_OID = "0" * 40
-_SHA_LINE = re.compile(rb"^[0-9a-f]{40}\n$")
+NULL_OID = "0" * 40  # SHA-1's; a SHA-256 repository's is 64 zeros (see is_null_oid)
 _DIFF_ARGS = ["-r", "-p", "--raw", "-M", "--full-index", "--no-color", "--no-ext-diff", "--always"]
+
+
+def is_null_oid(oid: str) -> bool:
+    """Whether ``oid`` is git's "no object" (all zeros, in either object format)."""
+    return bool(oid) and not oid.strip("0")
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,14 @@ class FilePatch:
     new_path: str | None
     body: bytes = b""
     binary: bool = False
+    utf8_paths: bool = True  # false: a path's bytes are not UTF-8 (kept as \xNN escapes)
+    modes: tuple[str, str] = ("100644", "100644")  # old and new, as git prints them
+
+    @property
+    def is_file(self) -> bool:
+        """Whether both sides are files (or absent), not a symlink, whose blob is a path,
+        nor a submodule, whose "object" is a commit of another repository."""
+        return not {"120000", "160000"} & set(self.modes)
 
     def line_counts(self) -> tuple[int, int]:
         """Added and deleted lines, as ``git log --numstat`` counts them."""
@@ -94,7 +105,7 @@ class GitStreams:
         return CommitObject(parents, raw)
 
     def blob(self, oid: str) -> bytes | None:
-        if oid == NULL_OID:
+        if is_null_oid(oid):
             return None
         return self.read(oid)[1]
 
@@ -161,10 +172,14 @@ def parse_patch(out: bytes) -> list[FilePatch]:
         meta, _, paths = lines[i].partition(b"\t")
         fields = meta.split()
         status = fields[4].decode()[:1]
-        names = [unquote(p) for p in _split_paths(paths, status)]
+        raw = [unquote_bytes(p) for p in _split_paths(paths, status)]
+        names = [decode_path(p) for p in raw]
         old_path = names[0] if status != "A" else None
         new_path = names[-1] if status != "D" else None
-        files.append(FilePatch(fields[2].decode(), fields[3].decode(), status, old_path, new_path))
+        patch = FilePatch(fields[2].decode(), fields[3].decode(), status, old_path, new_path)
+        patch.utf8_paths = all(_is_utf8(p) for p in raw)
+        patch.modes = (fields[0].decode().lstrip(":"), fields[1].decode())
+        files.append(patch)
         i += 1
     sections: list[list[bytes]] = []
     for line in lines[i:]:
@@ -210,10 +225,29 @@ _ESCAPES = {b"n": b"\n", b"t": b"\t", b'"': b'"', b"\\": b"\\", b"a": b"\a", b"b
 _ESCAPES |= {b"f": b"\f", b"r": b"\r", b"v": b"\v"}
 
 
+def decode_path(path: bytes) -> str:
+    """A path's bytes as text: UTF-8, with any byte that is not kept as a ``\\xNN``
+    escape, so a Latin-1 name stays tellable from others (U+FFFD would merge them)."""
+    return path.decode("utf-8", "backslashreplace")
+
+
+def _is_utf8(path: bytes) -> bool:
+    try:
+        path.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def unquote(path: bytes) -> str:
     """A path as git prints it (C-quoted when it holds special bytes), decoded."""
+    return decode_path(unquote_bytes(path))
+
+
+def unquote_bytes(path: bytes) -> bytes:
+    """A path's bytes from git's printing of it (C-quoted when it holds special bytes)."""
     if not path.startswith(b'"'):
-        return path.decode("utf-8", "replace")
+        return path
     body, out, i = path[1:-1], bytearray(), 0
     while i < len(body):
         ch = body[i : i + 1]
@@ -228,4 +262,4 @@ def unquote(path: bytes) -> str:
             continue
         out += ch
         i += 1
-    return out.decode("utf-8", "replace")
+    return bytes(out)

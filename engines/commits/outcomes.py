@@ -66,13 +66,18 @@ def file_outcome(
 UNDATED = "author date unreadable"
 
 
-def commit_warnings(stat: CommitStat, raw: bytes, message_valid: bool) -> tuple[str, ...]:
-    """A kept commit's warnings, from its raw commit object: a message that is not valid
-    UTF-8, and an author date git cannot read (stored as no date at all, not as git's
-    stand-in, the epoch or the literal ``%aI``; the summary counts these commits)."""
+def commit_warnings(
+    stat: CommitStat, raw: bytes, message_valid: bool, paths_valid: bool = True
+) -> tuple[str, ...]:
+    """A kept commit's warnings, from its raw commit object: a message or a file path
+    that is not valid UTF-8, and an author date git cannot read (stored as no date at
+    all, not as git's stand-in, the epoch or the literal ``%aI``; the summary counts
+    these commits)."""
     warnings = []
     if not message_valid:
         warnings.append("message is not valid UTF-8; undecodable bytes were replaced")
+    if not paths_valid:
+        warnings.append("a file path is not valid UTF-8; stored with \\xNN escapes")
     if stat.author_date is None:
         warnings.append(
             f"{UNDATED} ({author_date_text(raw)!r} in the commit object); stored without a date"
