@@ -1,21 +1,23 @@
 """Reading items and votes from JSONL or CSV files, with errors that name file and line.
 
 Files are UTF-8 or UTF-16 with a byte-order mark; a CSV file's delimiter is a comma, or a
-semicolon or tab when its header says so. Parsing and checking come first, for the whole
-file; the caller writes only a file that produced no error, in one transaction (in
-chunks, telling a progress callback), so a bad line or a Ctrl-C never leaves half a file
-behind.
+semicolon or tab when its header says so. Files are read as streams, a line (or a CSV
+row) in memory at a time. An items file is read twice: first to check every line (the
+errors name every bad one), then, only when none was bad, to write its items in one
+transaction in chunks, telling a progress callback; so a bad line or a Ctrl-C never
+leaves half a file behind, and memory does not grow with the file.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from annotation.jsontext import JsonTextError, nul_char, parse_json
 from annotation.labels import DEFAULT_LABELS, taxonomy_slugs
@@ -88,34 +90,56 @@ def _utf16_without_bom(line: bytes) -> bool:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str, str]]:
-    """(line number, text, problem) for every line; the problem is "" unless the line
-    cannot be read (its text then has U+FFFD for the bytes that are no text). UTF-8 (a
-    byte-order mark is dropped) and UTF-16 with its byte-order mark (Excel's "Unicode
-    text") are read."""
-    data = path.read_bytes()
-    if data.startswith(UTF16_BOMS):
-        try:
-            text = data.decode("utf-16")
-        except UnicodeDecodeError:
-            yield 1, "", "not UTF-16 text, though it starts with UTF-16's byte-order mark"
+    """(line number, text, problem) for every line, read as a stream (one line in memory
+    at a time); the problem is "" unless the line cannot be read (its text then has
+    U+FFFD for the bytes that are no text). UTF-8 (a byte-order mark is dropped) and
+    UTF-16 with its byte-order mark (Excel's "Unicode text") are read. As ``split("\\n")``
+    would, a file ending in a newline ends with one empty line."""
+    with path.open("rb") as fh:
+        start = fh.read(3)
+        if start.startswith(UTF16_BOMS):
+            fh.seek(0)
+            yield from _utf16_lines(fh)
             return
-        for number, line in enumerate(text.split("\n"), start=1):
-            yield number, line.rstrip("\r").removeprefix(BOM), ""
+        if start != b"\xef\xbb\xbf":
+            fh.seek(0)
+        first = True
+        number = 0
+        newline_last = False
+        for raw in fh:
+            number += 1
+            newline_last = raw.endswith(b"\n")
+            raw = raw.removesuffix(b"\n")
+            if number == 1 and _utf16_without_bom(raw):
+                yield 1, "", "UTF-16 text without a byte-order mark; save the file as UTF-8"
+                return
+            try:
+                # a byte-order mark inside: files that had one each were joined (cat a b > c)
+                yield number, raw.decode("utf-8").rstrip("\r").removeprefix(BOM), ""
+            except UnicodeDecodeError as exc:
+                text = raw.decode("utf-8", "replace").rstrip("\r")
+                yield number, text, _utf8_problem(path, raw, exc, first)
+                first = False
+        if number == 0 or newline_last:
+            yield number + 1, "", ""
+
+
+def _utf16_lines(fh: IO[bytes]) -> Iterator[tuple[int, str, str]]:
+    """:func:`_lines` of a file starting with UTF-16's byte-order mark."""
+    number = 0
+    text = io.TextIOWrapper(fh, encoding="utf-16", newline="\n")
+    line = ""
+    try:
+        for line in text:
+            number += 1
+            yield number, line.removesuffix("\n").rstrip("\r").removeprefix(BOM), ""
+    except UnicodeDecodeError:
+        yield number + 1, "", "not UTF-16 text, though it starts with UTF-16's byte-order mark"
         return
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    first = True
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if number == 1 and _utf16_without_bom(raw):
-            yield 1, "", "UTF-16 text without a byte-order mark; save the file as UTF-8"
-            return
-        try:
-            # a byte-order mark inside: files that had one each were joined (cat a b > c)
-            yield number, raw.decode("utf-8").rstrip("\r").removeprefix(BOM), ""
-        except UnicodeDecodeError as exc:
-            text = raw.decode("utf-8", "replace").rstrip("\r")
-            yield number, text, _utf8_problem(path, raw, exc, first)
-            first = False
+    finally:
+        text.detach()
+    if number == 0 or line.endswith("\n"):
+        yield number + 1, "", ""
 
 
 def _as_one_text(path: Path) -> str | None:
@@ -153,10 +177,22 @@ def _as_one_text(path: Path) -> str | None:
     return None
 
 
+Records = Iterator[tuple[int, dict[str, Any]]]
+"""(line number, record) of a file, read as a stream."""
+
+
 def read_jsonl(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
-    records: list[tuple[int, dict[str, Any]]] = []
+    """Every record of a JSONL file, and a ``FILE:LINE`` line for each bad line."""
     errors: list[str] = []
+    return list(iter_jsonl(path, errors)), errors
+
+
+def iter_jsonl(path: Path, errors: list[str]) -> Records:
+    """The records of a JSONL file, one line in memory at a time; each bad line appends
+    a ``FILE:LINE`` line to ``errors`` (a file that is one JSON text instead, e.g. an
+    array, becomes one line saying how to convert it, once the end is reached)."""
     shape_errors = 0
+    found = False
     for number, text, problem in _lines(path):
         if problem:
             errors.append(f"{path}:{number}: {problem}")
@@ -176,12 +212,12 @@ def read_jsonl(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]
         if (nul := nul_char(text, value)) is not None:
             errors.append(f"{path}:{number}: {nul}")
             continue
-        records.append((number, value))
-    if shape_errors and len(errors) == shape_errors and not records:
+        found = True
+        yield number, value
+    if shape_errors and len(errors) == shape_errors and not found:
         whole = _as_one_text(path)
         if whole is not None:
-            return [], [whole]
-    return records, errors
+            errors[:] = [whole]
 
 
 def _delimiter(path: Path, header: str = "") -> str:
@@ -195,61 +231,122 @@ def _delimiter(path: Path, header: str = "") -> str:
     return best if counts[best] > counts[","] else ","
 
 
+class WholeFile(str):
+    """An error that makes every record of the file void, even those already read."""
+
+
 def read_csv(
     path: Path, required: tuple[str, ...]
 ) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
-    lines = list(_lines(path))
-    unreadable = {n: f"{path}:{n}: {problem}" for n, _, problem in lines if problem}
-    if 1 in unreadable:  # no header to read the rest by
-        return [], list(unreadable.values())
+    """Every row of a CSV or TSV file, and a ``FILE:LINE`` line for each bad row."""
+    errors: list[str] = []
+    records = list(iter_csv(path, required, errors))
+    return ([] if any(isinstance(e, WholeFile) for e in errors) else records), errors
+
+
+class _CsvSource:
+    """A file's lines as the csv module reads them (each ends in "\\n" but the last, as
+    if the lines were joined), remembering the blank ones not yet passed and collecting
+    the unreadable ones."""
+
+    def __init__(self, path: Path) -> None:
+        self.lines = _lines(path)
+        self.header = next(self.lines, (1, "", ""))
+        self.blank: set[int] = set()
+        self.unreadable: dict[int, str] = {}
+        self._see(*self.header)
+
+    def _see(self, number: int, text: str, problem: str) -> None:
+        if problem:
+            self.unreadable[number] = problem
+        if not text.strip():
+            self.blank.add(number)
+
+    def __iter__(self) -> Iterator[str]:
+        text = self.header[1]
+        for following in self.lines:
+            yield text + "\n"
+            self._see(*following)
+            text = following[1]
+        yield text
+
+    def passed(self, line: int) -> None:
+        """Forget the blank lines up to ``line`` (a row ended there)."""
+        self.blank = {n for n in self.blank if n > line} if self.blank else self.blank
+
+
+def iter_csv(path: Path, required: tuple[str, ...], errors: list[str]) -> Records:
+    """The rows of a CSV or TSV file (a header, then rows), one row in memory at a time;
+    each bad row appends a ``FILE:LINE`` line to ``errors``."""
+    source = _CsvSource(path)
+    if 1 in source.unreadable:  # no header to read the rest by
+        errors.append(f"{path}:1: {source.unreadable[1]}")
+        errors += [f"{path}:{n}: {p}" for n, p in _lines_problems(source)]
+        return
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
-    delimiter = _delimiter(path, lines[0][1] if lines else "")
+    delimiter = _delimiter(path, source.header[1])
     what = "TSV" if path.suffix.lower() == ".tsv" else "CSV"
-    reader = csv.DictReader(
-        io.StringIO("\n".join(text for _, text, _ in lines)), delimiter=delimiter
-    )
+    reader = csv.DictReader(iter(source), delimiter=delimiter)
     try:
         header = [h.strip() for h in (reader.fieldnames or [])]
     except csv.Error as exc:
-        return [], [f"{path}:{reader.line_num}: not {what} ({exc})"]
+        errors.append(f"{path}:{reader.line_num}: not {what} ({exc})")
+        return
     missing = [c for c in required if c not in header]
     if missing:
-        return [], [
+        errors.append(
             f"{path}:1: missing column {', '.join(repr(m) for m in missing)}"
             f" (the header has {', '.join(header) or 'nothing'})"
-        ]
+        )
+        return
     twice = sorted({h for h in header if h and header.count(h) > 1})
     if twice:
-        return [], [f"{path}:1: the header names {', '.join(map(repr, twice))} twice"]
-    records, problems = [], []
+        errors.append(f"{path}:1: the header names {', '.join(map(repr, twice))} twice")
+        return
     ended = reader.line_num
+    start_errors = len(errors)
     try:
         for row in reader:
             # a row is named by the line it starts on: the first line with text after the
             # last row's end (reader.line_num is where a quoted multi-line field ends)
             start = ended + 1
-            while start < reader.line_num and not lines[start - 1][1].strip():
+            while start < reader.line_num and start in source.blank:
                 start += 1
             ended = reader.line_num
+            source.passed(ended)
             # a row with a line that is no text is left out (the other rows are read)
-            bad = [unreadable.pop(n) for n in range(start, ended + 1) if n in unreadable]
+            bad = [
+                f"{path}:{n}: {source.unreadable.pop(n)}"
+                for n in range(start, ended + 1)
+                if n in source.unreadable
+            ]
             if bad:
-                problems += bad
+                errors += bad
                 continue
             values = {(k or "").strip(): (v or "").strip() for k, v in row.items() if k is not None}
             if not any(values.values()):
                 continue
             extra = row.get(None)  # type: ignore[call-overload]
             if extra and any(cell.strip() for cell in extra):
-                problems.append(
+                errors.append(
                     f"{path}:{start}: {len(header) + len(extra)} fields, but the"
                     f" header has {len(header)} (a {delimiter!r} inside an unquoted value?)"
                 )
                 continue
-            records.append((start, values))
+            yield start, values
     except csv.Error as exc:
-        return [], [f"{path}:{reader.line_num}: not {what} ({exc})"]
-    return records, problems + list(unreadable.values())
+        # the rows read before it were read by guess: none of them counts
+        del errors[start_errors:]
+        errors.append(WholeFile(f"{path}:{reader.line_num}: not {what} ({exc})"))
+        return
+    errors += [f"{path}:{n}: {p}" for n, p in source.unreadable.items()]
+
+
+def _lines_problems(source: _CsvSource) -> Iterator[tuple[int, str]]:
+    """The unreadable lines after a CSV file's header, read to the end."""
+    for number, _, problem in source.lines:
+        if problem:
+            yield number, problem
 
 
 JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
@@ -258,22 +355,36 @@ JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
 def read_records(
     path: Path, csv_columns: tuple[str, ...]
 ) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
+    """Every record of a JSONL, CSV or TSV file, and a ``FILE:LINE`` line per bad one."""
+    errors: list[str] = []
+    records = list(iter_records(path, csv_columns, errors))
+    return ([] if any(isinstance(e, WholeFile) for e in errors) else records), errors
+
+
+def iter_records(path: Path, csv_columns: tuple[str, ...], errors: list[str]) -> Records:
+    """The records of a JSONL, CSV or TSV file as a stream; each bad line appends a
+    ``FILE:LINE`` line to ``errors``."""
     if path.is_dir():
-        return [], [f"{path}: a folder, not a JSONL or CSV file"]
+        errors.append(f"{path}: a folder, not a JSONL or CSV file")
+        return
     if not path.is_file():
-        return [], [f"{path}: no such file"]
+        errors.append(f"{path}: no such file")
+        return
     if path.suffix.lower() in (".csv", ".tsv"):
-        return read_csv(path, csv_columns)
-    records, errors = read_jsonl(path)
-    if not records and errors and path.suffix.lower() not in JSON_SUFFIXES:
+        yield from iter_csv(path, csv_columns, errors)
+        return
+    found = False
+    for record in iter_jsonl(path, errors):
+        found = True
+        yield record
+    if not found and errors and path.suffix.lower() not in JSON_SUFFIXES:
         first = next(_lines(path), (1, "", ""))[1]
         if not first.lstrip().startswith(("{", "[")) and any(m in first for m in ",;\t"):
-            return [], [
+            errors[:] = [
                 f"{path}:1: not JSON Lines, and read as such since its name ends in neither"
                 " .csv nor .tsv; a table with a header? rename it to .csv (fields separated"
                 " by commas or semicolons) or .tsv (tabs)"
             ]
-    return records, errors
 
 
 SHOWN_ID = 80
@@ -310,18 +421,37 @@ def numbered_items(
     path: Path, kind: str, model_input: Callable[[str, str], str]
 ) -> list[tuple[int, ImportedItem]]:
     """:func:`parse_items` with the line each item is on."""
+    count = check_items(path, kind)
+    return list(stream_items(path, kind, model_input, count))
+
+
+def _fingerprint(record: dict[str, Any]) -> bytes:
+    """A digest of a record, equal for equal records."""
+    text = json.dumps(record, sort_keys=True, default=str)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _item_lines(
+    path: Path, kind: str, errors: list[str]
+) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(line, id, record) for every good item of a file, read as a stream; each bad line
+    appends a ``FILE:LINE`` line to ``errors`` (the ids seen and their lines are all
+    that is kept)."""
     if kind not in PAYLOAD_WRITERS:
         command = "curator mine kernels" if kind == "kernel" else "curator mine ir"
-        raise FileImportError(
-            [
-                f"{path}: {kind} items come in through `{command} PATH`, which compiles,"
-                " checks and deduplicates them; JSONL import takes commits"
-            ]
+        errors.append(
+            f"{path}: {kind} items come in through `{command} PATH`, which compiles,"
+            " checks and deduplicates them; JSONL import takes commits"
         )
-    records, errors = read_records(path, ("id",))
-    items: list[tuple[int, ImportedItem]] = []
-    seen: dict[str, tuple[int, dict[str, Any]]] = {}
-    for number, record in records:
+        return
+    seen: dict[str, int] = {}
+    repeats: list[tuple[int, int, bytes]] = []  # (index in errors, first line, digest)
+    first: dict[str, Any] | None = None
+    any_id = False
+    items = 0
+    for number, record in iter_records(path, ("id",), errors):
+        first = record if first is None else first
+        any_id = any_id or bool(_text(record, "id"))
         # spaces around an id are dropped, as a CSV cell's and a labeled file's are
         key = (_text(record, "id") or "").strip()
         if not key:
@@ -331,21 +461,67 @@ def numbered_items(
             errors.append(f"{path}:{number}: 'id' must be a string or a whole number, not {key}")
             continue
         if key in seen:
-            line, before = seen[key]
-            same = "the same record" if before == record else "a different record"
-            errors.append(f"{path}:{number}: id {shown_id(key)} already on line {line} ({same})")
+            repeats.append((len(errors), seen[key], _fingerprint(record)))
+            errors.append(f"{path}:{number}: id {shown_id(key)} already on line {seen[key]}")
             continue
-        seen[key] = (number, record)
+        seen[key] = number
         problem = _check_fields(kind, record)
         if problem:
             errors.append(f"{path}:{number}: {problem}")
             continue
-        items.append((number, _imported(kind, key, record, path, model_input)))
-    if records and not items and all(not _text(r, "id") for _, r in records):
-        raise FileImportError([_no_ids(path, records[0][1])])
+        items += 1
+        yield number, key, record
+    if first is not None and not items and not any_id:
+        errors[:] = [_no_ids(path, first)]
+    elif repeats and not any(isinstance(e, WholeFile) for e in errors):
+        _tell_repeats(path, errors, repeats)
+
+
+def _tell_repeats(path: Path, errors: list[str], repeats: list[tuple[int, int, bytes]]) -> None:
+    """End each repeated id's error with whether it repeats the record of the line the id
+    was first on (those lines read once more: only a file with repeats pays for it)."""
+    wanted = {line for _, line, _ in repeats}
+    before = {
+        number: _fingerprint(record)
+        for number, record in iter_records(path, ("id",), [])
+        if number in wanted
+    }
+    for index, line, digest in repeats:
+        same = "the same record" if before.get(line) == digest else "a different record"
+        errors[index] += f" ({same})"
+
+
+def check_items(path: Path, kind: str) -> int:
+    """How many items a file holds, read as a stream to check every line first; raises
+    :class:`FileImportError` listing every bad line."""
+    errors: list[str] = []
+    count = sum(1 for _ in _item_lines(path, kind, errors))
     if errors:
         raise FileImportError(errors)
-    return items
+    return count
+
+
+def stream_items(
+    path: Path, kind: str, model_input: Callable[[str, str], str], count: int
+) -> Iterator[tuple[int, ImportedItem]]:
+    """The items of a file :func:`check_items` found good (``count`` of them), each with
+    its line, read again as a stream; raises :class:`FileImportError` when the file no
+    longer reads the same (changed in between), so a transaction around this rolls back."""
+    errors: list[str] = []
+    read = 0
+    for number, key, record in _item_lines(path, kind, errors):
+        if errors:
+            break
+        read += 1
+        yield number, _imported(kind, key, record, path, model_input)
+    if errors or read != count:
+        raise FileImportError(
+            [
+                f"{path}: changed while it was imported (read again, it has other lines); nothing"
+                " is stored from it",
+                *errors,
+            ]
+        )
 
 
 def _no_ids(path: Path, first: dict[str, Any]) -> str:
@@ -578,23 +754,45 @@ def other_messages(
 Progress = Callable[[int, int], None]
 """Told (items written, items in the file) as an import goes on."""
 WRITE_CHUNK = 2000
+CHUNK_CHARS = 4_000_000
+"""A chunk ends at ``WRITE_CHUNK`` items, or sooner once its items' text reaches this many
+characters (big diffs), so what a chunk holds stays a few MB."""
+
+
+def _chunks(
+    numbered: Iterable[tuple[int, ImportedItem]],
+) -> Iterator[list[tuple[int, ImportedItem]]]:
+    rows: list[tuple[int, ImportedItem]] = []
+    chars = 0
+    for row in numbered:
+        rows.append(row)
+        chars += sum(len(v) for v in row[1].payload.values() if isinstance(v, str))
+        if len(rows) == WRITE_CHUNK or chars >= CHUNK_CHARS:
+            yield rows
+            rows, chars = [], 0
+    if rows:
+        yield rows
 
 
 def write_items(
     store: Store,
     path: Path,
-    numbered: Sequence[tuple[int, ImportedItem]],
+    numbered: Iterable[tuple[int, ImportedItem]],
     prelabel: Prelabel | None = None,
     progress: Progress | None = None,
+    total: int | None = None,
 ) -> tuple[list[tuple[str, int]], list[str]]:
-    """Insert a file's items (each with its line) in chunks of ``WRITE_CHUNK``, inside
+    """Insert a file's items (each with its line) in chunks (:func:`_chunks`), inside
     the caller's transaction: the new ones prelabeled, ``progress`` told after each
-    chunk. Returns ("stored" | "known", item id) per item, and a line for each known item
-    stored with another message (:func:`other_messages`)."""
+    chunk (of ``total``, the length of ``numbered`` unless given: it may be a stream,
+    read one chunk at a time). Returns ("stored" | "known", item id) per item, and a
+    line for each known item stored with another message (:func:`other_messages`)."""
+    if total is None:
+        assert isinstance(numbered, Sequence)
+        total = len(numbered)
     results: list[tuple[str, int]] = []
     other: list[str] = []
-    for start in range(0, len(numbered), WRITE_CHUNK):
-        rows = numbered[start : start + WRITE_CHUNK]
+    for rows in _chunks(numbered):
         chunk = [item for _, item in rows]
         written = insert_imported_items(store, chunk)
         known = [
@@ -613,7 +811,7 @@ def write_items(
                 insert_predictions(store, item_id, predictions)
         results.extend(written)
         if progress is not None:
-            progress(len(results), len(numbered))
+            progress(len(results), total)
     return results, other
 
 
@@ -631,11 +829,11 @@ def import_items_file(
     """Import one file's items (and put them in a set, created if needed) in one
     transaction; nothing is written when any line is bad, or when the import is
     interrupted. ``prelabel`` gives machine predictions for the newly stored items,
-    written in the same transaction."""
-    numbered = numbered_items(path, kind, model_input)
-    items = [item for _, item in numbered]
+    written in the same transaction. The file is read twice as a stream, to check every
+    line and then to write, so memory does not grow with its size."""
+    count = check_items(path, kind)
     if progress is not None:
-        progress(0, len(items))
+        progress(0, count)
     # the set is looked up under the write lock: an import beside this one may have just
     # created it, and this one then joins it rather than failing to create it again
     with store.transaction():
@@ -643,7 +841,8 @@ def import_items_file(
         problem = set_problem(target, set_name or "", kind, labels, str(path))
         if problem is not None:
             raise FileImportError([problem])
-        results, other = write_items(store, path, numbered, prelabel, progress)
+        numbered = stream_items(path, kind, model_input, count)
+        results, other = write_items(store, path, numbered, prelabel, progress, count)
         created = False
         added = 0
         if set_name:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -20,9 +20,10 @@ from annotation.importing import (
     ITEM_TEXT_FIELDS,
     Prelabel,
     Progress,
+    WholeFile,
     _text,
+    iter_records,
     not_text,
-    read_records,
     shape,
     shown_id,
     write_items,
@@ -228,23 +229,122 @@ def _row(
     return item, label
 
 
-def _check_fields_named(spec: LabeledSpec, records: list[tuple[int, dict[str, Any]]]) -> None:
-    """Refuse ``--label-field``, ``--text-field`` or ``--id-field`` naming a field no row
-    of the file has a value in (a typo would otherwise fail every row, or fall back to
-    the default text field or a hash id without a word)."""
-    if not records:
-        return
-    for option, name in (
-        ("--label-field", spec.label_field),
-        ("--text-field", spec.text_field),
-        ("--id-field", spec.id_field),
-    ):
-        if name and all(record.get(name) in (None, "") for _, record in records):
-            seen = list(dict.fromkeys(k for _, record in records[:50] for k in record))
-            fields = ", ".join(repr(k) for k in seen[:8]) + (", ..." if len(seen) > 8 else "")
-            raise FieldError(
-                f"{option} {name!r}: no row of the file has a value there (the rows have {fields})"
+class _FieldsSeen:
+    """What :func:`_check_fields_named` needs of a file, gathered as its rows stream by:
+    the fields some row has a value in, and the field names of the first 50 rows."""
+
+    def __init__(self, spec: LabeledSpec) -> None:
+        self.named = [
+            (option, name)
+            for option, name in (
+                ("--label-field", spec.label_field),
+                ("--text-field", spec.text_field),
+                ("--id-field", spec.id_field),
             )
+            if name
+        ]
+        self.filled: set[str] = set()
+        self.rows = 0
+        self.first_fields: list[str] = []
+
+    def see(self, record: dict[str, Any]) -> None:
+        self.rows += 1
+        if self.rows <= 50:
+            self.first_fields.extend(k for k in record if k not in self.first_fields)
+        for _, name in self.named:
+            if name not in self.filled and record.get(name) not in (None, ""):
+                self.filled.add(name)
+
+    def check(self) -> None:
+        """Refuse ``--label-field``, ``--text-field`` or ``--id-field`` naming a field no
+        row of the file has a value in (a typo would otherwise fail every row, or fall
+        back to the default text field or a hash id without a word)."""
+        if not self.rows:
+            return
+        for option, name in self.named:
+            if name not in self.filled:
+                seen = self.first_fields
+                fields = ", ".join(repr(k) for k in seen[:8]) + (", ..." if len(seen) > 8 else "")
+                raise FieldError(
+                    f"{option} {name!r}: no row of the file has a value there (the rows have"
+                    f" {fields})"
+                )
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+@dataclass
+class _Checked:
+    """A labeled file read once as a stream: its unreadable lines, its bad rows (each
+    with its line), and how many good rows (their lines are the others')."""
+
+    errors: list[str]
+    bad: list[tuple[int, _Bad]]
+    good: int
+
+
+def _no_input(message: str, diff: str) -> str:
+    return ""  # a row's checks do not read its model input
+
+
+def _check_rows(spec: LabeledSpec, allowed: list[str], path: Path, fields: _FieldsSeen) -> _Checked:
+    """Every row checked, one in memory at a time (what is kept of a good row: its id,
+    its line, a digest of its message and its label, to name a repeated id)."""
+    errors: list[str] = []
+    bad: list[tuple[int, _Bad]] = []
+    seen: dict[str, tuple[int, bytes, str]] = {}
+    for number, record in iter_records(path, (), errors):
+        fields.see(record)
+        got = _row(spec, allowed, path, record, _no_input)
+        if isinstance(got, _Bad):
+            bad.append((number, got))
+            continue
+        key, message = got[0].key, _digest(str(got[0].payload["message"]))
+        if key in seen:
+            line, before, label = seen[key]
+            if before != message:
+                same = "with a different message"
+            elif label != got[1]:
+                same = f"labelled {label} there"
+            else:
+                same = "the same message and label"
+            bad.append(
+                (number, _Bad("id twice", f"id {shown_id(key)} already on line {line} ({same})"))
+            )
+            continue
+        seen[key] = (number, message, got[1])
+    if any(isinstance(e, WholeFile) for e in errors):
+        # the rows read before the file turned out to be no CSV count for nothing
+        seen, bad, fields.rows = {}, [], 0
+    return _Checked(errors, bad, len(seen))
+
+
+def _good_rows(
+    spec: LabeledSpec,
+    allowed: list[str],
+    path: Path,
+    model_input: Callable[[str, str], str],
+    checked: _Checked,
+) -> Iterator[tuple[int, ImportedItem, str]]:
+    """The good rows :func:`_check_rows` found, read again as a stream: (line, item,
+    label). Raises :class:`MappingError` when the file no longer reads the same."""
+    if not checked.good:
+        return
+    skip = {number for number, _ in checked.bad}
+    errors: list[str] = []
+    read = 0
+    for number, record in iter_records(path, (), errors):
+        if number in skip:
+            continue
+        got = _row(spec, allowed, path, record, model_input)
+        if isinstance(got, _Bad) or errors != checked.errors[: len(errors)]:
+            break
+        read += 1
+        yield number, got[0], got[1]
+    if read != checked.good or errors != checked.errors:
+        raise MappingError("the file changed while it was imported; nothing of it is stored")
 
 
 def _labels_of(mapping: dict[str, str]) -> list[str]:
@@ -266,41 +366,21 @@ def import_labeled_file(
 ) -> LabeledImport:
     """Import a labeled file's good rows as items of ``spec.set_name`` (created if needed,
     with ``votes_per_item`` from the spec) voted by ``spec.annotator``; bad rows come
-    back as ``FILE:LINE: problem`` lines. ``progress`` is told (rows written, good rows)."""
-    records, errors = read_records(path, ())
-    _check_fields_named(spec, records)
+    back as ``FILE:LINE: problem`` lines. ``progress`` is told (rows written, good rows).
+    The file is read twice as a stream (to check every row, then to write the good
+    ones), so memory does not grow with its size."""
     target = get_set(store, spec.set_name)
+    allowed = list(target.labels if target else spec.labels or _labels_of(spec.mapping))
+    fields = _FieldsSeen(spec)
+    checked = _check_rows(spec, allowed, path, fields)
+    fields.check()
     if target is not None and target.kind != "commit":
         raise MappingError(f"set {spec.set_name!r} holds {target.kind} items, not commits")
-    allowed = list(target.labels if target else spec.labels or _labels_of(spec.mapping))
     if len(allowed) < 2:
         raise MappingError("give the set's labels (--labels perf,non-perf) or a --map")
+    errors = list(checked.errors)
     reasons = ["unreadable row"] * len(errors)
-    rows: list[tuple[ImportedItem, str]] = []
-    lines: list[int] = []
-    bad: list[tuple[int, _Bad]] = []
-    seen: dict[str, tuple[int, tuple[ImportedItem, str]]] = {}
-    for number, record in records:
-        got = _row(spec, allowed, path, record, model_input)
-        if isinstance(got, _Bad):
-            bad.append((number, got))
-            continue
-        key = got[0].key
-        if key in seen:
-            line, (before, label) = seen[key]
-            if before.payload["message"] != got[0].payload["message"]:
-                same = "with a different message"
-            elif label != got[1]:
-                same = f"labelled {label} there"
-            else:
-                same = "the same message and label"
-            bad.append(
-                (number, _Bad("id twice", f"id {shown_id(key)} already on line {line} ({same})"))
-            )
-            continue
-        seen[key] = (number, got)
-        rows.append(got)
-        lines.append(number)
+    bad = checked.bad
     outside = [b.value for _, b in bad if b.reason == OUTSIDE]
     hint = (
         "--map must give one of them" if spec.mapping or not outside else map_hint(outside, allowed)
@@ -310,7 +390,7 @@ def import_labeled_file(
             f"{path}:{number}: {b.problem}" + (f": {hint}" if b.reason == OUTSIDE else "")
         )
         reasons.append(b.reason)
-    if not rows and target is None:  # a set made of nothing would only be in the way
+    if not checked.good and target is None:  # a set made of nothing would only be in the way
         return LabeledImport(0, 0, 0, 0, 0, errors, 0, None, False, reasons)
     with store.transaction():
         # looked up again under the write lock: an import beside this one may have just
@@ -335,8 +415,16 @@ def import_labeled_file(
                     votes_per_item=spec.votes_per_item,
                 ),
             )
-        numbered = [(line, item) for line, (item, _) in zip(lines, rows, strict=True)]
-        results, other = write_items(store, path, numbered, prelabel, progress)
+        labels: list[str] = []  # each good row's label, in file order
+        no_repo: list[bool] = []  # whether it named no repository
+
+        def numbered() -> Iterator[tuple[int, ImportedItem]]:
+            for line, item, label in _good_rows(spec, allowed, path, model_input, checked):
+                labels.append(label)
+                no_repo.append(item.source.startswith("import:"))
+                yield line, item
+
+        results, other = write_items(store, path, numbered(), prelabel, progress, checked.good)
         ids = [item_id for _, item_id in results]
         added = add_set_items(store, target.id, ids)
         live = {
@@ -346,7 +434,7 @@ def import_labeled_file(
         }
         votes = [
             VoteRow(item_id, spec.annotator, label, set_id=target.id, origin=f"import:{path.name}")
-            for item_id, (_, label) in zip(ids, rows, strict=True)
+            for item_id, label in zip(ids, labels, strict=True)
             if live.get(item_id) != label
         ]
         append_votes(store, votes)
@@ -355,12 +443,12 @@ def import_labeled_file(
         known=sum(1 for s, _ in results if s == "known"),
         added_to_set=added,
         votes=len(votes),
-        unchanged=len(rows) - len(votes),
+        unchanged=len(labels) - len(votes),
         errors=errors,
         without_repo=sum(
             1
-            for (item, _), (status, _) in zip(rows, results, strict=True)
-            if status == "stored" and item.source.startswith("import:")
+            for loose, (status, _) in zip(no_repo, results, strict=True)
+            if status == "stored" and loose
         ),
         set_row=target,
         set_created=created,
