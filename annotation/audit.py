@@ -14,14 +14,16 @@ from annotation.adjudication import decisions_for_set
 from annotation.labels import DEFAULT_LABELS, POSITIVE_LABEL
 from annotation.sampling import (
     SamplingError,
+    group_strata,
     labelers_for,
+    sample_strata,
     strata_fields,
-    stratified_sample,
     stratum_of,
 )
 from annotation.sets import (
     SetError,
-    check_strata_predicted,
+    grouped_pool,
+    refuse_unpredicted_strata,
     require_set,
     resolve_latest,
     resolve_strata,
@@ -96,7 +98,9 @@ def draw_audit(
     """Create an audit set: a stratified sample of the items the labeler (latest
     prediction per item) gave ``label`` (its positive label by default), drawn from the
     set ``from_set`` only, and with ``unlabeled`` from the items no one has voted on (the
-    mined ones, not a labeled set the labeler may have learned from)."""
+    mined ones, not a labeled set the labeler may have learned from). The pool is read
+    grouped by SQLite (:func:`_audited_groups`): the same seed draws the same members in
+    the same order as a draw over one object per item did."""
     if get_set(store, name) is not None:
         raise SetError(f"a set named {name!r} already exists")
     within = require_set(store, from_set) if from_set else None
@@ -108,18 +112,13 @@ def draw_audit(
     # the strata's labelers (keyword, pred:X) are read too, else every item is in "none";
     # the versions read are recorded, so the report files items in the same strata
     pinned = resolve_strata(store, labelers_for(fields))
-    found = stratum_candidates(
-        store,
-        kind,
-        [labeler, *pinned],
-        within_set=within.id if within else None,
-        pinned=pinned,
-        unvoted_only=unlabeled,
-    )
-    items = [c for c in found if c.predictions.get(labeler) == label]
+    groups = _audited_groups(store, kind, labeler, fields, pinned, within, unlabeled)
+    # the items the labeler gave ``label``, grouped by their strata's values
+    items = [(values, ids) for values, ids in groups if values[-1] == label]
+    population = sum(len(ids) for _, ids in items)
     where = f" in set {from_set!r}" if from_set else ""
     if not items:
-        if not unlabeled and not any(labeler in c.predictions for c in found):
+        if not unlabeled and all(values[-1] is None for values, _ in groups):
             raise SamplingError(
                 f"{labeler} has labeled no {kind} item{where} (`curator predict --labeler"
                 f" {labeler}` stores its labels); nothing to audit"
@@ -128,20 +127,20 @@ def draw_audit(
         raise SamplingError(
             f"no {kind} item{scope} is labeled {label!r} by {labeler}; nothing to audit"
         )
-    check_strata_predicted(items, fields)
-    n = size if size is not None else cochran_size(len(items), confidence, margin)
-    if n > len(items):
+    refuse_unpredicted_strata(items, fields)
+    n = size if size is not None else cochran_size(population, confidence, margin)
+    if n > population:
         scope = where + (" that no one has voted on" if unlabeled else "")
         raise SamplingError(
-            f"asked for {n} items but {labeler} labeled {label!r} only {len(items)} {kind}"
-            f" item{'' if len(items) == 1 else 's'}{scope}: give --size {len(items)} or less"
+            f"asked for {n} items but {labeler} labeled {label!r} only {population} {kind}"
+            f" item{'' if population == 1 else 's'}{scope}: give --size {population} or less"
         )
-    chosen, allocation = stratified_sample(items, n, fields, random.Random(seed))
+    chosen, allocation = sample_strata(group_strata(items, fields), n, random.Random(seed))
     params = {
         "audit": {
             "labeler": labeler,
             "label": label,
-            "population": len(items),
+            "population": population,
             "confidence": confidence,
             "margin": margin,
             "stratify": fields,
@@ -166,9 +165,33 @@ def draw_audit(
             votes_per_item=votes_per_item,
             description=f"precision audit of {labeler} {label!r}",
         ),
-        [c.item_id for c in chosen],
+        chosen,
     )
-    return AuditDraw(row, len(items), n, allocation)
+    return AuditDraw(row, population, n, allocation)
+
+
+def _audited_groups(
+    store: Store,
+    kind: str,
+    labeler: str,
+    fields: list[str],
+    pinned: dict[str, str],
+    within: SetRow | None,
+    unvoted_only: bool,
+) -> list[tuple[tuple[object, ...], list[int]]]:
+    """The pool's item ids grouped by SQLite by their strata's values, then the audited
+    labeler's latest label (None where it has none), with no object per item. The
+    labels read are those :func:`stratum_candidates` files under each name asked for
+    (``pinned`` versions)."""
+    return grouped_pool(
+        store,
+        kind,
+        [*fields, f"pred:{labeler}"],
+        [labeler, *pinned],
+        pinned,
+        within_set=within.id if within else None,
+        unvoted_only=unvoted_only,
+    )
 
 
 @dataclass(frozen=True)

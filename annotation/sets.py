@@ -24,7 +24,7 @@ from annotation.sampling import (
     uncertain_strata,
     uncertainty,
 )
-from annotation.splits import split_by_source
+from annotation.splits import split_sources
 from store import Store
 from store.models import current_model
 from store.sets import (
@@ -162,26 +162,52 @@ def _pool_groups(store: Store, spec: DrawSpec) -> list[tuple[tuple[Any, ...], li
     """:func:`pool`'s items grouped by their values of each stratum's source and then the
     --balanced labeler's label (if asked), with no object per item: ``(values, item
     ids in item order)``."""
-    for name in spec.stratify:
-        stratum_source(name)  # an unknown stratum is refused before the pool is read
     within, excluded = _pool_scope(store, spec)
-    reads = _label_sources(_resolved(store, spec.labelers(), spec.pinned))
-    columns: list[str | tuple[str, ...]] = []
-    for name in [*spec.stratify, *([f"pred:{spec.balanced}"] if spec.balanced else [])]:
-        source, _ = stratum_source(name)
-        columns.append(reads[source[0]] if isinstance(source, tuple) else source)
-    groups = pool_groups(
+    groups = grouped_pool(
         store,
         spec.kind,
-        columns,
+        [*spec.stratify, *([f"pred:{spec.balanced}"] if spec.balanced else [])],
+        spec.labelers(),
+        spec.pinned,
         within_set=within,
         languages=spec.languages,
         without_sources_of=excluded,
     )
-    for at, name in enumerate(spec.stratify):
+    refuse_unpredicted_strata(groups, spec.stratify)
+    return groups
+
+
+def grouped_pool(
+    store: Store,
+    kind: str,
+    fields: Sequence[str],
+    labelers: Sequence[str],
+    pinned: Mapping[str, str] | None,
+    **filters: Any,
+) -> list[tuple[tuple[Any, ...], list[int]]]:
+    """The pool's item ids grouped by SQLite by the value of each of ``fields`` (strata
+    and ``pred:LABELER`` columns), with no object per item: ``(values, item ids in item
+    order)``. A labeler's value is its latest label as :func:`stratum_candidates` files
+    it under the name asked for (``pinned`` versions first); ``labelers`` lists every
+    labeler the fields read. ``filters`` go to :func:`store.sets.pool_groups`."""
+    for name in fields:
+        stratum_source(name)  # an unknown stratum is refused before the pool is read
+    reads = _label_sources(_resolved(store, labelers, pinned))
+    columns: list[str | tuple[str, ...]] = []
+    for name in fields:
+        source, _ = stratum_source(name)
+        columns.append(reads[source[0]] if isinstance(source, tuple) else source)
+    return pool_groups(store, kind, columns, **filters)
+
+
+def refuse_unpredicted_strata(
+    groups: Sequence[tuple[tuple[Any, ...], Sequence[int]]], fields: Sequence[str]
+) -> None:
+    """:func:`check_strata_predicted` for a grouped pool whose first values are
+    ``fields``'."""
+    for at, name in enumerate(fields):
         if name.startswith("pred:") and groups and all(v[at] is None for v, _ in groups):
             _refuse_unpredicted(name, sum(len(ids) for _, ids in groups))
-    return groups
 
 
 def _resolved(
@@ -451,9 +477,14 @@ def without_repository(store: Store, kind: str, within: str | None = None) -> in
     """Items of a split's pool that came with no repository: a repository-disjoint split
     keeps each file's such items together, in one part."""
     return sum(
-        1 for c in pool(store, DrawSpec(kind=kind, within=within))
-        if c.source.startswith(NO_REPOSITORY)
+        len(ids) for (source, *_), ids in _pool_groups(store, _by_repository(kind, within))
+        if source.startswith(NO_REPOSITORY)
     )  # fmt: skip
+
+
+def _by_repository(kind: str, within: str | None) -> DrawSpec:
+    """A split's pool, read grouped by repository (``store.sets.pool_groups``)."""
+    return DrawSpec(kind=kind, within=within, stratify=["repo"])
 
 
 def create_split(
@@ -470,11 +501,11 @@ def create_split(
     for part, _ in parts:
         if get_set(store, part) is not None:
             raise SetError(f"a set named {part!r} already exists")
-    items = pool(store, DrawSpec(kind=kind, within=within))
-    if not items:
+    groups = _pool_groups(store, _by_repository(kind, within))
+    if not groups:
         where = f" in set {within!r}" if within else ""
         raise SetError(f"no {kind} item{where} to split: every part would be empty")
-    assigned = split_by_source(items, parts, seed)
+    assigned = split_sources({source: ids for (source, *_), ids in groups}, parts, seed)
     created = []
     with store.transaction():
         for part, share in parts:

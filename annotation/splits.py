@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import random
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from store.sets import Candidate
 
@@ -56,6 +56,15 @@ def split_by_source(
     by_source: dict[str, list[int]] = defaultdict(list)
     for c in candidates:
         by_source[c.source].append(c.item_id)
+    return split_sources(by_source, parts, seed)
+
+
+def split_sources(
+    by_source: Mapping[str, Sequence[int]], parts: Sequence[tuple[str, float]], seed: int
+) -> dict[str, list[int]]:
+    """:func:`split_by_source` over item ids already grouped by source (as
+    ``store.sets.pool_groups`` reads them): only the sources' names and sizes steer the
+    assignment, so the parts are the same as from one candidate per item."""
     sources = sorted(by_source)
     random.Random(seed).shuffle(sources)
     sources.sort(key=lambda s: -len(by_source[s]))

@@ -32,9 +32,6 @@ CHUNK = 2048
 enough that the student's pipeline stays busy across the chunk and the store's share
 stays small (over 100,000 predictions written a second, ``bench_predict_store.py``)."""
 
-LOOKUP_ALL = 20_000
-"""Above this many items, which are already labeled is asked in one query."""
-
 
 @dataclass
 class PredictSummary:
@@ -79,12 +76,10 @@ def items_to_predict(
     store: Store, labeler: Labeler | str, ids: Sequence[int], limit: int | None = None
 ) -> tuple[list[int], int]:
     """The items ``labeler`` (or the labeler of that name) has not labeled yet (at most
-    ``limit``), and how many it had."""
+    ``limit``), and how many it had: one indexed query over ``ids`` alone, whatever the
+    store holds beside them."""
     name = labeler if isinstance(labeler, str) else labeler.name
-    if len(ids) > LOOKUP_ALL:  # one query instead of one per 900 ids
-        done = predicted_item_ids(store, name) & set(ids)
-    else:
-        done = predicted_item_ids(store, name, ids)
+    done = predicted_item_ids(store, name, ids)
     todo = [i for i in ids if i not in done]
     return (todo[:limit] if limit is not None else todo), len(done)
 

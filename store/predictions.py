@@ -54,26 +54,42 @@ def add_predictions(
     return len(rows)
 
 
+DENSE = 3
+"""Ids spread over at most this many times their number are looked up as one range of
+the (labeler, item_id) index; sparser ones one by one (an index seek each)."""
+
+
 def predicted_item_ids(
     store: Store, labeler: str, item_ids: Iterable[int] | None = None
 ) -> set[int]:
-    """Items that already hold a prediction from ``labeler`` (optionally among ``item_ids``)."""
+    """Items that already hold a prediction from ``labeler`` (optionally among
+    ``item_ids``). Among ids, the work is bounded by how many ids are asked about, not
+    by how many items the labeler (or the store) holds: one query that reads the index
+    on (labeler, item_id) either over the ids' range, when they fill most of it (every
+    commit, the new ones), or at each id (a set's members scattered over the store)."""
+    cursor = store._conn.cursor()
+    cursor.row_factory = None
     if item_ids is None:
-        rows = store._conn.execute(
+        rows = cursor.execute(
             "SELECT DISTINCT item_id FROM predictions WHERE labeler = ?", (labeler,)
         )
         return {r[0] for r in rows}
-    wanted = list(item_ids)
-    found: set[int] = set()
-    for start in range(0, len(wanted), 900):
-        chunk = wanted[start : start + 900]
-        marks = ",".join("?" * len(chunk))
-        rows = store._conn.execute(
-            f"SELECT DISTINCT item_id FROM predictions WHERE labeler = ? AND item_id IN ({marks})",
-            (labeler, *chunk),
+    wanted = sorted(set(item_ids))
+    if not wanted:
+        return set()
+    low, high = wanted[0], wanted[-1]
+    if high - low < DENSE * len(wanted):
+        rows = cursor.execute(
+            "SELECT item_id FROM predictions WHERE labeler = ? AND item_id BETWEEN ? AND ?",
+            (labeler, low, high),
         )
-        found.update(r[0] for r in rows)
-    return found
+        return {r[0] for r in rows}.intersection(wanted)
+    rows = cursor.execute(
+        "SELECT j.value FROM json_each(?) AS j WHERE EXISTS (SELECT 1 FROM predictions AS p"
+        " WHERE p.labeler = ? AND p.item_id = j.value)",
+        (json.dumps(wanted), labeler),
+    )
+    return {r[0] for r in rows}
 
 
 def has_predictions(store: Store, labeler: str) -> bool:

@@ -375,9 +375,11 @@ def pool_groups(
     within_set: int | None = None,
     languages: Sequence[str] = (),
     without_sources_of: Sequence[int] = (),
+    unvoted_only: bool = False,
 ) -> list[tuple[tuple[Any, ...], list[int]]]:
     """The items :func:`candidates` gives (less every item from a repository that items
-    of the sets ``without_sources_of`` come from) grouped by their values of
+    of the sets ``without_sources_of`` come from; with ``unvoted_only``, only the items
+    no one has voted on) grouped by their values of
     ``columns``: ``(values, item ids in item order)``. A column is ``language``,
     ``source`` or ``stars`` (as a :class:`Candidate` has them), or labeler names, whose
     value is the latest label from the first of them that predicted the item (None if
@@ -411,6 +413,8 @@ def pool_groups(
             f" WHERE sx.set_id IN ({','.join('?' * len(without_sources_of))}))"
         )
         params.extend(without_sources_of)
+    if unvoted_only:
+        sql += " AND NOT EXISTS (SELECT 1 FROM live_votes AS lv WHERE lv.item_id = i.id)"
     if selected:
         sql += f" GROUP BY {', '.join(str(n) for n in range(1, len(selected) + 1))}"
     cursor = store._conn.cursor()
