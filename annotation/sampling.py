@@ -150,14 +150,6 @@ def sample_strata(
     return chosen, {k: quota[k] for k in sorted(quota) if quota[k]}
 
 
-def stratified_sample(
-    candidates: Sequence[Candidate], n: int, fields: Sequence[str], rng: random.Random
-) -> tuple[list[Candidate], dict[str, int]]:
-    """Draw ``n`` candidates proportionally across strata; returns the draw (shuffled, so
-    strata do not come in blocks) and the allocation per stratum."""
-    return sample_strata(_strata(candidates, fields), n, rng)
-
-
 def balanced_strata(
     pos: Mapping[str, Sequence[T]],
     neg: Mapping[str, Sequence[T]],

@@ -40,7 +40,6 @@ from store.sets import (
     latest_predictions,
     pool_groups,
     same_name,
-    sources_in_sets,
 )
 
 PREFERENCES = ("uncertain",)
@@ -140,28 +139,11 @@ def _pool_scope(store: Store, spec: DrawSpec) -> tuple[int | None, list[int]]:
     return (inside.id if inside else None), [s.id for s in excluded_sets]
 
 
-def pool(store: Store, spec: DrawSpec) -> list[Candidate]:
-    """The candidates a draw picks from: the kind's items (or a set's members) minus every
-    item from a repository used by the excluded sets."""
-    within, excluded = _pool_scope(store, spec)
-    banned = sources_in_sets(store, excluded)
-    found = stratum_candidates(
-        store,
-        spec.kind,
-        spec.labelers(),
-        within_set=within,
-        languages=spec.languages,
-        pinned=spec.pinned,
-    )
-    kept = [c for c in found if c.source not in banned]
-    check_strata_predicted(kept, spec.stratify)
-    return kept
-
-
 def _pool_groups(store: Store, spec: DrawSpec) -> list[tuple[tuple[Any, ...], list[int]]]:
-    """:func:`pool`'s items grouped by their values of each stratum's source and then the
-    --balanced labeler's label (if asked), with no object per item: ``(values, item
-    ids in item order)``."""
+    """The items a draw picks from (the kind's items, or a set's members, minus every
+    item from a repository used by the excluded sets) grouped by their values of each
+    stratum's source and then the --balanced labeler's label (if asked), with no object
+    per item: ``(values, item ids in item order)``."""
     within, excluded = _pool_scope(store, spec)
     groups = grouped_pool(
         store,
@@ -203,8 +185,9 @@ def grouped_pool(
 def refuse_unpredicted_strata(
     groups: Sequence[tuple[tuple[Any, ...], Sequence[int]]], fields: Sequence[str]
 ) -> None:
-    """:func:`check_strata_predicted` for a grouped pool whose first values are
-    ``fields``'."""
+    """Refuse a ``pred:LABELER`` stratum whose labeler predicted none of the grouped
+    pool's items (whose first values are ``fields``'): every item would fall in the
+    stratum ``none`` (a mistyped labeler drew an unstratified set)."""
     for at, name in enumerate(fields):
         if name.startswith("pred:") and groups and all(v[at] is None for v, _ in groups):
             _refuse_unpredicted(name, sum(len(ids) for _, ids in groups))
@@ -257,15 +240,6 @@ def stratum_candidates(
             if stored in candidate.predictions:
                 candidate.predictions[asked] = candidate.predictions[stored]
     return found
-
-
-def check_strata_predicted(items: Sequence[Candidate], fields: Sequence[str]) -> None:
-    """Refuse a ``pred:LABELER`` stratum whose labeler predicted none of the items: every
-    item would fall in the stratum ``none`` (a mistyped labeler drew an unstratified set)."""
-    for name in fields:
-        labeler = name[len("pred:") :] if name.startswith("pred:") else None
-        if labeler and items and not any(labeler in c.predictions for c in items):
-            _refuse_unpredicted(name, len(items))
 
 
 def _refuse_unpredicted(name: str, items: int) -> None:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotation.sampling import SamplingError, allocate, stratified_sample
+from annotation.sampling import SamplingError, allocate, group_strata, sample_strata
 from annotation.sets import DrawSpec, SetError, create_sampled_set, create_split, draw, redraw
 from annotation.splits import SplitError, parse_parts, split_by_source
 from store import Store
@@ -174,12 +174,17 @@ def test_split_never_shares_a_repository(sources: list[int], weights: list[int],
 def test_stratified_sample_is_seeded_and_has_no_repeats(
     rows: list[tuple[int, str]], seed: int, n: int
 ) -> None:
-    cands = [Candidate(i, f"k{i}", f"r{s}", lang, None, {}) for i, (s, lang) in enumerate(rows)]
-    n = min(n, len(cands))
-    first, _ = stratified_sample(cands, n, ["language"], random.Random(seed))
-    second, _ = stratified_sample(list(reversed(cands)), n, ["language"], random.Random(seed))
-    assert [c.item_id for c in first] == [c.item_id for c in second]
-    assert len({c.item_id for c in first}) == n
+    by_language: dict[str, list[int]] = {}
+    for i, (_, lang) in enumerate(rows):
+        by_language.setdefault(lang, []).append(i)
+    groups = [((lang,), ids) for lang, ids in by_language.items()]
+    n = min(n, len(rows))
+    first, _ = sample_strata(group_strata(groups, ["language"]), n, random.Random(seed))
+    second, _ = sample_strata(
+        group_strata(list(reversed(groups)), ["language"]), n, random.Random(seed)
+    )
+    assert first == second
+    assert len(set(first)) == n
 
 
 def test_unknown_stratum_is_a_clear_error(store: Store) -> None:
