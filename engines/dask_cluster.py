@@ -224,7 +224,11 @@ class WorkerWatch:
         return sum(self.workers.values())
 
     def poll(self) -> tuple[list[str], bool]:
-        """Workers that left since the last poll, and whether the set changed at all."""
+        """Workers that left since the last poll, and whether the set changed at all
+        (nothing, once the scheduler is lost: asking it would wait out the connect
+        timeout, and the driver's loop stops on the loss right after)."""
+        if scheduler_lost(self.client) is not None:
+            return [], False
         now = dict(self.client.nthreads())
         gone = sorted(set(self.workers) - set(now))
         changed = set(now) != set(self.workers)
