@@ -306,6 +306,8 @@ def test_same_repos_scores_a_project_on_its_other_commits(split, tmp_path: Path)
             *TINY,
             "--max-steps",
             "1",
+            "--layers",
+            "1",
             "--same-repos",
             "--json",
         )

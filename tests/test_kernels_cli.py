@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from engines.kernels import checker
 from store import open_store
 from store.commits import save_checkpoint
 from store.kernels import kernel_ids_by_name, kernel_row
@@ -22,7 +23,12 @@ def db_path() -> Path:
     return Path(os.environ["CURATOR_DB"])
 
 
-def test_mine_then_check_the_samples(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_mine_then_check_the_samples(  # type: ignore[no-untyped-def]
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # spin never ends: its first launch waits out the compile allowance; 5 s instead of
+    # 10 s is still many times what any sample's first launch takes here
+    monkeypatch.setattr(checker, "FIRST_LAUNCH_ALLOWANCE_S", 5.0)
     mined = cli("mine", "kernels", str(SAMPLES))
     assert mined.exit_code == 0, mined.output
     assert "missing-function 1, too-few-instructions 1" in mined.output

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from engines.kernels import checker
 from engines.kernels.checker import KernelWorker, _equal, check_kernel, judge, probe_verdict
 from engines.kernels.compile import lower_to_ir, rejection_filter
 from engines.kernels.features import combined, with_dynamic
@@ -28,6 +29,14 @@ SAMPLES = ROOT / "sample_data" / "kernels"
 def worker() -> Iterator[KernelWorker]:
     with KernelWorker() as w:
         yield w
+
+
+@pytest.fixture
+def short_first_launch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """timeout.cl never ends, so its first launch waits out the compile allowance: 5 s
+    instead of 10 s, still many times what any sample's first launch takes here, and the
+    spinning kernel times out all the same."""
+    monkeypatch.setattr(checker, "FIRST_LAUNCH_ALLOWANCE_S", 5.0)
 
 
 def scrape(name: str) -> list[Candidate]:
@@ -174,6 +183,7 @@ def test_checker_verdict(worker: KernelWorker, sample: str, verdict: str) -> Non
     assert outcome.verdict == verdict, outcome.details
 
 
+@pytest.mark.usefixtures("short_first_launch")
 def test_checker_verdict_timeout_and_worker_recovers(worker: KernelWorker) -> None:
     cand = only("timeout.cl")
     restarts = worker.restarts
@@ -238,6 +248,7 @@ def test_same_kernel_written_differently_hashes_alike() -> None:
     assert source_hash(rewrite(one).source) == source_hash(rewrite(two).source)
 
 
+@pytest.mark.usefixtures("short_first_launch")
 def test_behaviour_preserved_on_every_sample_that_compiles(worker: KernelWorker) -> None:
     compared = 0
     for cand in all_samples():
