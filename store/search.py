@@ -347,17 +347,62 @@ def _match(
     return [(int(r[0]), int(r[1]), float(r[2])) for r in rows], int(rows[0][3]) if rows else 0
 
 
+SNIPPET_CHARS = 65_536
+"""The most characters of one column a snippet is cut from. FTS5's snippet() weighs every
+window around every match against every other match (time grows with the square of the
+matches in the column): on a generated diff of 40,000 lines matching the word on each
+line, one snippet took seconds. A longer column is cut to this many characters first
+(a match only past them then shows the column's start, unhighlighted)."""
+
+
 def _snippet(store: Store, source: FtsSource, query: str, rowid: int) -> tuple[str, str]:
     """The column of one matching row whose snippet marks the most terms, and that
-    snippet (snippet() reads the row back from the content table)."""
-    snippets = ", ".join(
-        f"snippet([{source.fts}], {i}, ?, ?, '…', 12)" for i in range(len(source.columns))
-    )
-    row = store._conn.execute(
-        f"SELECT {snippets} FROM [{source.fts}] WHERE [{source.fts}] MATCH ? AND rowid = ?",
-        [*([HIGHLIGHT_START, HIGHLIGHT_END] * len(source.columns)), query, rowid],
+    snippet (snippet() reads the row back from the content table; a row with a column
+    longer than :data:`SNIPPET_CHARS` is cut and asked of a scratch index instead)."""
+    conn = store._conn
+    cols = ", ".join(f"[{c}]" for c in source.columns)
+    lengths = ", ".join(f"length(t.[{c}])" for c in source.columns)
+    sizes = conn.execute(
+        f"SELECT max({lengths}, 0) FROM [{source.table}] AS t WHERE t.rowid = ?", (rowid,)
     ).fetchone()
+    table, target, where = f"[{source.fts}]", rowid, ""
+    cut_down = sizes is not None and (sizes[0] or 0) > SNIPPET_CHARS
+    if cut_down:
+        table, target, where = _scratch(conn, source), 1, "temp."
+        cut = ", ".join(f"substr(t.[{c}], 1, {SNIPPET_CHARS})" for c in source.columns)
+        conn.execute(f"DELETE FROM temp.{table}")
+        conn.execute(
+            f"INSERT INTO temp.{table} (rowid, {cols}) SELECT 1, {cut}"
+            f" FROM [{source.table}] AS t WHERE t.rowid = ?",
+            (rowid,),
+        )
+    snippets = ", ".join(
+        f"snippet({table}, {i}, ?, ?, '…', 12)" for i in range(len(source.columns))
+    )
+    row = conn.execute(
+        f"SELECT {snippets} FROM {where}{table} WHERE {table} MATCH ? AND rowid = ?",
+        [*([HIGHLIGHT_START, HIGHLIGHT_END] * len(source.columns)), query, target],
+    ).fetchone()
+    if row is None and cut_down:  # the cut text no longer matches: its start
+        row = conn.execute(
+            f"SELECT {', '.join(f'substr(t.[{c}], 1, 200)' for c in source.columns)}"
+            f" FROM [{source.table}] AS t WHERE t.rowid = ?",
+            (rowid,),
+        ).fetchone()
     return _best_snippet(source.columns, list(row) if row else [None] * len(source.columns))
+
+
+def _scratch(conn: sqlite3.Connection, source: FtsSource) -> str:
+    """A temporary FTS5 table (this connection only, it takes no write lock on the
+    store) with ``source``'s columns and tokenizer, holding its own text: its name,
+    unqualified (as MATCH and snippet() take it; ``temp.`` goes before it in FROM)."""
+    name = f"[{source.fts}_snippet]"
+    cols = ", ".join(f"[{c}]" for c in source.columns)
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{name}"
+        f" USING fts5 ({cols}, tokenize='{TOKENIZER}')"
+    )
+    return name
 
 
 def _best_snippet(columns: Sequence[str], snippets: list[str | None]) -> tuple[str, str]:
