@@ -2,14 +2,19 @@
 
 Code is highlighted and clipped (see ``curator.tui.render``); ``show_all`` swaps the
 clipped view for a read-only text area holding every line, which stays fast on a
-50,000-line diff because it only draws what is on screen (and wraps long lines only in
-texts under ``WRAP_LINES`` lines).
+50,000-line diff because it holds one page of ``PAGE_LINES`` lines at a time (``]`` and
+``[`` turn the pages; a text area sums the heights of all its lines for every row it
+draws, so 40,000 lines in one took a tenth of a second a frame and half a second to
+open) and wraps long lines only in texts under ``WRAP_LINES`` lines.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical, VerticalScroll
 from textual.widgets import Static, TextArea
 
@@ -19,10 +24,18 @@ from curator.tui.item_view import ItemView
 WRAP_LINES = 5_000
 """The show-all view wraps long lines only in texts shorter than this many lines."""
 
+PAGE_LINES = 2_000
+"""The most lines the show-all view holds at once: a longer text is shown a page at a time."""
+
 
 class ItemPanel(Vertical):
     """One item's message and code panes; its stylesheet is the app's
     ``styles/item_panel.tcss`` (a widget has no ``CSS_PATH`` of its own)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("right_square_bracket", "page(1)", "Next page", show=False),
+        Binding("left_square_bracket", "page(-1)", "Previous page", show=False),
+    ]
 
     def __init__(self, side_by_side: bool = False, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -30,6 +43,11 @@ class ItemPanel(Vertical):
         self.view: ItemView | None = None
         self.clipped = False
         self.highlight = True
+        self.pages: list[str] = []
+        """The show-all text cut into pages of at most ``PAGE_LINES`` lines."""
+        self.page = 0
+        self.total_lines = 0
+        """How many lines the show-all text has, over all its pages."""
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="item-scroll"):
@@ -110,12 +128,38 @@ class ItemPanel(Vertical):
         for pane in self.view.panes:
             parts.append(f"── {pane.title} ──\n{pane.text}")
         area = self.query_one("#item-full", TextArea)
-        text = render.full_text("\n\n".join(parts))
+        lines = render.full_text("\n\n".join(parts)).split("\n")
+        self.total_lines = len(lines)
+        self.pages = [
+            "\n".join(lines[i : i + PAGE_LINES]) for i in range(0, len(lines), PAGE_LINES)
+        ]
         # Soft wrapping measures every line each time the area is sized: on the event
         # loop, a second or more for a diff of tens of thousands of lines. Past
         # WRAP_LINES the lines (at most render.FULL_LINE_CHARS) scroll sideways instead.
-        area.soft_wrap = text.count("\n") < WRAP_LINES
-        area.load_text(text)
+        area.soft_wrap = len(lines) <= WRAP_LINES
+        self._turn_to(0)
         self.add_class("full")
         area.focus()
         return True
+
+    def _turn_to(self, page: int) -> None:
+        self.page = page
+        area = self.query_one("#item-full", TextArea)
+        area.load_text(self.pages[page])
+        if len(self.pages) > 1:
+            first = page * PAGE_LINES + 1
+            last = min(first + PAGE_LINES - 1, self.total_lines)
+            area.border_title = (
+                f"lines {first:,}-{last:,} of {self.total_lines:,} · page {page + 1} of"
+                f" {len(self.pages)} · ] next page · [ previous page"
+            )
+        else:
+            area.border_title = None
+
+    def action_page(self, step: int) -> None:
+        """Turn the show-all view's page (a bell at either end)."""
+        page = self.page + step
+        if not self.showing_all or not 0 <= page < len(self.pages):
+            self.app.bell()
+            return
+        self._turn_to(page)
