@@ -93,3 +93,17 @@ def test_root_help_is_drawn_without_typer_s_help_module(tmp_path: Path) -> None:
     assert "Usage: curator [OPTIONS] COMMAND [ARGS]..." in done.stdout
     for text in ("--version", "--db", "--help", *(entry.name for entry in COMMANDS)):
         assert text in done.stdout
+
+
+def test_the_app_module_loads_no_heavy_library() -> None:
+    """The app starts without numpy and the like: the Train screen's code reaches the
+    student's modules, which load them only when a model runs (numpy alone was 0.15 s)."""
+    heavy = [m for m in HEAVY if m not in ("textual", "tree_sitter")]  # the app needs these
+    code = (
+        "import sys\n"
+        "import curator.tui.app\n"
+        f"print('LOADED', *[m for m in {heavy!r} if m in sys.modules])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["LOADED"]

@@ -10,10 +10,12 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from engines.labelers.base import NON_PERF, PERF
+
+if TYPE_CHECKING:
+    import numpy as np
 
 LABELS: tuple[str, str] = (NON_PERF, PERF)
 """Class index -> label: 0 non-perf, 1 perf."""
@@ -114,6 +116,8 @@ def padded(ids: Sequence[Sequence[int]], pad_id: int) -> dict[str, np.ndarray]:
     """Input ids and attention mask for one batch, padded to its longest member rounded
     up to a multiple of 8 (it keeps the matrix kernels on their fast paths and gives a
     compiled model fewer shapes); the mask hides the extra columns."""
+    import numpy as np  # here, not at import: the app and the CLI start without it
+
     width = -(-max(len(x) for x in ids) // 8) * 8
     input_ids = np.full((len(ids), width), pad_id, dtype=np.int64)
     mask = np.zeros((len(ids), width), dtype=np.int64)
