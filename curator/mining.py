@@ -4,6 +4,7 @@ tests call these directly. Progress goes to the reporter the caller passes."""
 
 from __future__ import annotations
 
+import csv
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,8 @@ def from_repos_file(path: Path, min_stars: int | None, languages: frozenset[str]
         listing = read_repo_list(path)
     except RepoListError as exc:
         raise MiningError(str(exc)) from None
+    except (csv.Error, ValueError) as exc:  # a stray carriage return, a NUL: a binary file
+        raise MiningError(f"{path}: not a CSV list of repositories ({exc})") from None
     selection = select(listing.entries, min_stars, languages)
     return RepoSelection(
         [entry.spec for entry in selection.chosen],

@@ -18,6 +18,8 @@ from curator.commands.options import (
     KindOption,
     RuleOption,
     check_new_set_name,
+    finite,
+    given_name,
     split_fields,
 )
 from curator.console import out
@@ -39,7 +41,11 @@ def draw(
     ],
     labeler: Annotated[
         str,
-        typer.Option("--from-labeler", help="The labeler audited, e.g. student@3 or keyword@1."),
+        typer.Option(
+            "--from-labeler",
+            parser=given_name,
+            help="The labeler audited, e.g. student@3 or keyword@1.",
+        ),
     ],
     positive: Annotated[
         bool,
@@ -49,8 +55,10 @@ def draw(
         str | None, typer.Option("--label", help="Audit another label instead.")
     ] = None,
     kind: KindOption = "commit",
-    confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999)] = 0.95,
-    margin: Annotated[float, typer.Option("--margin", min=0.001, max=0.5)] = 0.05,
+    confidence: Annotated[
+        float, typer.Option("--confidence", min=0.5, max=0.999, callback=finite)
+    ] = 0.95,
+    margin: Annotated[float, typer.Option("--margin", min=0.001, max=0.5, callback=finite)] = 0.05,
     stratify: Annotated[
         str | None,
         typer.Option("--stratify", help="Comma-separated strata: language, stars, repo, keyword."),

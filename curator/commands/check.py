@@ -88,7 +88,7 @@ def check_kernels_command(
         if set_name is not None:
             found = get_set(store, set_name)
             if found is None:
-                err.print(labelled("error", "red", "no such set: ", one_line(set_name)))
+                err.print(labelled("error", "red", one_line(f"no such set: {set_name!r}")))
                 raise typer.Exit(2)
             if found.kind != "kernel":
                 err.print(

@@ -11,7 +11,7 @@ from annotation.evaluation import Evaluation
 from annotation.set_reports import GROUP_FIELDS, evaluate_on_set, evaluate_on_set_by
 from annotation.sets import SetError
 from curator.cli_context import open_db
-from curator.commands.options import DbOption, RuleOption
+from curator.commands.options import DbOption, RuleOption, given_path
 from curator.console import out
 from curator.prediction import input_warning, stored_labeler
 from curator.presentation import eval_table
@@ -41,12 +41,20 @@ def eval_command(
     out_file: Annotated[
         Path | None,
         typer.Option(
-            "--out", metavar="FILE.json", help="Also write the scores as JSON to this file."
+            "--out",
+            metavar="FILE.json",
+            parser=given_path,
+            help="Also write the scores as JSON to this file.",
         ),
     ] = None,
     markdown_file: Annotated[
         Path | None,
-        typer.Option("--markdown", metavar="FILE.md", help="Also write the table as Markdown."),
+        typer.Option(
+            "--markdown",
+            metavar="FILE.md",
+            parser=given_path,
+            help="Also write the table as Markdown.",
+        ),
     ] = None,
     confusion: Annotated[
         bool,

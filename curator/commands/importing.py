@@ -36,6 +36,7 @@ from curator.commands.options import (
     KindOption,
     check_kind,
     check_new_set_name,
+    given_path,
 )
 from curator.commands.releases import import_release_command
 from curator.console import err, out
@@ -64,7 +65,8 @@ def items(
     files: Annotated[
         list[Path],
         typer.Argument(
-            help="JSONL files (one object per line with 'id') or CSV files with a header."
+            parser=given_path,
+            help="JSONL files (one object per line with 'id') or CSV files with a header.",
         ),
     ],
     kind: KindOption = "commit",
@@ -205,7 +207,8 @@ def votes(
     files: Annotated[
         list[Path],
         typer.Argument(
-            help="JSONL or CSV (with a header): item, annotator, label[, category, note]."
+            parser=given_path,
+            help="JSONL or CSV (with a header): item, annotator, label[, category, note].",
         ),
     ],
     kind: Annotated[

@@ -19,10 +19,11 @@ from curator.commands.options import (
     DbOption,
     KindOption,
     check_new_set_name,
+    given_path,
 )
 from curator.console import err, out
 from curator.interop import InteropUsageError, export_file, import_file
-from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, warn
+from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, warn, write_error
 from curator.presentation.text import labelled, one_line
 
 SetOption = Annotated[
@@ -46,7 +47,7 @@ VotesPerItemOption = Annotated[
         help="Votes an item of a set created here needs.",
     ),
 ]
-OutOption = Annotated[Path, typer.Option("--out", help="The file to write.")]
+OutOption = Annotated[Path, typer.Option("--out", parser=given_path, help="The file to write.")]
 ForceOption = Annotated[bool, typer.Option("--force", help="Replace the file(s) if they exist.")]
 
 
@@ -82,7 +83,9 @@ def _import(
 
 
 def import_prodigy_command(
-    file: Annotated[Path, typer.Argument(help="Prodigy JSONL (e.g. from prodigy db-out).")],
+    file: Annotated[
+        Path, typer.Argument(parser=given_path, help="Prodigy JSONL (e.g. from prodigy db-out).")
+    ],
     set_name: SetOption,
     kind: KindOption = "commit",
     labels: LabelsOption = None,
@@ -94,7 +97,10 @@ def import_prodigy_command(
 
 
 def import_label_studio_command(
-    file: Annotated[Path, typer.Argument(help="Label Studio JSON export (a list of tasks).")],
+    file: Annotated[
+        Path,
+        typer.Argument(parser=given_path, help="Label Studio JSON export (a list of tasks)."),
+    ],
     set_name: SetOption,
     kind: KindOption = "commit",
     labels: LabelsOption = None,
@@ -113,6 +119,8 @@ def _export(
             items, votes, files = export_file(store, fmt, set_name, path, binary, force)
         except (SetError, InteropUsageError) as exc:
             fail(str(exc), EXIT_USAGE if isinstance(exc, InteropUsageError) else EXIT_INPUT)
+        except OSError as exc:  # a full disk, a folder that may not be written
+            fail(f"cannot write {write_error(Path(exc.filename or path), exc)}")
     written = ", ".join(str(f) for f in files)
     out.print(
         Text.assemble(

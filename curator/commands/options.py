@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -19,6 +20,14 @@ def _db_path(value: str) -> Path:
             " $CURATOR_DB, db in curator.toml, else ./curator.db",
             EXIT_USAGE,
         )
+    return Path(value)
+
+
+def given_path(value: str) -> Path:
+    """A path option's or argument's parser: an empty one would be the folder '.', the
+    working folder, which the user did not name; refuse it."""
+    if not value.strip():
+        raise typer.BadParameter(f"{value!r} is empty: give a path")
     return Path(value)
 
 
@@ -50,6 +59,7 @@ CloneDirOption = Annotated[
     Path | None,
     typer.Option(
         "--clone-dir",
+        parser=given_path,
         help="Where URLs are cloned (default: <cache>/repos; see curator config show).",
         show_default=False,
     ),
@@ -122,4 +132,25 @@ def check_new_set_name(value: str | None) -> str | None:
             from curator.presentation.cli_output import EXIT_USAGE, fail
 
             fail(str(exc), EXIT_USAGE)
+    return value
+
+
+def finite(value: float | None) -> float | None:
+    """An option's callback: NaN and infinity pass typer's range checks; refuse them."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a finite number")
+    return value
+
+
+def given_source(value: str) -> str:
+    """A mining source's parser: an empty one would be the working folder; refuse it."""
+    if not value.strip():
+        raise typer.BadParameter(f"{value!r} is empty: give a path or a URL")
+    return value
+
+
+def given_name(value: str) -> str:
+    """A name's parser (a labeler, a model): a blank one names nothing; refuse it."""
+    if not value.strip():
+        raise typer.BadParameter(f"{value!r} is empty: give a name")
     return value

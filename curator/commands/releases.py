@@ -11,7 +11,7 @@ from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElaps
 from rich.text import Text
 
 from curator.cli_context import open_db
-from curator.commands.options import DbOption, JsonOption
+from curator.commands.options import DbOption, JsonOption, given_path
 from curator.console import err, out
 from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, print_json, warn
 from curator.presentation.progress import RateColumn
@@ -63,7 +63,10 @@ def _progress() -> Progress:
 
 def export_command(
     version: Annotated[str, typer.Argument(help="Release version, e.g. v1.0 (the folder's name).")],
-    out_dir: Annotated[Path, typer.Option("--out", help="Folder the release folder is made in.")],
+    out_dir: Annotated[
+        Path,
+        typer.Option("--out", parser=given_path, help="Folder the release folder is made in."),
+    ],
     kinds: Annotated[
         list[str] | None,
         typer.Option(
@@ -124,7 +127,9 @@ def export_command(
     sign: Annotated[
         Path | None,
         typer.Option(
-            "--sign", help="Ed25519 private key (curator keys generate): write manifest.json.sig."
+            "--sign",
+            parser=given_path,
+            help="Ed25519 private key (curator keys generate): write manifest.json.sig.",
         ),
     ] = None,
     db: DbOption = None,
@@ -175,7 +180,9 @@ def export_command(
 KeyOption = Annotated[
     Path | None,
     typer.Option(
-        "--key", help="Ed25519 public key: the release must carry a valid signature by it."
+        "--key",
+        parser=given_path,
+        help="Ed25519 public key: the release must carry a valid signature by it.",
     ),
 ]
 
@@ -190,7 +197,9 @@ def _checked_key(key: Path | None) -> None:
 
 
 def validate_command(
-    release: Annotated[Path, typer.Argument(help="A release folder (holding manifest.json).")],
+    release: Annotated[
+        Path, typer.Argument(parser=given_path, help="A release folder (holding manifest.json).")
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     key: KeyOption = None,
 ) -> None:
@@ -227,7 +236,10 @@ def validate_command(
 
 
 def import_release_command(
-    release: Annotated[Path, typer.Argument(help="A release folder written by `curator export`.")],
+    release: Annotated[
+        Path,
+        typer.Argument(parser=given_path, help="A release folder written by `curator export`."),
+    ],
     require_signature: Annotated[
         bool,
         typer.Option(
@@ -312,7 +324,8 @@ keys_app = typer.Typer(help="Ed25519 keys that sign releases.", no_args_is_help=
 @keys_app.command("generate")
 def keys_generate(
     directory: Annotated[
-        Path, typer.Argument(help="Folder for release.key (private) and release.pub.")
+        Path,
+        typer.Argument(parser=given_path, help="Folder for release.key (private) and release.pub."),
     ],
 ) -> None:
     """Make a key pair: sign with `curator export --sign DIR/release.key`, check with

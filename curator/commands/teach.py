@@ -11,7 +11,7 @@ from rich.text import Text
 
 from annotation.labels import TAXONOMY, slug
 from curator.cli_context import open_db, settings
-from curator.commands.options import DbOption
+from curator.commands.options import DbOption, finite
 from curator.console import err, out
 from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json
 from curator.presentation.progress import SourceReporter, source_progress
@@ -19,6 +19,7 @@ from curator.presentation.tables import table
 from curator.presentation.text import one_line
 from engines.labelers.registry import LabelerError, resolve_model
 from engines.labelers.teacher import APIS, TASKS, Teacher, TeacherConfig
+from engines.labelers.teacher.client import MAX_CONCURRENCY
 from engines.labelers.teacher.run import CONFIDENT, TeachSummary, teach
 from engines.labelers.teacher.window import load_window
 from engines.reporting import FinishedSource
@@ -84,14 +85,17 @@ def teach_command(
         str, typer.Option("--api", callback=_choice(APIS), help="ollama (/api/chat) or openai.")
     ] = "ollama",
     concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, help="Requests in flight.")
+        int, typer.Option("--concurrency", min=1, max=MAX_CONCURRENCY, help="Requests in flight.")
     ] = 4,
     task: Annotated[
         str,
         typer.Option("--task", callback=_choice(TASKS), help="label (Perf/Non-perf) or category."),
     ] = "label",
     timeout: Annotated[
-        float, typer.Option("--timeout", min=0.001, max=86_400, help="Seconds per request.")
+        float,
+        typer.Option(
+            "--timeout", min=0.001, max=86_400, callback=finite, help="Seconds per request."
+        ),
     ] = 120.0,
     retries: Annotated[
         int, typer.Option("--retries", min=0, max=100, help="Retries on timeouts, 429 and 5xx.")
@@ -99,7 +103,11 @@ def teach_command(
     backoff: Annotated[
         float,
         typer.Option(
-            "--backoff", min=0.0, help="Seconds before the first retry; doubled each time."
+            "--backoff",
+            min=0.0,
+            max=3600,
+            callback=finite,
+            help="Seconds before the first retry; doubled each time.",
         ),
     ] = 1.0,
     max_tokens: Annotated[

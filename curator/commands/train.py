@@ -16,7 +16,7 @@ from rich.text import Text
 
 from curator.adaptation import CurveRequest
 from curator.cli_context import open_db, settings
-from curator.commands.options import DbOption
+from curator.commands.options import DbOption, finite
 from curator.commands.train_curve import parse_orders, parse_sizes, run_curve
 from curator.console import err, out
 from curator.ensemble_training import EnsembleRequest, train_ensemble
@@ -38,13 +38,6 @@ from engines.labelers.student.bases import resolve_base
 from engines.labelers.student.diff_reader import describe_diff_reader, diff_reader_of
 from engines.labelers.student.learned import CHOICES as LEARNED_CHOICES
 from engines.labelers.student.prior import CHOICES as PRIOR_CHOICES
-
-
-def _finite(value: float | None) -> float | None:
-    """Refuse nan and infinity, which pass typer's range checks (nan compares false)."""
-    if value is not None and not math.isfinite(value):
-        raise typer.BadParameter(f"{value} is not a finite number")
-    return value
 
 
 def _rate(value: float | None) -> float | None:
@@ -188,7 +181,7 @@ def train(
             "--tau",
             min=0,
             max=100,
-            callback=_finite,
+            callback=finite,
             help="Keep teacher labels with confidence >= tau (0-100).",
         ),
     ] = 85.0,
@@ -266,7 +259,7 @@ def train(
             "--diff-dropout",
             min=0.0,
             max=1.0,
-            callback=_finite,
+            callback=finite,
             help="Reading message || diff: P(an example with a diff is read as its message"
             " alone) per epoch, so one model reads both (TF-IDF: >0 adds message-only copies).",
         ),
@@ -350,7 +343,7 @@ def train(
     weak_weight: Annotated[
         float,
         typer.Option(
-            "--weak-weight", min=0, max=1, callback=_finite, help="Weight of a weak example."
+            "--weak-weight", min=0, max=1, callback=finite, help="Weight of a weak example."
         ),
     ] = 0.3,
     weak_min_confidence: Annotated[
@@ -359,7 +352,7 @@ def train(
             "--weak-min-confidence",
             min=0,
             max=1,
-            callback=_finite,
+            callback=finite,
             help="Keep weak labels scored >= this.",
         ),
     ] = 0.8,
@@ -379,7 +372,7 @@ def train(
         typer.Option(
             "--replay",
             min=0.0,
-            callback=_finite,
+            callback=finite,
             help="With --from-model: old examples (its replay sample) mixed in per new one.",
         ),
     ] = 0.5,

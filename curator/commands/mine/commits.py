@@ -13,7 +13,14 @@ from rich.table import Table
 from rich.text import Text
 
 from curator.cli_context import open_db, settings
-from curator.commands.options import CloneDirOption, DbOption, JsonOption
+from curator.commands.options import (
+    CloneDirOption,
+    DbOption,
+    JsonOption,
+    finite,
+    given_path,
+    given_source,
+)
 from curator.console import err, out
 from curator.mining import (
     CommitRun,
@@ -114,12 +121,16 @@ def _summary_table(summaries: list[SourceSummary]) -> Table:
 
 def mine_commits_command(
     sources: Annotated[
-        list[str] | None, typer.Argument(help="Repository paths or git URLs.", show_default=False)
+        list[str] | None,
+        typer.Argument(
+            parser=given_source, help="Repository paths or git URLs.", show_default=False
+        ),
     ] = None,
     repos_file: Annotated[
         Path | None,
         typer.Option(
             "--repos-file",
+            parser=given_path,
             help="CSV of repositories: URL or path, stars, language (header optional).",
         ),
     ] = None,
@@ -161,7 +172,10 @@ def mine_commits_command(
         typer.Option("--token-budget", min=0, help="Tokens kept in the model input text (0: all)."),
     ] = 512,
     max_diff_mb: Annotated[
-        float, typer.Option("--max-diff-mb", min=0.001, help="Skip larger diffs.")
+        float,
+        typer.Option(
+            "--max-diff-mb", min=0.001, max=1_000_000, callback=finite, help="Skip larger diffs."
+        ),
     ] = 5.0,
     clone_dir: CloneDirOption = None,
     workers: Annotated[

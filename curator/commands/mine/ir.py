@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from curator.cli_context import open_db
-from curator.commands.options import DbOption
+from curator.commands.options import DbOption, given_path
 from curator.console import err, out
 from curator.presentation.cli_output import warn
 from curator.presentation.progress import source_progress
@@ -108,7 +108,10 @@ def mine_ir_command(
     paths: Annotated[
         list[Path] | None,
         typer.Argument(
-            metavar="PATH", help=".ll or .bc files, or folders holding them.", show_default=False
+            metavar="PATH",
+            parser=given_path,
+            help=".ll or .bc files, or folders holding them.",
+            show_default=False,
         ),
     ] = None,
     build: Annotated[
@@ -116,6 +119,7 @@ def mine_ir_command(
         typer.Option(
             "--build",
             metavar="SRC_DIR",
+            parser=given_path,
             help="Compile every C/C++ translation unit under SRC_DIR to IR before optimization.",
         ),
     ] = None,
@@ -150,6 +154,9 @@ def mine_ir_command(
     """Ingest LLVM IR modules: structural-hash dedup, provenance, license, statistics."""
     if not paths and build is None:
         raise typer.BadParameter("give IR files or folders, or --build SRC_DIR", param_hint="PATH")
+    if build is not None and not build.is_dir():
+        why = "not a folder" if build.exists() else "no such folder"
+        raise typer.BadParameter(f"{build}: {why}", param_hint="--build")
     if math.isnan(max_mb):
         raise typer.BadParameter("give a number of megabytes", param_hint="--max-mb")
     try:

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from curator.cli_context import kernel_worker, open_db, settings
-from curator.commands.options import CloneDirOption, DbOption, JsonOption
+from curator.commands.options import CloneDirOption, DbOption, JsonOption, given_source
 from curator.console import err, out
 from curator.presentation.cli_output import print_json
 from curator.presentation.format import MISSING
@@ -24,7 +24,9 @@ def mine_kernels_command(
     sources: Annotated[
         list[str],
         typer.Argument(
-            help="Files, directories or git URLs holding OpenCL code.", show_default=False
+            parser=given_source,
+            help="Files, directories or git URLs holding OpenCL code.",
+            show_default=False,
         ),
     ],
     min_instructions: Annotated[

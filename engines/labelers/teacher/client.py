@@ -17,6 +17,7 @@ counter, so teacher and student judge the same text.
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -51,6 +52,9 @@ _RETRY_STATUS = frozenset({408, 409, 425, 429})
 TokenCounter = Callable[[str], int]
 
 
+MAX_CONCURRENCY = 256
+
+
 @dataclass(frozen=True)
 class TeacherConfig:
     """Where the teacher lives and how to ask it."""
@@ -80,14 +84,22 @@ class TeacherConfig:
         if not self.endpoint.startswith(("http://", "https://")):
             hint = "" if "://" in self.endpoint else f"; did you mean http://{self.endpoint}?"
             raise ValueError(f"endpoint {self.endpoint!r} is not an http(s) URL{hint}")
+        if any(not ch.isprintable() or ch.isspace() for ch in self.endpoint):
+            raise ValueError(f"endpoint {self.endpoint!r} holds a space or a control character")
         try:
-            host = urlsplit(self.endpoint).hostname
-        except ValueError as exc:  # an unclosed [IPv6 bracket, say
+            parts = urlsplit(self.endpoint)
+            host, _ = parts.hostname, parts.port  # the port is checked when read
+        except ValueError as exc:  # an unclosed [IPv6 bracket, a port out of range, say
             raise ValueError(f"endpoint {self.endpoint!r} is not a valid URL ({exc})") from None
         if not host:
             raise ValueError(f"endpoint {self.endpoint!r} names no host")
         if self.concurrency < 1 or self.retries < 0 or self.timeout <= 0:
             raise ValueError("concurrency must be >= 1, retries >= 0 and timeout > 0")
+        if self.concurrency > MAX_CONCURRENCY:  # each request in flight is a thread
+            raise ValueError(f"concurrency {self.concurrency} is above {MAX_CONCURRENCY}")
+        for name, value in (("timeout", self.timeout), ("backoff", self.backoff)):
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"{name} {value} is not a finite number of seconds")
 
     @property
     def labeler(self) -> str:
