@@ -130,3 +130,24 @@ def test_a_byte_that_is_not_utf8_costs_its_line_only(tmp_path: Path) -> None:
     found = read_repo_list(listing)
     assert [(e.spec, e.stars) for e in found.entries] == [(str(tmp_path / "r2"), 5)]
     assert found.problems == [f"{listing}:2: not UTF-8 text; line skipped"]
+
+
+def test_a_nul_or_a_stray_carriage_return_costs_its_line_only(tmp_path: Path) -> None:
+    path = tmp_path / "repos.csv"
+    path.write_bytes(
+        b"repo,stars\r\nhttps://e.org/a/one,5\r\nhttps://e.org/a/t\x00wo,3\n"
+        b"https://e.org/a/three\r,4\nhttps://e.org/a/four,1\n"
+    )
+    # was: "unexpected Error: new-line character seen in unquoted field", and with the
+    # NUL alone "unexpected ValueError: embedded null byte", for the whole list
+    listing = read_repo_list(path)
+    specs = [e.spec for e in listing.entries]
+    assert specs == ["https://e.org/a/one", "https://e.org/a/three", "https://e.org/a/four"]
+    assert f"{path}:3: holds a NUL character; line skipped" in listing.problems
+
+
+def test_a_file_with_no_line_naming_a_repository_is_no_list(tmp_path: Path) -> None:
+    path = tmp_path / "repos.csv"
+    path.write_bytes(bytes(range(256)) * 4)  # a binary file given by mistake
+    with pytest.raises(RepoListError, match=r"not a CSV list of repositories: no line names"):
+        read_repo_list(path)

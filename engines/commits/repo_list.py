@@ -76,7 +76,7 @@ def read_repo_list(path: Path) -> RepoList:
     result = RepoList()
     rows = [
         (number, row)
-        for number, row in enumerate(csv.reader(io.StringIO(text)), start=1)
+        for number, row in enumerate(csv.reader(io.StringIO(text, newline="")), start=1)
         if row and any(cell.strip() for cell in row) and not row[0].lstrip().startswith("#")
     ]
     if not rows:
@@ -94,6 +94,9 @@ def read_repo_list(path: Path) -> RepoList:
         if any(_NOT_UTF8.search(cell) for cell in row):
             result.problems.append(f"{where}: not UTF-8 text; line skipped")
             continue
+        if any("\0" in cell for cell in row):
+            result.problems.append(f"{where}: holds a NUL character; line skipped")
+            continue
         entry = _entry(row, columns, path.parent, number, where, result.problems)
         if entry is None:
             continue
@@ -103,6 +106,11 @@ def read_repo_list(path: Path) -> RepoList:
             continue
         seen[name] = number
         result.entries.append(entry)
+    if not result.entries and result.problems:  # a binary file, say: not a list at all
+        raise RepoListError(
+            f"{path}: not a CSV list of repositories: no line names one"
+            f" ({len(result.problems)} skipped; the first, {result.problems[0]})"
+        )
     return result
 
 
