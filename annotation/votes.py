@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from annotation.labels import (
     normalize_category,
 )
 from store import Store
-from store.items import ItemRef, find_by_id, find_by_key
+from store.items import ItemRef, find_by_id, find_by_key, find_by_key_prefix
 from store.sets import SetRow, is_member, sets_of_item
 from store.votes import (
     ADJUDICATOR,
@@ -34,7 +35,8 @@ class VoteError(ValueError):
 
 
 def resolve_item(store: Store, ref: str, kind: str | None = None) -> ItemRef:
-    """An item by external id (its key) or by ``#N`` / ``N`` for the internal id.
+    """An item by external id (its key) or by ``#N`` / ``N`` for the internal id, or a
+    commit by the first seven or more digits of its sha when no key or id is ``ref``.
 
     A bare number is taken as a key first; when it is both some item's key and another
     item's internal id the caller must say which (``#N`` for the id, or ``--kind``)."""
@@ -60,7 +62,17 @@ def resolve_item(store: Store, ref: str, kind: str | None = None) -> ItemRef:
         return by_key[0]
     if by_id is not None:
         return by_id
+    if _SHA_PREFIX.fullmatch(text) and kind in (None, "commit"):
+        found = find_by_key_prefix(store, "commit", text.lower())
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise VoteError(f"{text!r} starts the sha of several commits: give more digits")
     raise VoteError(f"no item {text!r} (give its external id, or #N for the internal id)")
+
+
+_SHA_PREFIX = re.compile(r"[0-9a-fA-F]{7,63}")
+"""A commit's sha written short, as git does (seven digits or more)."""
 
 
 @dataclass(frozen=True)

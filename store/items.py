@@ -116,6 +116,22 @@ def find_by_key(store: Store, key: str, kind: str | None = None) -> list[ItemRef
     ]
 
 
+def find_by_key_prefix(store: Store, kind: str, prefix: str, limit: int = 2) -> list[ItemRef]:
+    """Up to ``limit`` items of ``kind`` whose key starts with ``prefix`` (a sha's first
+    digits), read as a range of the unique (kind, key) index."""
+    if not prefix:
+        return []
+    upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    return [
+        ItemRef(*row)
+        for row in store._conn.execute(
+            "SELECT id, kind, key, source, language FROM items"
+            " WHERE kind = ? AND key >= ? AND key < ? ORDER BY key LIMIT ?",
+            (kind, prefix, upper, limit),
+        )
+    ]
+
+
 MAX_ID = 2**63 - 1
 """SQLite's largest integer: no row has a larger id (and a larger one cannot be bound)."""
 

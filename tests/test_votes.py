@@ -94,6 +94,23 @@ def test_resolve_item_by_key_or_internal_id(store: Store) -> None:
         resolve_item(store, "zzz")
 
 
+def test_a_commit_is_named_by_the_first_digits_of_its_sha(store: Store) -> None:
+    shas = [
+        "0864d54ad2ab8cd75c204a3183161c53b0c4d43f",
+        "0864d54f00000000000000000000000000000000",
+        "09a77b383f819d2d669c8e175b49908ffaf925e3",
+    ]
+    ids = add_items(store, [Spec(sha) for sha in shas])
+    assert resolve_item(store, "09a77b3").id == ids[shas[2]]
+    assert resolve_item(store, "0864D54A").id == ids[shas[0]]  # any case, as git reads it
+    with pytest.raises(VoteError, match="starts the sha of several commits: give more"):
+        resolve_item(store, "0864d54")
+    with pytest.raises(VoteError, match="no item '09a77b'"):
+        resolve_item(store, "09a77b")  # six digits: too few to stand for a sha
+    with pytest.raises(VoteError, match="no item '09a77b3'"):
+        resolve_item(store, "09a77b3", kind="kernel")
+
+
 def test_blind_queue_skips_own_votes_with_keyset_pages(store: Store) -> None:
     add_items(store, many(30))
     s, _ = create_sampled_set(store, "s", DrawSpec(kind="commit", sample=12, seed=1))
