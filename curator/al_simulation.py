@@ -73,6 +73,8 @@ class SimulationRequest:
     every: int = 20
     seeds: int = 3
     seed_votes: int = SEED_VOTES
+    names: tuple[str, str] = ("", "")
+    """How the user named the pool and the eval (a set or a file), for messages."""
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,8 @@ def labeled_from_file(
 
 def check(request: SimulationRequest) -> None:
     """Refuse what cannot give a curve, in one line."""
-    for what, rows in (("pool", request.pool), ("eval", request.test)):
+    pool_name, eval_name = (f" {n}" if n else "" for n in request.names)
+    for what, rows in ((f"pool{pool_name}", request.pool), (f"eval{eval_name}", request.test)):
         labels = {label for _, label in rows}
         if request.positive not in labels or labels == {request.positive}:
             raise SimulationError(
@@ -169,7 +172,7 @@ def check(request: SimulationRequest) -> None:
         )
     if len(request.pool) <= request.seed_votes:
         raise SimulationError(
-            f"the pool has {len(request.pool)} items: more than --seed-votes"
+            f"the pool{pool_name} has {len(request.pool)} items: more than --seed-votes"
             f" ({request.seed_votes}) are needed"
         )
 

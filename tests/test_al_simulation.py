@@ -123,6 +123,22 @@ def test_simulate_reads_a_labeled_file_and_names_a_bad_line(sample: Path, tmp_pa
     assert result.exit_code == 1 and "gone.jsonl: no such file" in result.output
 
 
+def test_a_pool_or_eval_that_cannot_give_a_curve_is_named(sample: Path, tmp_path: Path) -> None:
+    one_label = tmp_path / "perf-only.jsonl"
+    one_label.write_text(
+        "".join(json.dumps({"commit_message": f"faster {i}", "target": 1}) + "\n" for i in range(9))
+    )
+    runner = CliRunner()
+    args = ["simulate", "active-learning", "pool", "--eval", str(one_label), "--db", str(sample)]
+    result = runner.invoke(app, [*args, "--label-field", "target", "--map", "1=perf,0=non-perf"])
+    assert result.exit_code == 1, result.output
+    # was: "the eval needs settled items of 'perf' and of another label", naming neither
+    assert f"the eval {one_label} needs settled items of 'perf' and of another" in result.output
+    result = runner.invoke(app, [*args[:4], "held", *args[5:], "--seed-votes", "40"])
+    assert result.exit_code == 1, result.output
+    assert "the pool pool has" in result.output and "more than --seed-votes (40)" in result.output
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

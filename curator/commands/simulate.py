@@ -179,6 +179,7 @@ def active_learning(
                 every=every,
                 seeds=seeds,
                 seed_votes=seed_votes,
+                names=(pool, eval_source),
             )
             bar = source_progress()
             task: list[TaskID] = []
