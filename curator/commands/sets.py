@@ -130,6 +130,12 @@ def create(
         allowed = parse_labels(labels, kind)
     except LabelError as exc:
         fail(str(exc), EXIT_USAGE)
+    if labeler is not None and prefer is None and from_search is None:
+        fail(
+            "--labeler is for --prefer uncertain (the labeler it reads), not a draw without"
+            " --prefer (--balanced LABELER and --stratify pred:LABELER name their own)",
+            EXIT_USAGE,
+        )
     if from_search is not None:
         _refuse_draw_options(
             (

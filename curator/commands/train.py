@@ -171,6 +171,7 @@ def _check_options(
 
 
 def train(
+    ctx: typer.Context,
     teacher: Annotated[
         str | None,
         typer.Option("--from", help="Teacher labels to learn from, e.g. teacher:gpt-oss:20b."),
@@ -407,6 +408,7 @@ def train(
     that change only tests, benchmarks or examples are non-perf, unless --rule-floor none."""
     _check_curve_options(curve, curve_only, order)
     _check_start(base, from_model)
+    _check_kind_reads(ctx, kind)
     if kind == ENSEMBLE:
         _train_ensemble(members, combiner, dev, eval_set, rule, seed, as_json, db)
         return
@@ -452,6 +454,51 @@ def train(
         run_curve(db, CurveRequest(request, sizes, orders, curve_only), as_json)
         return
     _report(_train_with_bar(db, request), as_json)
+
+
+_STUDENT = (KINDS[0],)
+_LEARNED = KINDS  # student, tfidf-lr, tfidf-svm: they learn from examples
+_READ_BY: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(
+        (
+            "base", "epochs", "batch", "lr", "soft", "max_length", "layers", "patience",
+            "max_steps", "prior", "prior_examples", "from_model", "replay", "curve", "order",
+            "curve_only",
+        ),
+        _STUDENT,
+    ),
+    **dict.fromkeys(
+        (
+            "teacher", "tau", "votes", "text", "diff_dropout", "objective", "rule_floor",
+            "exclude_overlap", "same_repos", "weak", "weak_weight", "weak_min_confidence",
+            "weak_limit",
+        ),
+        _LEARNED,
+    ),
+    **dict.fromkeys(("members", "combiner"), (ENSEMBLE,)),
+}  # fmt: skip
+"""The kinds that read each option of ``train`` (by parameter name; the others --dev,
+--eval, --rule, --seed, --json and --db are read by every kind): what run_training,
+_train_tfidf and train_ensemble read."""
+
+
+def _kinds_text(kinds: tuple[str, ...]) -> str:
+    return kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} or {kinds[-1]}"
+
+
+def _check_kind_reads(ctx: typer.Context, kind: str) -> None:
+    """Refuse an option the user gave that ``kind`` does not read (it would be dropped
+    without a word): ``--epochs is for --kind student, not tfidf-lr``. Given: set on the
+    command line (or by the environment), not left at its default."""
+    if kind not in (*KINDS, ENSEMBLE):
+        return  # an unknown kind is named by _check_options
+    for param in ctx.command.params:
+        readers = _READ_BY.get(param.name or "")
+        if readers is None or kind in readers:
+            continue
+        source = ctx.get_parameter_source(param.name or "")
+        if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT", "PROMPT"):
+            fail(f"{param.opts[0]} is for --kind {_kinds_text(readers)}, not {kind}", EXIT_USAGE)
 
 
 def _check_start(base: str | None, from_model: str | None) -> None:
