@@ -4,6 +4,7 @@ into a set, or write a set's items and live votes in that tool's format (atomica
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from annotation.formats import label_studio, prodigy
@@ -49,9 +50,20 @@ def import_file(
 def export_targets(fmt: str, out: Path) -> list[Path]:
     """The files an export to ``out`` writes: Label Studio's labeling config goes beside
     its tasks (``NAME.label-config.xml``)."""
-    if fmt == "prodigy":
+    if fmt == "prodigy" or is_stream(out):
         return [out]
     return [out, out.with_name(f"{out.stem}.label-config.xml")]
+
+
+def is_stream(path: Path) -> bool:
+    """Whether ``path`` names no regular file a name can go beside: standard output
+    (``/dev/stdout``, ``/dev/fd/N``), a device or a FIFO (anything in ``/dev`` or
+    ``/proc`` included). An export into one writes its tasks only, and replaces nothing."""
+    named = Path(os.path.abspath(path))
+    for folder in (named.parent, Path(os.path.realpath(path)).parent):
+        if str(folder) == "/dev" or str(folder).startswith(("/dev/", "/proc/")):
+            return True
+    return path.exists() and not path.is_file()
 
 
 def check_targets(paths: list[Path], database: Path, force: bool) -> None:
@@ -62,7 +74,7 @@ def check_targets(paths: list[Path], database: Path, force: bool) -> None:
             raise InteropUsageError(f"{path} is the database; choose another --out")
         if path.is_dir():
             raise InteropUsageError(f"{path} is a folder; --out names the file to write")
-        if path.exists() and not force:
+        if path.exists() and not force and not is_stream(path):
             raise InteropUsageError(f"{path} already exists (use --force to replace it)")
 
 
@@ -70,7 +82,8 @@ def export_file(
     store: Store, fmt: str, set_name: str, out: Path, binary: bool = False, force: bool = False
 ) -> tuple[int, int, list[Path]]:
     """Write the set for ``fmt``; returns (items, votes, files written). Label Studio
-    gets its labeling config beside the tasks (``NAME.label-config.xml``). An existing
+    gets its labeling config beside the tasks (``NAME.label-config.xml``), unless ``out``
+    is a stream (:func:`is_stream`: standard output, a device, a FIFO). An existing
     file is replaced only with ``force``; the database and folders never are."""
     targets = export_targets(fmt, out)
     check_targets(targets, store.path, force)
@@ -88,7 +101,7 @@ def export_file(
         )
         return len(items), votes, [out]
     tasks = label_studio.export_tasks(target, items)
-    _, config = targets
     write_text_atomically(out, json.dumps(tasks, indent=2, ensure_ascii=False) + "\n")
-    write_text_atomically(config, label_studio.labeling_config(target))
-    return len(items), votes, [out, config]
+    for config in targets[1:]:  # none into a stream: is_stream
+        write_text_atomically(config, label_studio.labeling_config(target))
+    return len(items), votes, targets

@@ -4,7 +4,6 @@ terminal (plotext) or written as SVG."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -16,7 +15,7 @@ from curator.charts import CHARTS, ChartError, build_chart, render_svg, render_t
 from curator.cli_context import open_db
 from curator.commands.options import DbOption
 from curator.console import out
-from curator.presentation.cli_output import EXIT_USAGE, fail, write_output
+from curator.presentation.cli_output import EXIT_USAGE, fail, to_stdout, write_output
 from engines.labelers.registry import TRAINED_FAMILIES, near_miss
 
 EMPTY_WHY = {
@@ -79,12 +78,10 @@ def chart_command(
         where = f" of set {set_name!r}" if set_name else ""
         why = EMPTY_WHY.get(name, "no data")
         fail(f"the {name} chart{where} has nothing to draw yet: {why}")
-    if svg is not None and str(svg) == "-":
-        sys.stdout.write(render_svg(chart))
-        return
-    if svg is not None:
+    if svg is not None:  # - prints it
         write_output(svg, render_svg(chart), write_svg, prefix="")
-        out.print(Text(f"wrote {svg}"))
+        if not to_stdout(svg):
+            out.print(Text(f"wrote {svg}"))
         return
     out.print(Text.from_ansi(render_text(chart, width, height, color=out.is_terminal)))
     if chart.note:

@@ -20,6 +20,8 @@ from curator.presentation.cli_output import (
     fail,
     load_set,
     print_json,
+    same_output,
+    to_stdout,
     warn,
     write_output,
 )
@@ -44,7 +46,8 @@ def eval_command(
             "--out",
             metavar="FILE.json",
             parser=given_path,
-            help="Also write the scores as JSON to this file.",
+            help="Also write the scores as JSON to this file (- prints them instead of the"
+            " tables).",
         ),
     ] = None,
     markdown_file: Annotated[
@@ -53,7 +56,7 @@ def eval_command(
             "--markdown",
             metavar="FILE.md",
             parser=given_path,
-            help="Also write the table as Markdown.",
+            help="Also write the table as Markdown (- prints it instead of the tables).",
         ),
     ] = None,
     confusion: Annotated[
@@ -76,6 +79,7 @@ def eval_command(
     With --by, a table of each labeler's F1 on each repository or language of the set."""
     if by is not None and by not in GROUP_FIELDS:
         fail(f"--by {by!r}: use repo or language", EXIT_USAGE)
+    printed = _check_outputs(out_file, markdown_file, as_json)
     grouped: dict[str, dict[str, Evaluation]] = {}
     with open_db(db, create=False) as store:
         s = load_set(store, set_name)
@@ -109,8 +113,9 @@ def eval_command(
         if by is not None:
             text += "\n" + eval_table.group_markdown(by, grouped, s.labels)
         write_output(markdown_file, text)
-    if as_json:
+    if as_json:  # never with --out - or --markdown -: _check_outputs
         print_json(data)
+    if as_json or printed:  # -: standard output holds that file, nothing else goes there
         return
     out.print(
         eval_table.rich_table(
@@ -132,6 +137,22 @@ def eval_command(
                 [(t, *(r.confusion[t][p] for p in columns)) for t in r.confusion],
             )
         )
+
+
+def _check_outputs(out_file: Path | None, markdown_file: Path | None, as_json: bool) -> bool:
+    """Refuse two outputs into one target (the second write would replace or run into
+    the first); True when one of them is ``-``, standard output."""
+    if out_file is not None and markdown_file is not None and same_output(out_file, markdown_file):
+        where = "standard output" if to_stdout(out_file) else str(out_file)
+        fail(f"--out and --markdown both write to {where}: give each its own", EXIT_USAGE)
+    printed = [
+        flag
+        for flag, path in (("--out -", out_file), ("--markdown -", markdown_file))
+        if path is not None and to_stdout(path)
+    ]
+    if printed and as_json:
+        fail(f"{printed[0]} and --json both print to standard output: give one", EXIT_USAGE)
+    return bool(printed)
 
 
 def _unpredicted(result: Evaluation, set_name: str) -> str | None:

@@ -22,7 +22,7 @@ from curator.commands.options import (
     given_path,
 )
 from curator.console import err, out
-from curator.interop import InteropUsageError, export_file, import_file
+from curator.interop import InteropUsageError, export_file, import_file, is_stream
 from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, warn, write_error
 from curator.presentation.text import labelled, one_line
 
@@ -122,11 +122,18 @@ def _export(
         except OSError as exc:  # a full disk, a folder that may not be written
             fail(f"cannot write {write_error(Path(exc.filename or path), exc)}")
     written = ", ".join(str(f) for f in files)
-    out.print(
+    stream = is_stream(path)  # the summary must not run into the export
+    (err if stream else out).print(
         Text.assemble(
             f"{items} items, {votes} votes of set ", one_line(set_name), " -> ", one_line(written)
         )
     )
+    if fmt == "label-studio" and stream:
+        warn(
+            f"no labeling config written: {path} is not a file to write it beside;"
+            f" `curator export label-studio {set_name} --out FILE.json` writes it as"
+            " FILE.label-config.xml"
+        )
 
 
 def export_prodigy_command(
@@ -149,5 +156,6 @@ def export_label_studio_command(
     force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
-    """Write a set as Label Studio JSON tasks, and its labeling config (FILE.label-config.xml)."""
+    """Write a set as Label Studio JSON tasks, and its labeling config (FILE.label-config.xml;
+    not when --out is standard output, a device or a FIFO)."""
     _export("label-studio", set_name, out_file, False, force, db)

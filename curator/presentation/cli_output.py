@@ -7,6 +7,8 @@ Figures and tables live in :mod:`curator.presentation.format` and
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -32,7 +34,9 @@ __all__ = [
     "number",
     "percent",
     "print_json",
+    "same_output",
     "table",
+    "to_stdout",
     "warn",
 ]
 
@@ -76,8 +80,12 @@ def write_output(
     prefix: str = "cannot write ",
 ) -> None:
     """Write a report or chart to ``path`` (atomically, through links, into pipes and
-    devices: engines.files); a failure ends the command in one line naming ``path``
-    after ``prefix``."""
+    devices: engines.files), or print it when ``path`` is ``-`` (standard output); a
+    failure ends the command in one line naming ``path`` after ``prefix``."""
+    if to_stdout(path):
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
     try:
         write(path, text)
     except OSError as exc:
@@ -91,3 +99,21 @@ def write_error(path: Path, exc: OSError) -> str:
         if blocker is not None:
             return f"{path}: {blocker} is a file, not a folder"
     return f"{path}: {exc.strerror or exc}"
+
+
+def to_stdout(path: Path) -> bool:
+    """Whether an output option's ``path`` is ``-``: standard output, not a file named -."""
+    return str(path) == "-"
+
+
+def same_output(first: Path, second: Path) -> bool:
+    """Whether two output options name one target, however spelled (``a.md`` and
+    ``./x/../a.md``, a link and its file, ``-`` and ``/dev/stdout``): the second write
+    would replace or run into the first."""
+    a, b = (Path("/dev/stdout") if to_stdout(p) else p for p in (first, second))
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):  # a link loop: compare what was written
+        return os.path.abspath(a) == os.path.abspath(b)
