@@ -496,9 +496,29 @@ def _check_kind_reads(ctx: typer.Context, kind: str) -> None:
         readers = _READ_BY.get(param.name or "")
         if readers is None or kind in readers:
             continue
-        source = ctx.get_parameter_source(param.name or "")
-        if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT", "PROMPT"):
+        if _given(ctx, param.name or ""):
             fail(f"{param.opts[0]} is for --kind {_kinds_text(readers)}, not {kind}", EXIT_USAGE)
+    for name, (needed, flag) in _NEEDS.items():
+        if _given(ctx, name) and ctx.params.get(needed) in (None, [], ()):
+            flag_name = "--" + name.replace("_", "-")
+            fail(f"{flag_name} is for {flag}: give it, or leave this out", EXIT_USAGE)
+
+
+_NEEDS = {
+    "tau": ("teacher", "--from (teacher labels)"),
+    "replay": ("from_model", "--from-model (a warm start)"),
+    "weak_weight": ("weak", "--weak"),
+    "weak_min_confidence": ("weak", "--weak"),
+    "weak_limit": ("weak", "--weak"),
+}
+"""Options read only with another one: ``name -> (the parameter it needs, its flag)``."""
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the user set option ``name`` (on the command line or by the environment),
+    rather than leaving its default."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT", "PROMPT")
 
 
 def _check_start(base: str | None, from_model: str | None) -> None:
