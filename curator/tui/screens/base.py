@@ -12,11 +12,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, ProgressBar, Static
+from textual.widgets import Footer, ProgressBar, Static
 
 from curator.presentation.text import flat, one_line
 from curator.tui.keys import LabelKey, describe, key_for, label_keys, settling_keys
 from curator.tui.service import CurationService, labels_of
+from curator.tui.widgets.header import TitleHeader
 from curator.tui.widgets.item_panel import ItemPanel
 from store.sets import SetRow
 
@@ -26,7 +27,11 @@ if TYPE_CHECKING:
 
 class CuratorScreen(Screen[None]):
     """A screen of the Curator app: :attr:`curator_app` is the app, typed, and
-    :attr:`curation` its service, the only way a screen reaches the data."""
+    :attr:`curation` its service, the only way a screen reaches the data.
+
+    A key is delivered to the widget that had focus when it arrived: of keys typed
+    fast (enter enter), the second is handled after the first has left the screen.
+    Message handlers that open or close screens act only while :attr:`is_active`."""
 
     @property
     def curator_app(self) -> CuratorApp:
@@ -171,7 +176,7 @@ class ReportScreen(CuratorScreen):
         self.set_row = set_row
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleHeader()
         yield Static(one_line(f"{self.set_row.name} · loading…"), id="status", classes="status")
         yield ProgressBar(id="loading", total=None, show_eta=False, show_percentage=False)
         with VerticalScroll():

@@ -11,13 +11,14 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 
 from curator.charts import Chart, draw
 from curator.presentation.text import one_line
 from curator.tui.screens.base import CuratorScreen
 from curator.tui.service.charts import APP_CHARTS
 from curator.tui.widgets.chart_plot import ChartPlot
+from curator.tui.widgets.header import TitleHeader
 from store.sets import SetRow
 
 TITLES = {
@@ -52,7 +53,7 @@ class ChartsScreen(CuratorScreen):
         self.chart: Chart | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleHeader()
         yield Static("", id="status", classes="status")
         yield ChartPlot(id="plot")
         yield Static(

@@ -18,13 +18,14 @@ from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Footer, Header, ProgressBar, Static
+from textual.widgets import Footer, ProgressBar, Static
 
 from curator.presentation.text import one_line
 from curator.tui import STYLES, render
 from curator.tui.actions import ActionContext, ItemAction
 from curator.tui.item_view import ItemView
 from curator.tui.screens.base import CuratorScreen
+from curator.tui.widgets.header import TitleHeader
 from curator.tui.widgets.item_panel import ItemPanel
 from store.sets import SetRow
 
@@ -88,7 +89,7 @@ class ItemDetailScreen(CuratorScreen):
     def compose(self) -> ComposeResult:
         wide = self.app.size.width >= WIDE
         self.set_class(not wide, "narrow")
-        yield Header()
+        yield TitleHeader()
         yield Static(Text(f"item #{self.item_id} · loading…"), id="status", classes="status")
         yield Static("", id="meta", classes="meta")
         with Horizontal(id="detail-body"):

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import DataTable, Footer, ProgressBar, Static
 from textual.widgets.data_table import ColumnKey
 from textual.worker import get_current_worker
 
@@ -27,6 +27,7 @@ from curator.tui.screens.review import ReviewScreen
 from curator.tui.screens.search import SearchScreen
 from curator.tui.screens.train import TrainScreen
 from curator.tui.service import SetOverview
+from curator.tui.widgets.header import TitleHeader
 from store.sets import SetRow
 
 COLUMNS = ("set", "kind", "items", "settled", "to do", "conflicts", "κ", "α")
@@ -69,7 +70,7 @@ class HomeScreen(CuratorScreen):
         self.resumed = False
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleHeader()
         yield Static("", id="status", classes="status")
         yield ProgressBar(id="loading", show_eta=False)
         yield DataTable(id="sets", cursor_type="row", zebra_stripes=True)
@@ -235,7 +236,8 @@ class HomeScreen(CuratorScreen):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        self.action_label()
+        if self.is_active:  # enter twice opened the set twice
+            self.action_label()
 
     def action_review(self) -> None:
         s = self._chosen()

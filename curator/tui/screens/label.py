@@ -13,7 +13,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 
 from annotation.queue import QueueEntry
 from curator.active_learning import Rerank
@@ -25,6 +25,7 @@ from curator.tui.screens.base import LabelKeysScreen
 from curator.tui.screens.detail import ItemDetailScreen
 from curator.tui.screens.prompts import ChoicePrompt, TextPrompt
 from curator.tui.service import ItemTaken, QueueState, categories_of, counts_in
+from curator.tui.widgets.header import TitleHeader
 from curator.tui.widgets.item_panel import ItemPanel
 from store.sets import SetRow
 
@@ -72,7 +73,7 @@ class LabelScreen(LabelKeysScreen):
         self.last_rerank: Rerank | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleHeader()
         yield Static("", id="status", classes="status")
         yield Static("", id="meta", classes="meta")
         yield ItemPanel(id="panel")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import ClassVar
 
 from rich.text import Text
@@ -15,7 +16,32 @@ from textual.widgets.option_list import Option
 from curator.tui import STYLES
 
 
-class TextPrompt(ModalScreen[str | None]):
+class ChoiceList(OptionList):
+    """The choices, whose page keys do nothing until a refilled list is laid out:
+    between a refill (a letter typed in the filter) and the next layout, Textual's
+    OptionList raised KeyError on pageup/pagedown, which closed the app."""
+
+    def action_page_up(self) -> None:
+        with contextlib.suppress(KeyError):
+            super().action_page_up()
+
+    def action_page_down(self) -> None:
+        with contextlib.suppress(KeyError):
+            super().action_page_down()
+
+
+class Prompt(ModalScreen[str | None]):
+    """A modal answered once: an answer or a cancel that arrives after the first one
+    (enter pressed twice before the prompt closed) is dropped. Dismissing a screen pops
+    whatever is on top, so the second one used to pop the screen under the prompt
+    (home, leaving an empty app) and answer the prompt's callback twice."""
+
+    def answer(self, value: str | None) -> None:
+        if self.is_active:
+            self.dismiss(value)
+
+
+class TextPrompt(Prompt):
     """Asks for one line of text; enter answers, esc cancels."""
 
     CSS_PATH = STYLES / "modals.tcss"
@@ -35,13 +61,13 @@ class TextPrompt(ModalScreen[str | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.dismiss(event.value)
+        self.answer(event.value)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.answer(None)
 
 
-class ChoicePrompt(ModalScreen[str | None]):
+class ChoicePrompt(Prompt):
     """Picks one of many choices; typing filters the list, enter picks."""
 
     CSS_PATH = STYLES / "modals.tcss"
@@ -61,7 +87,7 @@ class ChoicePrompt(ModalScreen[str | None]):
         with Vertical():
             yield Static(Text(self.title_text, style="bold"))
             yield Input(placeholder="type to filter")
-            yield OptionList(*self._options(""))
+            yield ChoiceList(*self._options(""))
             yield Static(Text("↑↓ move · enter pick · esc cancel", style="dim"))
 
     def _options(self, needle: str) -> list[Option]:
@@ -92,11 +118,11 @@ class ChoicePrompt(ModalScreen[str | None]):
         event.stop()
         options = self.query_one(OptionList)
         if options.highlighted is not None and options.option_count:
-            self.dismiss(options.get_option_at_index(options.highlighted).id)
+            self.answer(options.get_option_at_index(options.highlighted).id)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        self.dismiss(event.option.id)
+        self.answer(event.option.id)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.answer(None)

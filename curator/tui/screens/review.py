@@ -8,7 +8,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import DataTable, Footer, ProgressBar, Static
 
 from annotation.adjudication import Decision
 from curator.presentation.text import flat, one_line
@@ -16,6 +16,7 @@ from curator.tui import STYLES, render
 from curator.tui.item_view import ItemView
 from curator.tui.screens.base import LabelKeysScreen
 from curator.tui.screens.detail import ItemDetailScreen
+from curator.tui.widgets.header import TitleHeader
 from curator.tui.widgets.item_panel import ItemPanel
 from store.sets import SetRow
 
@@ -49,7 +50,7 @@ class ReviewScreen(LabelKeysScreen):
         self.busy = False
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleHeader()
         yield Static("", id="status", classes="status")
         yield ProgressBar(id="loading", total=None, show_eta=False, show_percentage=False)
         yield DataTable(id="conflicts", cursor_type="row", zebra_stripes=True)
@@ -127,7 +128,8 @@ class ReviewScreen(LabelKeysScreen):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        self.action_detail()
+        if self.is_active:  # enter twice opened the item twice
+            self.action_detail()
 
     def _load_item(self) -> None:
         d = self._current()

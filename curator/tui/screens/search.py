@@ -10,12 +10,13 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Footer, Input, Static
 
 from curator.presentation.search import highlighted, hit_title
 from curator.presentation.text import one_line
 from curator.tui.screens.base import CuratorScreen
 from curator.tui.screens.detail import ItemDetailScreen
+from curator.tui.widgets.header import TitleHeader
 from store.search import Hit
 from store.sets import SetRow
 
@@ -47,7 +48,7 @@ class SearchScreen(CuratorScreen):
         self.hits_set: SetRow | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleHeader()
         yield Static("", id="status", classes="status")
         yield Input(value=self.query_text, placeholder='cache, "speed up", diff: malloc', id="q")
         yield DataTable(id="hits", cursor_type="row", zebra_stripes=True)
@@ -139,6 +140,6 @@ class SearchScreen(CuratorScreen):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        if event.row_key.value is None:
+        if event.row_key.value is None or not self.is_active:
             return
         self.app.push_screen(ItemDetailScreen(int(event.row_key.value), self.hits_set))

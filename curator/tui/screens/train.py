@@ -25,7 +25,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import DataTable, Footer, ProgressBar, Static
 
 from curator.charts import Chart, draw
 from curator.presentation import tables
@@ -37,6 +37,7 @@ from curator.tui.screens.base import CuratorScreen
 from curator.tui.screens.prompts import ChoicePrompt, TextPrompt
 from curator.tui.service import Comparison, LearningCurve
 from curator.tui.train_form import NONE, SETTINGS, FormError, Setting, TrainForm, initial_form
+from curator.tui.widgets.header import TitleHeader
 from engines.labelers.student import TrainProgress
 from store.models import ModelRow
 from store.sets import SetRow
@@ -121,7 +122,7 @@ class TrainScreen(CuratorScreen):
         self.al_chart: Chart | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleHeader()
         yield Static(Text("Train · loading teachers and sets…"), id="status", classes="status")
         yield DataTable(id="settings", cursor_type="row", zebra_stripes=True)
         yield ProgressBar(id="train-progress", show_eta=True)
@@ -263,7 +264,8 @@ class TrainScreen(CuratorScreen):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        self.action_edit()
+        if self.is_active:  # enter twice opened the setting's prompt twice
+            self.action_edit()
 
     def action_edit(self) -> None:
         setting = self._selected()

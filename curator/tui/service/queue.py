@@ -21,6 +21,7 @@ from annotation.votes import (
 )
 from curator.presentation.search import snippet_spans
 from curator.presentation.text import shorten
+from curator.search import SearchError
 from curator.tui.item_view import ItemView, build_item_view
 from curator.tui.queue_cursor import QueueCursor
 from curator.tui.service.lanes import ServiceBase
@@ -242,7 +243,10 @@ class QueueService(ServiceBase):
         jump list."""
 
         def work(store: Store) -> list[dict[str, object]]:
-            hits = find_text(store, text, set_row.name, limit, self.annotator)
+            try:
+                hits = find_text(store, text, set_row.name, limit, self.annotator)
+            except SearchError:  # no word to search for ("#", "@"): the key and text only
+                hits = []
             found = [
                 {
                     "position": pos,
