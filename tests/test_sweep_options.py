@@ -129,6 +129,10 @@ def test_eval_dash_prints_json_or_markdown_and_writes_no_file(gt) -> None:  # ty
             ("--markdown", "-", "--json"),
             "error: --markdown - and --json both print to standard output: give one",
         ),
+        (
+            ("--out", "/dev/stdout", "--json"),  # was: the JSON printed twice
+            "error: --out /dev/stdout and --json both print to standard output: give one",
+        ),
     ],
 )
 def test_eval_refuses_two_outputs_into_one(gt, flags: tuple[str, ...], line: str) -> None:  # type: ignore[no-untyped-def]

@@ -145,14 +145,13 @@ def _check_outputs(out_file: Path | None, markdown_file: Path | None, as_json: b
     if out_file is not None and markdown_file is not None and same_output(out_file, markdown_file):
         where = "standard output" if to_stdout(out_file) else str(out_file)
         fail(f"--out and --markdown both write to {where}: give each its own", EXIT_USAGE)
-    printed = [
-        flag
-        for flag, path in (("--out -", out_file), ("--markdown -", markdown_file))
-        if path is not None and to_stdout(path)
-    ]
-    if printed and as_json:
-        fail(f"{printed[0]} and --json both print to standard output: give one", EXIT_USAGE)
-    return bool(printed)
+    given = [(f, p) for f, p in (("--out", out_file), ("--markdown", markdown_file)) if p]
+    if as_json:  # "-", or standard output spelled out (/dev/stdout, /dev/fd/1)
+        for flag, path in given:
+            if to_stdout(path) or same_output(path, Path("-")):
+                both = f"{flag} {path} and --json both print to standard output"
+                fail(f"{both}: give one", EXIT_USAGE)
+    return any(to_stdout(path) for _, path in given)
 
 
 def _unpredicted(result: Evaluation, set_name: str) -> str | None:
