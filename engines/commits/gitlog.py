@@ -139,6 +139,20 @@ def is_repository(path: Path) -> bool:
     return True
 
 
+def shallow_boundary(repo: Path) -> frozenset[str]:
+    """The commits at the edge of a shallow clone (``git clone --depth N``), whose parents
+    were not fetched: git shows each as a root commit, every file of its tree added."""
+    try:
+        where = os.fsdecode(run_git(repo, "rev-parse", "--git-path", "shallow").strip())
+    except GitError:
+        return frozenset()
+    path = Path(where) if Path(where).is_absolute() else repo / where
+    try:
+        return frozenset(path.read_text(encoding="ascii", errors="replace").split())
+    except OSError:  # no such file: the repository is whole
+        return frozenset()
+
+
 def default_branch(repo: Path) -> str:
     """The branch HEAD points at (the default branch of a fresh clone); ``HEAD`` itself
     when it is detached, or names a branch whose name is not UTF-8 (it could not be

@@ -25,7 +25,13 @@ from typing import TYPE_CHECKING
 from engines.commits.extract import decode_message
 from engines.commits.extract_pool import PROCESS_AFTER, ExtractPool, Pending, failed_outcome
 from engines.commits.filters import cheap_filter, diff_bytes_verdict
-from engines.commits.gitlog import CommitStat, CommitWindow, StatProblem, iter_commit_stats
+from engines.commits.gitlog import (
+    CommitStat,
+    CommitWindow,
+    StatProblem,
+    iter_commit_stats,
+    shallow_boundary,
+)
 from engines.commits.languages import language_of
 from engines.commits.options import MineOptions
 from engines.commits.outcomes import (
@@ -128,11 +134,14 @@ def mine_repository(
         # the lizard path is the reference: its walk counts lines as it always did
         counts = boundaries == "lizard"
         stats = iter_commit_stats(path, rev, options.since, options.until, after, window, counts)
+        shallow = shallow_boundary(path)
         for stat in stats:
             if isinstance(stat, StatProblem):
                 queue.append(
                     Rejected(stat.sha, "error", f"cannot read commit: {flat(stat.message)}")
                 )
+            elif stat.sha in shallow:  # its diff would be its whole tree, added
+                queue.append(Filtered(stat.sha, "shallow-boundary"))
             else:
                 verdict = cheap_filter(stat, options)
                 queue.append(verdict if verdict is not None else extractor.submit(stat))
