@@ -23,12 +23,17 @@ def _db_path(value: str) -> Path:
     return Path(value)
 
 
+def _not_blank(value: str, give: str) -> str:
+    """``value``, unless it is empty or white space: a usage error asking for ``give``."""
+    if not value.strip():
+        raise typer.BadParameter(f"{value!r} is empty: give {give}")
+    return value
+
+
 def given_path(value: str) -> Path:
     """A path option's or argument's parser: an empty one would be the folder '.', the
     working folder, which the user did not name; refuse it."""
-    if not value.strip():
-        raise typer.BadParameter(f"{value!r} is empty: give a path")
-    return Path(value)
+    return Path(_not_blank(value, "a path"))
 
 
 DbOption = Annotated[
@@ -144,13 +149,9 @@ def finite(value: float | None) -> float | None:
 
 def given_source(value: str) -> str:
     """A mining source's parser: an empty one would be the working folder; refuse it."""
-    if not value.strip():
-        raise typer.BadParameter(f"{value!r} is empty: give a path or a URL")
-    return value
+    return _not_blank(value, "a path or a URL")
 
 
 def given_name(value: str) -> str:
     """A name's parser (a labeler, a model): a blank one names nothing; refuse it."""
-    if not value.strip():
-        raise typer.BadParameter(f"{value!r} is empty: give a name")
-    return value
+    return _not_blank(value, "a name")
