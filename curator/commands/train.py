@@ -406,7 +406,7 @@ def train(
 
     Messages the keyword rules match are perf whatever the model believes, and commits
     that change only tests, benchmarks or examples are non-perf, unless --rule-floor none."""
-    _check_curve_options(curve, curve_only, order)
+    _check_needed(ctx)
     _check_start(base, from_model)
     _check_kind_reads(ctx, kind)
     if kind == ENSEMBLE:
@@ -498,20 +498,28 @@ def _check_kind_reads(ctx: typer.Context, kind: str) -> None:
             continue
         if _given(ctx, param.name or ""):
             fail(f"{param.opts[0]} is for --kind {_kinds_text(readers)}, not {kind}", EXIT_USAGE)
-    for name, (needed, flag) in _NEEDS.items():
-        if _given(ctx, name) and ctx.params.get(needed) in (None, [], ()):
-            flag_name = "--" + name.replace("_", "-")
-            fail(f"{flag_name} is for {flag}: give it, or leave this out", EXIT_USAGE)
 
 
+_CURVE = "needs --curve (the sizes of the learning curve)"
 _NEEDS = {
-    "tau": ("teacher", "--from (teacher labels)"),
-    "replay": ("from_model", "--from-model (a warm start)"),
-    "weak_weight": ("weak", "--weak"),
-    "weak_min_confidence": ("weak", "--weak"),
-    "weak_limit": ("weak", "--weak"),
+    "curve_only": ("curve", _CURVE),
+    "order": ("curve", _CURVE),
+    "tau": ("teacher", "is for --from (teacher labels): give it, or leave this out"),
+    "replay": ("from_model", "is for --from-model (a warm start): give it, or leave this out"),
+    **dict.fromkeys(
+        ("weak_weight", "weak_min_confidence", "weak_limit"),
+        ("weak", "is for --weak: give it, or leave this out"),
+    ),
 }
-"""Options read only with another one: ``name -> (the parameter it needs, its flag)``."""
+"""Options read only with another one: ``name -> (the parameter it needs, what to say)``."""
+
+
+def _check_needed(ctx: typer.Context) -> None:
+    """Refuse an option the user gave without the one it is read with (it would be
+    dropped without a word): ``--order needs --curve ...``."""
+    for name, (needed, says) in _NEEDS.items():
+        if _given(ctx, name) and ctx.params.get(needed) in (None, [], ()):
+            fail(f"--{name.replace('_', '-')} {says}", EXIT_USAGE)
 
 
 def _given(ctx: typer.Context, name: str) -> bool:
@@ -530,13 +538,6 @@ def _check_start(base: str | None, from_model: str | None) -> None:
             " start reads its own base)",
             EXIT_USAGE,
         )
-
-
-def _check_curve_options(curve: str | None, curve_only: bool, order: str | None) -> None:
-    if curve is None:
-        for flag, given in (("--curve-only", curve_only), ("--order", order is not None)):
-            if given:
-                fail(f"{flag} needs --curve (the sizes of the learning curve)", EXIT_USAGE)
 
 
 def _report(outcome: TrainOutcome, as_json: bool) -> None:
