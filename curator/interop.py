@@ -4,13 +4,12 @@ into a set, or write a set's items and live votes in that tool's format (atomica
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from annotation.formats import label_studio, prodigy
 from annotation.formats.common import TaskImport, import_tasks, set_for_export
 from engines.commits.representation import model_input
-from engines.files import write_text_atomically
+from engines.files import is_stream, write_text_atomically
 from store import Store
 
 FORMATS = ("prodigy", "label-studio")
@@ -53,17 +52,6 @@ def export_targets(fmt: str, out: Path) -> list[Path]:
     if fmt == "prodigy" or is_stream(out):
         return [out]
     return [out, out.with_name(f"{out.stem}.label-config.xml")]
-
-
-def is_stream(path: Path) -> bool:
-    """Whether ``path`` names no regular file a name can go beside: standard output
-    (``/dev/stdout``, ``/dev/fd/N``), a device or a FIFO (anything in ``/dev`` or
-    ``/proc`` included). An export into one writes its tasks only, and replaces nothing."""
-    named = Path(os.path.abspath(path))
-    for folder in (named.parent, Path(os.path.realpath(path)).parent):
-        if str(folder) == "/dev" or str(folder).startswith(("/dev/", "/proc/")):
-            return True
-    return path.exists() and not path.is_file()
 
 
 def check_targets(paths: list[Path], database: Path, force: bool) -> None:

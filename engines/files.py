@@ -76,6 +76,19 @@ def staged_file(path: Path) -> Iterator[Path]:
         raise
 
 
+def is_stream(path: Path) -> bool:
+    """Whether :func:`staged_file` writes into ``path`` rather than putting a file in its
+    place: an open descriptor of this process (``/dev/stdout``), a FIFO, a terminal or a
+    device. Nothing can be written beside such a target."""
+    if _descriptor_of(path) is not None:
+        return True
+    try:
+        mode = path.resolve().stat().st_mode
+    except (OSError, RuntimeError):  # no such file, or a link loop
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
 _DESCRIPTOR_FOLDERS = re.compile(r"^/(?:proc/(?:self|\d+)/fd|dev/fd)$")
 _MAX_HOPS = 8
 

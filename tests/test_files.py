@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engines.files import staged_file, write_text_atomically
+from engines.files import is_stream, staged_file, write_text_atomically
 
 
 def test_a_file_is_replaced_whole_and_keeps_its_mode(tmp_path: Path) -> None:
@@ -65,3 +65,14 @@ def test_a_fifo_is_written_into_not_replaced(tmp_path: Path) -> None:
 def test_a_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(IsADirectoryError):
         write_text_atomically(tmp_path, "x")
+
+
+def test_is_stream_names_what_is_written_into_rather_than_replaced(tmp_path: Path) -> None:
+    fifo, regular = tmp_path / "fifo", tmp_path / "plain.json"
+    os.mkfifo(fifo)
+    regular.write_text("{}")
+    (tmp_path / "link").symlink_to(fifo)
+    assert is_stream(fifo) and is_stream(tmp_path / "link")
+    assert is_stream(Path("/dev/null")) and is_stream(Path("/dev/stdout"))
+    assert not is_stream(regular) and not is_stream(tmp_path / "missing.json")
+    assert not is_stream(tmp_path)  # a folder is refused elsewhere, not written into

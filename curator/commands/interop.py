@@ -22,9 +22,10 @@ from curator.commands.options import (
     given_path,
 )
 from curator.console import err, out
-from curator.interop import InteropUsageError, export_file, import_file, is_stream
+from curator.interop import InteropUsageError, export_file, import_file
 from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, warn, write_error
 from curator.presentation.text import labelled, one_line
+from engines.files import is_stream
 
 SetOption = Annotated[
     str,
