@@ -22,7 +22,6 @@ from engines.labelers.registry import (
     TRAINED_FAMILIES,
     LabelerError,
     resolve_model,
-    with_registered,
 )
 from store import Store
 from store.models import (
@@ -150,7 +149,7 @@ def _resolve(store: Store, name: str, current: bool = False) -> ModelRow:
     try:
         return resolve_model(store, name)
     except LabelerError as exc:
-        fail(with_registered(store, name, str(exc)))
+        fail(str(exc))  # resolve_model names the registered versions
 
 
 @app.command("promote")

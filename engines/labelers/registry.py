@@ -92,9 +92,9 @@ def resolve_model(store: Store, name: str) -> ModelRow:
         row = get_model(store, name)
     if row is None:
         which = f"no {family} is registered" if version == "latest" else f"no model {name!r}"
-        raise LabelerError(
-            with_registered(store, name, f"{which}: train one with {train_command(family)}")
-        )
+        names = [m.name for m in list_models(store, family)]
+        also = f" ({_registered(names)})" if names else ""
+        raise LabelerError(f"{which}: train one with {train_command(family)}{also}")
     if not row.path or not Path(row.path).is_dir():
         raise LabelerError(f"{row.name}: its directory {row.path!r} is missing")
     return row
@@ -121,27 +121,11 @@ def not_promoted(store: Store, family: str) -> str:
     return f"no {family} has been promoted yet: `curator models promote {family}@N` ({have})"
 
 
-def with_registered(store: Store, name: str, message: str) -> str:
-    """``message`` about a name that resolved to nothing, followed by the registered
-    versions of its family when it is a trained one with some."""
-    family, _, version = name.rpartition("@")
-    if family not in TRAINED_FAMILIES or "(registered: " in message:
-        return message
-    if version == "current" and current_model(store, family) is None:
-        return message  # not_promoted's message names them already
-    if version not in ("latest", "current") and get_model(store, name) is not None:
-        return message  # it is registered: the message is about something else
-    names = [m.name for m in list_models(store, family)]
-    return f"{message} ({_registered(names)})" if names else message
-
-
 def check_labeler(store: Store, name: str) -> None:
-    """Raise :class:`LabelerError`, naming what is registered, unless :func:`resolve_labeler`
-    knows ``name`` (a rule labeler's version or a registered model)."""
-    try:
-        resolve_labeler(store, name)
-    except LabelerError as exc:
-        raise LabelerError(with_registered(store, name, str(exc))) from None
+    """Raise :class:`LabelerError`, naming what is registered (:func:`resolve_model`),
+    unless :func:`resolve_labeler` knows ``name`` (a rule labeler's version or a
+    registered model)."""
+    resolve_labeler(store, name)
 
 
 @dataclass(frozen=True)
