@@ -235,15 +235,6 @@ class WholeFile(str):
     """An error that makes every record of the file void, even those already read."""
 
 
-def read_csv(
-    path: Path, required: tuple[str, ...]
-) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
-    """Every row of a CSV or TSV file, and a ``FILE:LINE`` line for each bad row."""
-    errors: list[str] = []
-    records = list(iter_csv(path, required, errors))
-    return ([] if any(isinstance(e, WholeFile) for e in errors) else records), errors
-
-
 class _CsvSource:
     """A file's lines as the csv module reads them (each ends in "\\n" but the last, as
     if the lines were joined), remembering the blank ones not yet passed and collecting
@@ -409,26 +400,15 @@ def _text(record: dict[str, Any], name: str) -> str | None:
     )
 
 
-def parse_items(
-    path: Path, kind: str, model_input: Callable[[str, str], str]
-) -> list[ImportedItem]:
-    """Items of one kind from a JSONL file; raises :class:`FileImportError` listing every
-    bad line. ``model_input(message, diff)`` builds a commit's model input."""
-    return [item for _, item in numbered_items(path, kind, model_input)]
-
-
-def numbered_items(
-    path: Path, kind: str, model_input: Callable[[str, str], str]
-) -> list[tuple[int, ImportedItem]]:
-    """:func:`parse_items` with the line each item is on."""
-    count = check_items(path, kind)
-    return list(stream_items(path, kind, model_input, count))
+def text_digest(text: str) -> bytes:
+    """A short digest of a text (lone surrogates included), equal for equal texts: what
+    an import keeps of a line to tell later whether another line repeats it."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def _fingerprint(record: dict[str, Any]) -> bytes:
     """A digest of a record, equal for equal records."""
-    text = json.dumps(record, sort_keys=True, default=str)
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return text_digest(json.dumps(record, sort_keys=True, default=str))
 
 
 def _item_lines(

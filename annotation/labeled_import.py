@@ -26,6 +26,7 @@ from annotation.importing import (
     not_text,
     shape,
     shown_id,
+    text_digest,
     write_items,
 )
 from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
@@ -271,10 +272,6 @@ class _FieldsSeen:
                 )
 
 
-def _digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-
-
 @dataclass
 class _Checked:
     """A labeled file read once as a stream: its unreadable lines, its bad rows (each
@@ -301,7 +298,7 @@ def _check_rows(spec: LabeledSpec, allowed: list[str], path: Path, fields: _Fiel
         if isinstance(got, _Bad):
             bad.append((number, got))
             continue
-        key, message = got[0].key, _digest(str(got[0].payload["message"]))
+        key, message = got[0].key, text_digest(str(got[0].payload["message"]))
         if key in seen:
             line, before, label = seen[key]
             if before != message:
