@@ -176,10 +176,17 @@ def parse_patch(out: bytes) -> list[FilePatch]:
         names = [decode_path(p) for p in raw]
         old_path = names[0] if status != "A" else None
         new_path = names[-1] if status != "D" else None
-        patch = FilePatch(fields[2].decode(), fields[3].decode(), status, old_path, new_path)
-        patch.utf8_paths = all(_is_utf8(p) for p in raw)
-        patch.modes = (fields[0].decode().lstrip(":"), fields[1].decode())
-        files.append(patch)
+        files.append(
+            FilePatch(
+                fields[2].decode(),
+                fields[3].decode(),
+                status,
+                old_path,
+                new_path,
+                utf8_paths=all(_is_utf8(p) for p in raw),
+                modes=(fields[0].decode().lstrip(":"), fields[1].decode()),
+            )
+        )
         i += 1
     sections: list[list[bytes]] = []
     for line in lines[i:]:
