@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from annotation.jsontext import JsonTextError, nul_char, parse_json
 from annotation.labels import DEFAULT_LABELS, taxonomy_slugs
@@ -482,7 +482,7 @@ def check_items(path: Path, kind: str) -> int:
 
 
 def stream_items(
-    path: Path, kind: str, model_input: Callable[[str, str], str], count: int
+    path: Path, kind: str, model_input: ModelInput, count: int
 ) -> Iterator[tuple[int, ImportedItem]]:
     """The items of a file :func:`check_items` found good (``count`` of them), each with
     its line, read again as a stream; raises :class:`FileImportError` when the file no
@@ -574,11 +574,13 @@ def _stars(record: dict[str, Any]) -> int | None:
 
 
 def _imported(
-    kind: str, key: str, record: dict[str, Any], path: Path, model_input: Callable[[str, str], str]
+    kind: str, key: str, record: dict[str, Any], path: Path, model_input: ModelInput
 ) -> ImportedItem:
     payload = {k: v for k, v in record.items() if k != "id"}
     if kind == "commit":
-        payload["model_input"] = model_input(record["message"], _text(record, "diff") or "")
+        payload["model_input"] = model_input(
+            record["message"], _text(record, "diff") or "", path=item_path(record)
+        )
     provenance: dict[str, Any] = {"imported_from": path.name}
     stars = _stars(record)
     if stars is not None:
@@ -588,10 +590,23 @@ def _imported(
         key=key,
         source=_text(record, "repo") or f"import:{path.name}",
         language=_text(record, "language"),
-        path=_text(record, "file") or _text(record, "path"),
+        path=item_path(record),
         payload=payload,
         provenance=provenance,
     )
+
+
+class ModelInput(Protocol):
+    """What the model reads of a commit (``engines.commits.representation.model_input``,
+    handed down by the command layer): ``path`` names the file of a diff that is hunks
+    alone."""
+
+    def __call__(self, message: str, diff: str, *, path: str | None = None) -> str: ...
+
+
+def item_path(record: dict[str, Any]) -> str | None:
+    """The file a commit row names (``file``, else ``path``)."""
+    return _text(record, "file") or _text(record, "path")
 
 
 @dataclass(frozen=True)
@@ -799,7 +814,7 @@ def import_items_file(
     store: Store,
     path: Path,
     kind: str,
-    model_input: Callable[[str, str], str],
+    model_input: ModelInput,
     set_name: str | None = None,
     labels: list[str] | None = None,
     prelabel: Prelabel | None = None,

@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from annotation.importing import (
     ITEM_TEXT_FIELDS,
+    ModelInput,
     Prelabel,
     Progress,
     WholeFile,
     _text,
+    item_path,
     iter_records,
     not_text,
     shape,
@@ -164,7 +166,7 @@ def _row(
     allowed: list[str],
     path: Path,
     record: dict[str, Any],
-    model_input: Callable[[str, str], str],
+    model_input: ModelInput,
 ) -> tuple[ImportedItem, str] | _Bad:
     """The item and its label, or the problem with the row."""
     broken = _not_unicode(record)
@@ -217,11 +219,11 @@ def _row(
         key=key,
         source=repo or f"import:{path.name}",
         language=_text(record, "language"),
-        path=_text(record, "file") or _text(record, "path"),
+        path=item_path(record),
         payload={
             "message": text,
             "diff": diff,
-            "model_input": model_input(text, diff),
+            "model_input": model_input(text, diff, path=item_path(record)),
             **({"repo": repo} if repo else {}),
             **({"sha": _text(record, "sha")} if record.get("sha") is not None else {}),
         },
@@ -282,7 +284,7 @@ class _Checked:
     good: int
 
 
-def _no_input(message: str, diff: str) -> str:
+def _no_input(message: str, diff: str, *, path: str | None = None) -> str:
     return ""  # a row's checks do not read its model input
 
 
@@ -322,7 +324,7 @@ def _good_rows(
     spec: LabeledSpec,
     allowed: list[str],
     path: Path,
-    model_input: Callable[[str, str], str],
+    model_input: ModelInput,
     checked: _Checked,
 ) -> Iterator[tuple[int, ImportedItem, str]]:
     """The good rows :func:`_check_rows` found, read again as a stream: (line, item,
@@ -357,7 +359,7 @@ def import_labeled_file(
     store: Store,
     path: Path,
     spec: LabeledSpec,
-    model_input: Callable[[str, str], str],
+    model_input: ModelInput,
     prelabel: Prelabel | None = None,
     progress: Progress | None = None,
 ) -> LabeledImport:

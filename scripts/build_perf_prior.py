@@ -108,7 +108,7 @@ def set_examples(folder: Path, source: str) -> list[Example]:
             print(f"{where}: skipped (no such item or label)", file=sys.stderr)
             continue
         diff = item.get("diff") or ""
-        with_diff = model_input(item["message"], diff) if diff else None
+        with_diff = model_input(item["message"], diff, path=item.get("file")) if diff else None
         out.append(_example(vote["label"], item["message"], with_diff, source))
     return out
 

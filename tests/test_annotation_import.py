@@ -23,7 +23,7 @@ from store.votes import live_votes_for_items
 from tests import raw_sql
 
 
-def _model_input(message: str, diff: str) -> str:
+def _model_input(message: str, diff: str, path: str | None = None) -> str:
     return f"{message}\n{diff}"
 
 

@@ -17,7 +17,7 @@ from store import Store, open_store
 from tests import raw_sql
 
 
-def _model_input(message: str, diff: str) -> str:
+def _model_input(message: str, diff: str, path: str | None = None) -> str:
     return f"{message}\n{diff}"
 
 

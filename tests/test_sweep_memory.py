@@ -113,7 +113,7 @@ def test_bad_lines_far_apart_are_all_named_and_nothing_is_stored(
         {3: '{"id": "k0", "message": "other"}', 4400: "{not json", 4500: '{"id": "k9"}'},
     )
     with pytest.raises(FileImportError) as caught:
-        import_items_file(store, path, "commit", lambda m, d: m, "gt")
+        import_items_file(store, path, "commit", lambda m, d, path=None: m, "gt")
     assert [e.split(": ", 1)[0] for e in caught.value.errors] == [
         f"{path}:3",
         f"{path}:4400",
@@ -136,7 +136,7 @@ def test_a_file_changed_between_the_check_and_the_write_stores_nothing(
             _lines(path, 4500, {4500: "{broken"})
 
     with pytest.raises(FileImportError) as caught:
-        import_items_file(store, path, "commit", lambda m, d: m, "gt", progress=progress)
+        import_items_file(store, path, "commit", lambda m, d, path=None: m, "gt", progress=progress)
     assert "changed while it was imported" in caught.value.errors[0]
     assert f"{path}:4500: " in caught.value.errors[1]
     assert told[:3] == [(0, 4500), (2000, 4500), (4000, 4500)]
@@ -150,7 +150,7 @@ def test_a_utf16_csv_with_a_quoted_multiline_field_is_read_as_a_stream(
     path = tmp_path / "export.csv"
     text = 'id;message\r\n\r\nc1;"two\r\nlines"\r\n\r\nc2;plain\r\n'
     path.write_bytes(text.encode("utf-16"))
-    result = import_items_file(store, path, "commit", lambda m, d: m)
+    result = import_items_file(store, path, "commit", lambda m, d, path=None: m)
     assert result.stored == 2
     rows = raw_sql.query(
         store, "SELECT i.key, c.message FROM items i JOIN commits c ON c.item_id = i.id"

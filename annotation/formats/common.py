@@ -10,11 +10,17 @@ label), resolved against the set's labels here, so both formats map answers one 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotation.importing import FileImportError, imported_set, set_problem, shape
+from annotation.importing import (
+    FileImportError,
+    ModelInput,
+    imported_set,
+    set_problem,
+    shape,
+)
 from annotation.labels import SKIP, taxonomy_slugs
 from annotation.sets import require_set
 from annotation.votes import VoteError, append_changed, prepare_vote
@@ -137,13 +143,13 @@ def resolve_answer(
     return chosen[0], picked[0] if picked else None
 
 
-def _new_item(
-    task: Task, kind: str, model_input: Callable[[str, str], str], origin: str
-) -> ImportedItem:
+def _new_item(task: Task, kind: str, model_input: ModelInput, origin: str) -> ImportedItem:
     fields = {k: text_of(task.fields.get(k)) for k in COMMIT_FIELDS}
     diff = text_of(task.fields.get("diff")) or ""
     payload = {k: v for k, v in fields.items() if v}
-    payload.update(message=task.text, diff=diff, model_input=model_input(task.text, diff))
+    payload.update(
+        message=task.text, diff=diff, model_input=model_input(task.text, diff, path=fields["file"])
+    )
     return ImportedItem(
         kind=kind,
         key=task.key,
@@ -164,7 +170,7 @@ def import_tasks(
     kind: str = "commit",
     labels: list[str] | None = None,
     votes_per_item: int = 2,
-    model_input: Callable[[str, str], str],
+    model_input: ModelInput,
     errors: Sequence[str] = (),
 ) -> TaskImport:
     """Store the tasks' items (new commits are created from the task's text and fields),

@@ -18,6 +18,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from engines.commits.diff_layout import git_layout
+
 DEFAULT_TOKEN_BUDGET = 512
 SEPARATOR = "\n\n"
 
@@ -94,12 +96,15 @@ def model_input(
     diff: str,
     budget: int = DEFAULT_TOKEN_BUDGET,
     count_tokens: TokenCounter = approximate_tokens,
+    path: str | None = None,
 ) -> str:
     """``message || diff`` with hunks largest-first, the diff cut so the whole stays within
     ``budget`` tokens (0: no cut). The message is never cut: a message longer than the
-    budget comes back whole, without its diff."""
+    budget comes back whole, without its diff. A diff in another tool's layout is read in
+    git's (:func:`engines.commits.diff_layout.git_layout`; ``path`` names the file of a
+    diff that is hunks alone)."""
     head = message.strip() + SEPARATOR
-    body = order_hunks(diff)
+    body = order_hunks(git_layout(diff, path))
     if budget <= 0:
         return head + body
     room = budget - count_tokens(head)
