@@ -70,6 +70,16 @@ def test_git_show_loses_the_commit_header_in_front(repo: Path) -> None:
     assert git_layout(shown) == diff
 
 
+def test_no_prefix_output_gets_its_a_and_b_back(repo: Path) -> None:
+    (repo / "src" / "with space.c").write_text("int x;\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "a file whose name has a space")
+    plain = _git(repo, "diff", "HEAD~2", "HEAD")
+    bare = _git(repo, "diff", "--no-prefix", "HEAD~2", "HEAD")
+    assert "diff --git src/sum.c src/sum.c" in bare
+    assert git_layout(bare) == plain
+
+
 def test_hunks_alone_get_the_header_of_the_file_they_belong_to(repo: Path) -> None:
     diff = _git(repo, "diff", "HEAD~1", "HEAD", "--", "src/sum.c")
     hunks = _hunks(diff)
