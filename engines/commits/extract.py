@@ -1,9 +1,10 @@
 """Extracting a commit that passed the cheap filter, at the speed of git.
 
-The same row the PyDriller path (:func:`engines.commits.miner.lizard_extract`) builds,
-from other parts: the commit object and blobs come from ``git cat-file --batch``, the
-patch from ``git diff-tree --stdin`` (both long-lived, :mod:`engines.commits.gitstream`),
-and function boundaries from tree-sitter (:mod:`engines.commits.boundaries`). Each
+The same row the lizard path (:func:`engines.commits.miner.lizard_extract`) builds, from
+the same reading of the commit (:func:`read_patch`, :func:`kept_outcome`): the commit
+object and blobs come from ``git cat-file --batch``, the patch from ``git diff-tree
+--stdin`` (both long-lived, :mod:`engines.commits.gitstream`); only the function
+boundaries differ, here from tree-sitter (:mod:`engines.commits.boundaries`). Each
 blob is parsed once: its spans are cached by object id, so a file's "after" in one
 commit is its "before" in the next without a second parse. A changed function is one
 whose span holds an added line (after the commit) or a deleted line (before it),
@@ -178,14 +179,21 @@ def _touched(spans: list[Span], lines: list[int]) -> list[Span]:
     ]
 
 
-def extract_fast(
-    git: GitStreams,
-    cache: TreeCache,
-    source: str,
-    rev: str,
-    stat: CommitStat,
-    options: MineOptions,
-) -> Outcome:
+@dataclass
+class CommitPatch:
+    """A survivor as both extraction paths read it from the git streams: its raw commit
+    object, its code files' patches (symlinks and submodule pointers left out: not code),
+    each patch's text, and the diff the row stores."""
+
+    raw: bytes
+    patches: list[FilePatch]
+    texts: list[str]
+    diff: str
+
+
+def read_patch(git: GitStreams, stat: CommitStat, options: MineOptions) -> CommitPatch | Outcome:
+    """The commit and patch of ``stat``, or the outcome that drops it already: counts
+    over the limits (when the walk left them to the patch) or a diff too large."""
     commit = git.commit(stat.sha)
     every_file = git.patch(stat.sha, root=not commit.parents)
     if not stat.counted:  # the walk left the line counts to the patch
@@ -204,33 +212,58 @@ def extract_fast(
     too_large = diff_bytes_verdict(stat.sha, diff, options)
     if too_large is not None:
         return too_large
+    return CommitPatch(commit.raw, patches, texts, diff)
+
+
+def kept_outcome(
+    source: str,
+    rev: str,
+    stat: CommitStat,
+    read: CommitPatch,
+    functions: list[str],
+    before_code: list[str],
+    after_code: list[str],
+    options: MineOptions,
+) -> Mined:
+    """The row of a kept commit and its warnings, whichever path found ``functions``."""
+    message, valid = decode_message(read.raw)
+    warnings = commit_warnings(stat, read.raw, valid, all(p.utf8_paths for p in read.patches))
+    change = Change(
+        [_path_of(p) for p in read.patches],
+        functions,
+        "\n".join(before_code),
+        "\n".join(after_code),
+        sum(_count(t, "+") for t in read.texts),
+        sum(_count(t, "-") for t in read.texts),
+    )
+    return Mined(mined_row(source, rev, stat, message, read.diff, change, options), warnings)
+
+
+def extract_fast(
+    git: GitStreams,
+    cache: TreeCache,
+    source: str,
+    rev: str,
+    stat: CommitStat,
+    options: MineOptions,
+) -> Outcome:
+    read = read_patch(git, stat, options)
+    if not isinstance(read, CommitPatch):
+        return read
     changed = _Changed()
-    for p, text in zip(patches, texts, strict=True):
+    for p, text in zip(read.patches, read.texts, strict=True):
         _collect(git, cache, p, text, changed, options.max_functions - len(changed.names))
         if changed.overflow:
             return Filtered(stat.sha, "too-many-functions")
     if not changed.names:
         return Filtered(stat.sha, "no-function")
-
-    message, valid = decode_message(commit.raw)
-    warnings = commit_warnings(stat, commit.raw, valid, all(p.utf8_paths for p in patches))
-    files = [_path_of(p) for p in patches]
     before_code: list[str] = []
     after_code: list[str] = []
     for touched in changed.files:
         before, after = touched.code()
         before_code += before
         after_code += after
-    change = Change(
-        files,
-        changed.names,
-        "\n".join(before_code),
-        "\n".join(after_code),
-        sum(_count(t, "+") for t in texts),
-        sum(_count(t, "-") for t in texts),
-    )
-    row = mined_row(source, rev, stat, message, diff, change, options)
-    return Mined(row, warnings)
+    return kept_outcome(source, rev, stat, read, changed.names, before_code, after_code, options)
 
 
 def _path_of(p: FilePatch) -> str:

@@ -7,13 +7,16 @@ code runs in-process or on a Dask worker.
 Survivors of the cheap filter are extracted one of two ways, with the same rows as the
 result: ``tree-sitter`` (the default, :mod:`engines.commits.extract`: long-lived git
 processes, tree-sitter boundaries cached per blob) or ``lizard`` (PyDriller's
-``changed_methods``, kept as the reference the tests and the benchmark compare with).
+``changed_methods`` rule and lizard's parser, kept as the reference the tests and the
+benchmark compare with). Both read the commit, its patch and its blobs the same way,
+through :mod:`engines.commits.gitstream` (SHA-256 object names, symlinks and submodule
+pointers left out as not code, paths that are not UTF-8 kept with escapes); only how
+the changed functions are found differs.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -22,9 +25,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engines.commits.extract import decode_message
+from engines.commits.extract import CommitPatch, kept_outcome, read_patch
 from engines.commits.extract_pool import PROCESS_AFTER, ExtractPool, Pending, failed_outcome
-from engines.commits.filters import cheap_filter, diff_bytes_verdict
+from engines.commits.filters import cheap_filter
 from engines.commits.gitlog import (
     CommitStat,
     CommitWindow,
@@ -32,22 +35,18 @@ from engines.commits.gitlog import (
     iter_commit_stats,
     shallow_boundary,
 )
-from engines.commits.languages import language_of
+from engines.commits.gitstream import FilePatch, GitStreams
 from engines.commits.options import MineOptions
 from engines.commits.outcomes import (
-    Change,
     Filtered,
     Mined,
     Outcome,
     Rejected,
-    commit_warnings,
     file_outcome,
     flat,
-    mined_row,
 )
 
 if TYPE_CHECKING:
-    from pydriller import Git
     from pydriller.domain.commit import Method, ModifiedFile
 
 __all__ = [
@@ -64,34 +63,48 @@ EXTRACT_WORKERS = 2  # lizard threads
 IN_FLIGHT = 128  # outcomes held back at most, to keep memory flat on long histories
 
 
-def _cached_file_class() -> type[ModifiedFile]:
-    """PyDriller's ModifiedFile reading each blob once (built when first needed).
+def _stream_file_class() -> type[ModifiedFile]:
+    """PyDriller's ModifiedFile over one of our file patches (built when first needed).
 
-    Upstream re-reads the blob from git on every ``source_code`` access (a dozen
-    times per file while computing ``changed_methods``); the analysis is unchanged.
+    Its lizard analysis and ``changed_methods`` rule are PyDriller's, unchanged; what it
+    reads (paths, patch text, blobs) is what the default path reads, from the git
+    streams, each blob once. Nothing is read through GitPython, which knows neither
+    SHA-256 repositories nor a submodule's pointer from a blob.
     """
-    global _CACHED_FILE
-    if _CACHED_FILE is None:
+    global _STREAM_FILE
+    if _STREAM_FILE is None:
         from pydriller.domain.commit import ModifiedFile
 
-        class _CachedFile(ModifiedFile):
+        class _StreamFile(ModifiedFile):
+            def __init__(self, git: GitStreams, patch: FilePatch, text: str) -> None:
+                super().__init__(None)  # type: ignore[arg-type]  # no GitPython diff
+                self._git, self._patch, self._text = git, patch, text
+
+            @property
+            def diff(self) -> str:
+                return self._text
+
             @cached_property
             def content(self) -> bytes | None:  # type: ignore[override]
-                return super().content
+                return self._git.blob(self._patch.new_oid)
 
             @cached_property
             def content_before(self) -> bytes | None:  # type: ignore[override]
-                return super().content_before
+                return self._git.blob(self._patch.old_oid)
 
-            @cached_property
-            def diff(self) -> str:  # type: ignore[override]
-                return super().diff
+            @property
+            def old_path(self) -> str | None:
+                return self._patch.old_path
 
-        _CACHED_FILE = _CachedFile
-    return _CACHED_FILE
+            @property
+            def new_path(self) -> str | None:
+                return self._patch.new_path
+
+        _STREAM_FILE = _StreamFile
+    return _STREAM_FILE
 
 
-_CACHED_FILE: type[ModifiedFile] | None = None
+_STREAM_FILE: type[ModifiedFile] | None = None
 
 
 @dataclass
@@ -118,7 +131,7 @@ def mine_repository(
     Commits that pass the cheap filter are extracted while the walk goes on. With
     tree-sitter, by :class:`engines.commits.extract_pool.ExtractPool`: threads for the
     first ``process_after`` survivors, then ``processes`` worker processes (default: one
-    per core). With lizard, by ``workers`` threads, each with its own PyDriller ``Git``.
+    per core). With lizard, by ``workers`` threads, each with its own git streams.
     Outcomes still come out in commit order.
     """
     boundaries = options.boundaries
@@ -157,15 +170,15 @@ def mine_repository(
 
 
 class _LizardPool:
-    """The reference extraction on ``workers`` threads, each with its own PyDriller
-    ``Git`` (opening one writes the repository's config, see :func:`_open_git`)."""
+    """The reference extraction on ``workers`` threads, each with its own git streams."""
 
     def __init__(
         self, path: Path, source: str, rev: str, options: MineOptions, workers: int
     ) -> None:
         self.path, self.source, self.rev, self.options = path, source, rev, options
         self._local = threading.local()
-        self._opened: list[Git] = []
+        self._opened: list[GitStreams] = []
+        self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="lizard")
 
     def submit(self, stat: CommitStat) -> Pending:
@@ -178,38 +191,20 @@ class _LizardPool:
         try:
             git = getattr(self._local, "git", None)
             if git is None:
-                git = self._local.git = _open_git(self.path)
-                self._opened.append(git)
+                git = self._local.git = GitStreams(self.path)
+                with self._lock:
+                    self._opened.append(git)
             return lizard_extract(git, self.source, self.rev, stat, self.options)
         except Exception as exc:  # a damaged object or a parser failure: skip this commit
+            self._local.git = None  # its pipes may be mid-answer: start afresh
             return failed_outcome(stat, exc)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
-        for git in self._opened:
-            git.clear()
-
-
-_OPEN_LOCK = threading.Lock()
-
-
-def _open_git(path: Path) -> Git:
-    """A PyDriller ``Git``, opened one at a time.
-
-    Opening writes a setting into the repository's config under a lock file, so
-    two threads (or two processes) opening at once can collide: wait and retry.
-    """
-    from pydriller import Git
-
-    with _OPEN_LOCK:
-        for attempt in range(50):
-            try:
-                return Git(str(path))
-            except OSError:
-                if attempt == 49:
-                    raise
-                time.sleep(0.1)
-    raise AssertionError("unreachable")
+        with self._lock:
+            opened, self._opened = self._opened, []
+        for git in opened:
+            git.close()
 
 
 def _ready(entry: Pending | Outcome) -> bool:
@@ -221,53 +216,22 @@ def _result(extractor: ExtractPool | _LizardPool, entry: Pending | Outcome) -> O
 
 
 def lizard_extract(
-    git: Git, source: str, rev: str, stat: CommitStat, options: MineOptions
+    git: GitStreams, source: str, rev: str, stat: CommitStat, options: MineOptions
 ) -> Outcome:
-    """The reference extraction: PyDriller's diff and lizard's ``changed_methods``."""
-    cached_file = _cached_file_class()
-    commit = git.get_commit(stat.sha)
-    modified = [
-        cached_file(m._c_diff)
-        for m in commit.modified_files
-        if language_of(_path_of(m)) in options.languages
-    ]
-    diff_parts = []
-    for m in modified:
-        name = _path_of(m)
-        diff_parts.append(
-            f"diff --git a/{m.old_path or name} b/{m.new_path or name}\n"
-            f"--- a/{m.old_path or name}\n+++ b/{m.new_path or name}\n"
-        )
-        diff_parts.append(m.diff if m.diff.endswith("\n") or not m.diff else m.diff + "\n")
-    diff = "".join(diff_parts)
-    too_large = diff_bytes_verdict(stat.sha, diff, options)
-    if too_large is not None:
-        return too_large
+    """The reference extraction: the commit read as the default path reads it
+    (:func:`engines.commits.extract.read_patch`), lizard's ``changed_methods`` on it."""
+    read = read_patch(git, stat, options)
+    if not isinstance(read, CommitPatch):
+        return read
+    stream_file = _stream_file_class()
     change = _FunctionChange()
-    for m in modified:
-        _collect_functions(m, change)
+    for p, text in zip(read.patches, read.texts, strict=True):
+        _collect_functions(stream_file(git, p, text), change)
     if not change.names:
         return Filtered(stat.sha, "no-function")
     if len(change.names) > options.max_functions:
         return Filtered(stat.sha, "too-many-functions")
-
-    raw = git.repo.odb.stream(bytes.fromhex(stat.sha)).read()
-    message, valid = decode_message(raw)
-    files = [_path_of(m) for m in modified]
-    kept = Change(
-        files,
-        change.names,
-        "\n".join(change.before),
-        "\n".join(change.after),
-        sum(m.added_lines for m in modified),
-        sum(m.deleted_lines for m in modified),
-    )
-    row = mined_row(source, rev, stat, message, diff, kept, options)
-    return Mined(row, commit_warnings(stat, raw, valid))
-
-
-def _path_of(m: ModifiedFile) -> str:
-    return m.new_path or m.old_path or m.filename
+    return kept_outcome(source, rev, stat, read, change.names, change.before, change.after, options)
 
 
 def _collect_functions(m: ModifiedFile, change: _FunctionChange) -> None:
