@@ -1,7 +1,8 @@
 """Turning a command-line source (a path or a git URL) into a local repository.
 
-URLs are cloned bare into a cache directory (one folder per URL), fetched again on
-later runs, and never half-written: a clone goes to a temporary folder first.
+URLs are cloned bare into a cache directory (one folder per repository, however its URL
+is spelled: see :func:`source_key`), fetched again on later runs, and never
+half-written: a clone goes to a temporary folder first.
 """
 
 from __future__ import annotations
@@ -196,16 +197,79 @@ def _repository_root(path: Path) -> Path | None:
     return None
 
 
+_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+_CACHE_NAME = re.compile(r"^(.*)-[0-9a-f]{10}$")
+
+
+def _cache_name(text: str) -> str:
+    """A cache folder's name for ``text``: its last path part, then a digest of it all."""
+    slug = _SLUG.sub("-", text.rstrip("/").rsplit("/", 1)[-1])[:60] or "repo"
+    return f"{slug}-{hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()[:10]}"
+
+
 def _cache_path(url: str, clone_dir: Path) -> Path:
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", url.rstrip("/").rsplit("/", 1)[-1])[:60] or "repo"
-    digest = hashlib.sha1(url.encode(), usedforsecurity=False).hexdigest()[:10]
-    return clone_dir / f"{slug}-{digest}"
+    """Where ``url`` is cloned: named after its :func:`source_key`, so that every spelling
+    of one repository (``.git`` or not, a trailing ``/``, the host's case) shares one
+    clone. A URL spelled as its key keeps the folder earlier versions gave it."""
+    return clone_dir / _cache_name(source_key(url))
+
+
+def _earlier_clone(url: str, clone_dir: Path) -> Path | None:
+    """A clone of ``url``'s repository cached by an earlier version under the spelling it
+    was given then (the folder was named after the URL as spelled): the folder of this
+    spelling, else one named like another spelling whose ``origin`` has the same key."""
+    key = source_key(url)
+    exact = clone_dir / _cache_name(url)
+    last = [part.rstrip("/").rsplit("/", 1)[-1] for part in (url, key, key + ".git")]
+    slugs = {_SLUG.sub("-", part)[:60] or "repo" for part in last}
+    try:
+        named = sorted(
+            entry.name
+            for entry in os.scandir(clone_dir)
+            if (m := _CACHE_NAME.match(entry.name)) and m.group(1) in slugs
+        )
+    except OSError:
+        return None
+    for folder in [exact.name] + [n for n in named if n != exact.name]:
+        candidate = clone_dir / folder
+        if not ((candidate / "HEAD").is_file() and (candidate / "config").is_file()):
+            continue
+        try:
+            config = str(candidate / "config")
+            origin = run_git(clone_dir, "config", "--file", config, "--get", "remote.origin.url")
+        except GitError:
+            continue
+        if source_key(os.fsdecode(origin.strip())) == key:
+            return candidate
+    return None
+
+
+def _cached_clone(url: str, clone_dir: Path) -> Path | None:
+    """The cached clone of ``url``'s repository, if there is one: at its key's folder, or
+    an earlier version's folder, moved there (or used where it is, if it cannot be)."""
+    dest = _cache_path(url, clone_dir)
+    if dest.exists() and is_repository(dest):
+        return dest
+    if not clone_dir.is_dir():
+        return None
+    earlier = _earlier_clone(url, clone_dir)
+    if earlier is None or earlier == dest:
+        return None
+    try:
+        earlier.rename(dest)
+    except OSError:  # moved meanwhile by another run, or something is in the way
+        if dest.exists() and is_repository(dest):
+            return dest
+        return earlier if earlier.exists() else None
+    return dest
 
 
 def _clone_or_fetch(url: str, clone_dir: Path, fetch: bool = True) -> LocalRepo:
     clone_dir = clone_dir.expanduser().resolve()  # git runs inside it: no relative paths
     dest = _cache_path(url, clone_dir)
-    if dest.exists() and is_repository(dest):
+    cached = _cached_clone(url, clone_dir)
+    if cached is not None:
+        dest = cached
         if not fetch:
             return LocalRepo(url, dest)
         try:
