@@ -10,6 +10,15 @@ from annotation.labels import SKIP
 # shortcut. Every other key (the other letters, digits, ``?``, ``/``) does something else.
 FREE_LETTERS = frozenset("pkx")
 
+# The keys that leave the label and review screens (their ``leave`` binding), handled
+# in the order they were typed with the label keys (``LabelKeysScreen.on_key``).
+LEAVE_KEYS = ("escape", "q")
+
+# Modifiers that make a key something other than the character it carries: a legacy
+# terminal sends Alt+s (or esc then s typed within Textual's ESCDELAY) as ``\x1bs``,
+# which Textual reports as key ``alt+s`` with character ``s``.
+MODIFIERS = frozenset({"alt", "ctrl", "super", "hyper", "meta"})
+
 
 @dataclass(frozen=True)
 class LabelKey:
@@ -41,6 +50,13 @@ def settling_keys(keys: list[LabelKey]) -> list[LabelKey]:
 
 def key_for(keys: list[LabelKey], key: str) -> str | None:
     return next((k.label for k in keys if k.key == key), None)
+
+
+def is_modified(key: str) -> bool:
+    """Whether a Textual key name holds Alt, Ctrl, Super, Hyper or Meta (``alt+1``,
+    ``ctrl+s``): such a key never votes, whatever character it carries."""
+    *modifiers, _ = key.split("+")
+    return bool(MODIFIERS.intersection(modifiers))
 
 
 def describe(keys: list[LabelKey]) -> list[tuple[str, str]]:

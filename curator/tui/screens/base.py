@@ -15,7 +15,15 @@ from textual.screen import Screen
 from textual.widgets import Footer, ProgressBar, Static
 
 from curator.presentation.text import flat, one_line
-from curator.tui.keys import LabelKey, describe, key_for, label_keys, settling_keys
+from curator.tui.keys import (
+    LEAVE_KEYS,
+    LabelKey,
+    describe,
+    is_modified,
+    key_for,
+    label_keys,
+    settling_keys,
+)
 from curator.tui.service import CurationService, labels_of
 from curator.tui.widgets.header import TitleHeader
 from curator.tui.widgets.item_panel import ItemPanel
@@ -94,6 +102,35 @@ class LabelKeysScreen(CuratorScreen):
         return out
 
     def on_key(self, event: events.Key) -> None:
+        """A label key acts on the item shown; the leave keys are handled here too, in the
+        order typed with the label keys.
+
+        Textual runs a label key on this screen as the key passes it, but a binding only
+        once its key has bubbled up to the app, after the keys already queued for the
+        screen. Esc then 1 typed fast (one read from a terminal with the kitty keyboard
+        protocol, or keys queued while the app was busy) thus acted on the item still
+        shown, then left. Here esc leaves first, and a label key that reaches the screen
+        after it has left does nothing.
+
+        A key with Alt or Ctrl never acts: a legacy terminal sends Alt+s, or esc then s
+        typed within Textual's ESCDELAY, as ``\\x1bs``, which arrives as ``alt+s`` carrying
+        the character ``s``. (Esc then a digit that fast arrives as ``¡``, ``™``..., which
+        Textual maps from macOS Option+digit: neither a label key nor a way out.)"""
+        if not self.is_active:
+            event.prevent_default()  # no vote, no "not a label key" note
+            if key_for(self.keys, event.character or event.key) is not None:
+                event.stop()  # typed for this screen: not for the one now shown
+            return
+        if event.key in LEAVE_KEYS:
+            event.stop()
+            event.prevent_default()
+            if event.key == "escape":
+                self.clear_selection()  # what Textual's own escape handler does
+            self.action_leave()
+            return
+        if is_modified(event.key):
+            event.prevent_default()
+            return
         label = key_for(self.keys, event.character or event.key)
         if label is None:
             self._not_a_label_key(event)

@@ -2,7 +2,8 @@
 
 The screen resumes at the annotator's first unlabeled item. Every store call runs in
 a thread worker; while one is in flight further vote keys are refused with a bell,
-so a fast typist never votes on an item they have not seen.
+so a fast typist never votes on an item they have not seen. Keys are handled in the
+order typed, leaving included: esc then 1 typed fast leaves without a vote.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from curator.active_learning import Rerank
 from curator.presentation.text import flat, one_line
 from curator.tui import render
 from curator.tui.item_view import ItemView
+from curator.tui.keys import LEAVE_KEYS
 from curator.tui.queue_cursor import QueueCursor
 from curator.tui.screens.base import LabelKeysScreen
 from curator.tui.screens.detail import ItemDetailScreen
@@ -40,7 +42,8 @@ class LabelScreen(LabelKeysScreen):
         Binding("f", "show_all", "Show all"),
         Binding("b", "back_item", "Previous"),
         Binding("d", "detail", "Detail"),
-        Binding("escape,q", "leave", "Back"),
+        # Shown in the footer and help; the keys are handled in LabelKeysScreen.on_key.
+        Binding(",".join(LEAVE_KEYS), "leave", "Back"),
     ]
 
     HELP_TEXT: ClassVar[dict[str, str]] = {
@@ -207,6 +210,8 @@ class LabelScreen(LabelKeysScreen):
         self.vote(label)
 
     def vote(self, label: str) -> None:
+        if not self.is_active:  # left, or a prompt is on top: the key was not for this item
+            return
         if self.busy or self.view is None or self.cursor is None:
             self.app.bell()
             return

@@ -14,6 +14,7 @@ from annotation.adjudication import Decision
 from curator.presentation.text import flat, one_line
 from curator.tui import STYLES, render
 from curator.tui.item_view import ItemView
+from curator.tui.keys import LEAVE_KEYS
 from curator.tui.screens.base import LabelKeysScreen
 from curator.tui.screens.detail import ItemDetailScreen
 from curator.tui.widgets.header import TitleHeader
@@ -29,7 +30,8 @@ class ReviewScreen(LabelKeysScreen):
         Binding("enter,d", "detail", "Detail"),
         Binding("f", "show_all", "Show all"),
         Binding("f5,ctrl+r", "refresh", "Refresh"),
-        Binding("escape,q", "leave", "Back"),
+        # Shown in the footer and help; the keys are handled in LabelKeysScreen.on_key.
+        Binding(",".join(LEAVE_KEYS), "leave", "Back"),
     ]
 
     HELP_TEXT: ClassVar[dict[str, str]] = {
