@@ -27,15 +27,30 @@ def _joins_emoji(name: str, at: int) -> bool:
     )
 
 
-def unprintable_char(name: str) -> str | None:
-    """The first character of ``name`` that no one could see or type, as ``U+XXXX``: a
-    control character, or one of Unicode's invisible format characters (category Cf:
-    zero-width spaces and joiners, soft hyphens, byte-order marks), with which
-    ``a\\u200bb`` would list as ``ab`` beside a different ``ab``. A joiner inside an emoji
-    sequence is part of what is seen and is allowed."""
+def unprintable(name: str) -> str | None:
+    """The first character of ``name`` that no one could see or type: a control
+    character (:data:`UNPRINTABLE`, which :func:`is_control` tells apart), or one of
+    Unicode's invisible format characters (category Cf: zero-width spaces and joiners,
+    soft hyphens, byte-order marks), with which ``a\\u200bb`` would list as ``ab`` beside a
+    different ``ab``. A joiner inside an emoji sequence is part of what is seen and is
+    allowed."""
     for at, char in enumerate(name):
         if UNPRINTABLE.match(char):
-            return f"U+{ord(char):04X}"
+            return char
         if unicodedata.category(char) == "Cf" and not (char == _ZWJ and _joins_emoji(name, at)):
-            return f"U+{ord(char):04X}"
+            return char
     return None
+
+
+def is_control(char: str) -> bool:
+    """Whether a character :func:`unprintable` found is a control character (C0, C1, DEL,
+    a bidi mark, embedding, override or isolate, a line or paragraph separator) rather
+    than an invisible one."""
+    return UNPRINTABLE.match(char) is not None
+
+
+def unprintable_char(name: str) -> str | None:
+    """The first character of ``name`` that no one could see or type
+    (:func:`unprintable`), as ``U+XXXX``."""
+    found = unprintable(name)
+    return None if found is None else f"U+{ord(found):04X}"

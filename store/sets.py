@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from store.connection import Store, utc_now
-from store.names import unprintable_char
+from store.names import is_control, unprintable
 from store.votes import in_set_labels
 
 
@@ -26,17 +26,11 @@ def check_set_name(name: str) -> None:
     """Refuse a name no one could type back or see in a list of sets."""
     if not name.strip():
         raise SetNameError(f"set name {name!r} is blank: give the set a name")
-    found = unprintable_char(name)
+    found = unprintable(name)
     if found is not None:
+        kind = "control" if is_control(found) else "invisible"  # 'a\u200bb' lists as 'ab'
         raise SetNameError(
-            f"set name {name!a} holds the control character {found}:"
-            " give a name of printable characters"
-        )
-    # zero-width spaces and joiners, soft hyphens: 'a\u200bb' would list as 'ab'
-    hidden = next((f"U+{ord(c):04X}" for c in name if unicodedata.category(c) == "Cf"), None)
-    if hidden is not None:
-        raise SetNameError(
-            f"set name {name!a} holds the invisible character {hidden}:"
+            f"set name {name!a} holds the {kind} character U+{ord(found):04X}:"
             " give a name of printable characters"
         )
     if name != name.strip():

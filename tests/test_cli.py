@@ -336,8 +336,9 @@ def test_markup_and_escapes_in_messages_and_paths_are_inert(tmp_path: Path) -> N
     assert summary_counts(out)["stored"] == 1
     # the names are shown literally, never interpreted as markup
     assert "[link=http://evil]gone" in out
-    assert "error: [link=http://evil]gone: no such file or directory" in err
-    assert f"@{binary[:12]}: evil[bold].py is a binary file" in err
+    # and their control characters are shown escaped, never sent to the terminal
+    assert "error: [link=http://evil]gone\\x1b]8;;http://x\\x07: no such file or directory" in err
+    assert f"@{binary[:12]}: evil\\x1b[31m[bold].py is a binary file" in err
     # the message is stored exactly as written: sanitising is for display only
     assert query(db, "SELECT message FROM commits WHERE sha = ?", (sha,)) == [
         (HOSTILE_MESSAGE.strip(),)

@@ -304,7 +304,9 @@ def test_bidi_controls_never_reach_the_terminal(tmp_path: Path) -> None:
     assert imported.exit_code == 0
     assert f"warning: {votes}:1: column(s) mood ignored" in imported.stderr
     shown = runner.invoke(app, ["adjudicate", "s", *db], env={"COLUMNS": "200"})
-    assert shown.exit_code == 0 and "Make it tsaf now x" in shown.stdout
+    # shown escaped, as repr writes them: the title reads as stored, not backwards
+    assert shown.exit_code == 0
+    assert "Make it \\u202etsaf\\u202c now \\u2066x\\u2069" in shown.stdout
     assert not any(c in shown.stdout for c in "\u202e\u202c\u2066\u2069")
 
 

@@ -559,7 +559,7 @@ def test_machine_line_shows_student_score_and_teacher_confidence() -> None:
     assert "keyword@1 perf 1.00 (faster)" in line
     assert "student@2 perf 0.93" in line
     assert "teacher:gpt-oss:20b non-perf 85% sure" in line
-    assert "[red]x[/] perf" in line and "\x1b" not in line
+    assert "[red]x[/] \\x1b[31mperf" in line and "\x1b" not in line  # ESC shown, not sent
 
 
 def test_set_figures_are_reused_until_the_votes_change(db: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from typing import Annotated
 
@@ -13,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from curator.cli_context import kernel_worker, open_db, report_sandbox
-from curator.commands.options import DbOption
+from curator.commands.options import DbOption, finite_with
 from curator.console import err, out
 from curator.presentation.cli_output import fail, warn
 from curator.presentation.progress import source_progress
@@ -67,7 +66,14 @@ def check_kernels_command(
         int, typer.Option("--local-size", min=1, help="Work-group size wanted.")
     ] = 32,
     timeout: Annotated[
-        float, typer.Option("--timeout", min=0.1, max=3600, help="Seconds allowed per run.")
+        float,
+        typer.Option(
+            "--timeout",
+            min=0.1,
+            max=3600,
+            callback=finite_with("seconds"),
+            help="Seconds allowed per run.",
+        ),
     ] = 5.0,
     payload: Annotated[
         str, typer.Option("--payload", help="all: the payload policies in order; clgen: CLgen's.")
@@ -76,8 +82,6 @@ def check_kernels_command(
     db: DbOption = None,
 ) -> None:
     """Run each kernel four times (A1, B1, A2, B2) in a child process and record a verdict."""
-    if not math.isfinite(timeout):  # NaN passes typer's range check
-        raise typer.BadParameter(f"{timeout}: give a number of seconds", param_hint="--timeout")
     if payload not in ("all", "clgen"):
         raise typer.BadParameter(f"{payload!r}: choose all or clgen", param_hint="--payload")
     if (set_name is None) == (not unchecked):

@@ -1,12 +1,27 @@
-"""Making untrusted text (commit messages, paths, git errors, annotator names) safe to show,
-for the CLI and the app alike.
+"""Making untrusted text (commit messages, paths, git errors, annotator, set and file names)
+safe to show, for the CLI and the app alike.
 
-Terminal escape sequences, control characters and the invisible characters that reorder
-or hide text (bidi overrides, embeddings and isolates such as U+202E, which make a title
-read backwards; line and paragraph separators) are removed; a lone surrogate, which no
-terminal can print, becomes U+FFFD. The result is a ``rich.text.Text``, never a markup
-string: Rich then shows brackets, backslashes and ``:emoji:`` codes exactly as written,
-and nothing a message holds can restyle output.
+What is shown never holds a raw control character: terminal escape sequences, C0 and C1
+controls (ESC, BEL, CR, NUL...), the invisible characters that reorder or hide text (bidi
+marks, embeddings, overrides and isolates such as U+202E, which make a title read
+backwards; line and paragraph separators) and lone surrogates (an undecodable byte in a
+file name) are each shown as Python writes them in ``repr``: ``\\x1b``, ``\\r``,
+``\\u202e``, ``\\udcff``. Removing them, as this module once did, made two different
+names look the same (``a<ESC>b`` and ``ab`` both read ``ab`` in an error line or a list of
+sets). The ``repr`` form was chosen over Unicode's control pictures (U+241B ``␛``) because
+it covers every such character (the pictures stop at C0 and DEL: C1 controls, bidi
+characters and surrogates have none), it is plain ASCII that any terminal and font shows,
+and it is the form our messages already use where they quote a name with ``{name!r}`` or
+``{name!a}``, so a name reads the same in every line. (Text that spells ``\\x1b`` itself
+reads the same as the character; backslashes are not doubled, or every ``repr`` in a
+message would show doubled.)
+
+:func:`strip_controls` still removes them, for the long bodies (diffs, commit messages,
+charts drawn by plotext) where no name is told apart and an escaped colour code in every
+line of a diff would only be noise. The result of :func:`plain`, :func:`one_line`,
+:func:`path_line` and :func:`labelled` is a ``rich.text.Text``, never a markup string:
+Rich then shows brackets, backslashes and ``:emoji:`` codes exactly as written, and
+nothing a message holds can restyle output.
 """
 
 from __future__ import annotations
@@ -25,6 +40,11 @@ _ESCAPES = re.compile(
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]"
 )
 _SURROGATES = re.compile("[\ud800-\udfff]")
+# Every character shown escaped: the controls above (newline and tab too: the callers that
+# keep or fold them take them out first), line and paragraph separators, lone surrogates.
+_HIDDEN = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 ONE_LINE_WIDTH = 200
 
@@ -33,9 +53,20 @@ def strip_controls(text: str) -> str:
     return _SURROGATES.sub("\ufffd", _ESCAPES.sub("", text))
 
 
+def visible(text: str, keep: str = "") -> str:
+    """``text`` with each control, bidi or separator character and each lone surrogate
+    written as ``repr`` writes it (``\\x1b``, ``\\r``, ``\\u202e``), except those in
+    ``keep`` (newline and tab, where the layout keeps them); a Windows line end (CR LF)
+    counts as a newline when newlines are kept."""
+    if "\n" in keep:
+        text = text.replace("\r\n", "\n")
+    return _HIDDEN.sub(lambda m: m[0] if m[0] in keep else repr(m[0])[1:-1], text)
+
+
 def flat(text: str) -> str:
-    """Control-free text with every run of white space (newlines too) folded to a space."""
-    return " ".join(strip_controls(text).split())
+    """Text on one line: every run of white space (newlines, tabs) folded to a space, each
+    other control character shown escaped (:func:`visible`)."""
+    return " ".join(visible(text, keep="\n\t").split())
 
 
 def shorten(text: str, width: int) -> str:
@@ -44,8 +75,9 @@ def shorten(text: str, width: int) -> str:
 
 
 def plain(text: str) -> Text:
-    """Untrusted text as a Rich ``Text``, shown literally."""
-    return Text(strip_controls(text))
+    """Untrusted text as a Rich ``Text``, shown literally: newlines and tabs kept, other
+    control characters shown escaped (:func:`visible`)."""
+    return Text(visible(text, keep="\n\t"))
 
 
 def one_line(text: str, width: int = ONE_LINE_WIDTH) -> Text:
@@ -54,11 +86,16 @@ def one_line(text: str, width: int = ONE_LINE_WIDTH) -> Text:
 
 
 def path_line(path: str, width: int = ONE_LINE_WIDTH) -> Text:
-    """An untrusted path on one line; a long one loses its start, not its file name."""
-    text = flat(path)
+    """An untrusted path on one line; a long one loses its start, not its file name. A
+    newline or tab in it is shown escaped, not folded: a path is a name, and ``a<TAB>b``
+    is not the file ``a b``."""
+    text = visible(path)
     return Text(text if len(text) <= width else "…" + text[len(text) - width + 1 :])
 
 
 def labelled(label: str, label_style: str, *parts: str | Text) -> Text:
-    """``label: part part...`` with the label styled and the parts shown literally."""
-    return Text.assemble((f"{label}:", label_style), " ", *parts)
+    """``label: part part...`` with the label styled and the parts shown literally; a
+    string part's control characters are shown escaped too (:func:`visible`), for a
+    caller that puts a name straight into an f-string."""
+    shown = (visible(p, keep="\n\t") if isinstance(p, str) else p for p in parts)
+    return Text.assemble((f"{label}:", label_style), " ", *shown)

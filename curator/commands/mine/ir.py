@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 from typing import Annotated
@@ -17,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from curator.cli_context import open_db
-from curator.commands.options import DbOption, given_path
+from curator.commands.options import DbOption, finite_with, given_path
 from curator.console import err, out
 from curator.presentation.cli_output import warn
 from curator.presentation.progress import source_progress
@@ -145,7 +144,13 @@ def mine_ir_command(
     ] = max(1, os.cpu_count() or 1),
     max_mb: Annotated[
         float,
-        typer.Option("--max-mb", min=0.001, max=1024 * 1024, help="Skip larger IR files."),
+        typer.Option(
+            "--max-mb",
+            min=0.001,
+            max=1024 * 1024,
+            callback=finite_with("megabytes"),
+            help="Skip larger IR files.",
+        ),
     ] = 256.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, hidden=True)] = BATCH_ROWS,
@@ -157,8 +162,6 @@ def mine_ir_command(
     if build is not None and not build.is_dir():
         why = "not a folder" if build.exists() else "no such folder"
         raise typer.BadParameter(f"{build}: {why}", param_hint="--build")
-    if math.isnan(max_mb):
-        raise typer.BadParameter("give a number of megabytes", param_hint="--max-mb")
     try:
         flag_list = parse_flags(flags)
     except ValueError as exc:
