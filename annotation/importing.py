@@ -2,10 +2,10 @@
 
 Files are UTF-8 or UTF-16 with a byte-order mark; a CSV file's delimiter is a comma, or a
 semicolon or tab when its header says so. Files are read as streams, a line (or a CSV
-row) in memory at a time. An items file is read twice: first to check every line (the
-errors name every bad one), then, only when none was bad, to write its items in one
-transaction in chunks, telling a progress callback; so a bad line or a Ctrl-C never
-leaves half a file behind, and memory does not grow with the file.
+row) in memory at a time. An items or votes file is read twice: first to check every
+line (the errors name every bad one), then, only when none was bad, to write its items or
+votes in one transaction in chunks, telling a progress callback; so a bad line or a
+Ctrl-C never leaves half a file behind, and memory does not grow with the file.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import csv
 import hashlib
 import io
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,12 +22,13 @@ from typing import IO, Any, Protocol
 
 from annotation.jsontext import JsonTextError, nul_char, parse_json
 from annotation.labels import DEFAULT_LABELS, taxonomy_slugs
-from annotation.votes import VoteError, append_changed, prepare_vote
+from annotation.votes import Allowed, VoteError, allowed_for, append_changed, prepare_vote
 from store import Store
 from store.commits import insert_predictions
 from store.items import (
     PAYLOAD_WRITERS,
     ImportedItem,
+    ItemRef,
     find_by_id,
     insert_imported_items,
     item_summaries,
@@ -495,13 +497,7 @@ def stream_items(
         read += 1
         yield number, _imported(kind, key, record, path, model_input)
     if errors or read != count:
-        raise FileImportError(
-            [
-                f"{path}: changed while it was imported (read again, it has other lines); nothing"
-                " is stored from it",
-                *errors,
-            ]
-        )
+        raise FileImportError(changed_lines(path, errors))
 
 
 def _no_ids(path: Path, first: dict[str, Any]) -> str:
@@ -611,7 +607,7 @@ def item_path(record: dict[str, Any]) -> str | None:
 
 @dataclass(frozen=True)
 class ParsedVotes:
-    rows: list[VoteRow]
+    votes: int  # the votes appended (a vote equal to the live one is not)
     annotators: list[str]
     unchanged: int = 0
     ignored_columns: tuple[str, ...] = ()  # CSV columns a vote does not read
@@ -620,70 +616,158 @@ class ParsedVotes:
     displaced: dict[str, int] = field(default_factory=dict)
 
 
-def parse_votes(
-    store: Store, path: Path, kind: str | None = None, in_set: SetRow | None = None
-) -> ParsedVotes:
-    """Votes from JSONL or CSV, every one checked against its item's set labels; raises
-    :class:`FileImportError` listing every bad line."""
-    records, errors = read_records(path, VOTE_COLUMNS)
-    keyed: list[tuple[int, dict[str, Any], str]] = []
-    for number, record in records:
+VOTE_CHUNK = 2000
+"""Votes looked up (their items) and appended a chunk at a time."""
+
+
+@dataclass
+class _VoteCheck:
+    """What the check of a votes file keeps: its errors in the order they are told (the
+    file's unreadable lines, then the lines whose fields are no text or missing, then
+    every other problem), one digest per (item, annotator) seen with its line, and the
+    repeats of one (their errors end once the lines they repeat are read again)."""
+
+    read: list[str] = field(default_factory=list)
+    shape: list[str] = field(default_factory=list)
+    other: list[str] = field(default_factory=list)
+    seen: dict[bytes, int] = field(default_factory=dict)
+    # (index in other, line, annotator, item, record, line it repeats)
+    repeats: list[tuple[int, int, str, str, dict[str, Any], int]] = field(default_factory=list)
+    good: int = 0
+
+    def errors(self) -> list[str]:
+        if any(isinstance(e, WholeFile) for e in self.read):
+            return self.read  # the rows were read by guess: none of them counts
+        return [*self.read, *self.shape, *self.other]
+
+
+def _keyed_votes(
+    path: Path, errors: list[str], shape_errors: list[str]
+) -> Iterator[tuple[int, dict[str, Any], str]]:
+    """(line, record, item id) for every vote of a file whose fields are text and
+    present, read as a stream; the unreadable lines go to ``errors``, the others to
+    ``shape_errors``."""
+    for number, record in iter_records(path, VOTE_COLUMNS, errors):
         shaped = not_text(record, (*VOTE_COLUMNS, *OPTIONAL_VOTE_COLUMNS))
         if shaped is not None:
-            errors.append(f"{path}:{number}: {shaped}")
+            shape_errors.append(f"{path}:{number}: {shaped}")
             continue
         missing = [c for c in VOTE_COLUMNS if not _text(record, c)]
         if missing:
-            errors.append(f"{path}:{number}: missing {', '.join(repr(m) for m in missing)}")
+            shape_errors.append(f"{path}:{number}: missing {', '.join(repr(m) for m in missing)}")
             continue
-        keyed.append((number, record, (_text(record, "item") or "").strip()))
-    kinds = [kind] if kind else ["commit", "kernel", "ir"]
-    ids = {k: keys_to_ids(store, k, [key for _, _, key in keyed]) for k in kinds}
-    rows: list[VoteRow] = []
-    first_line: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
-    for number, record, key in keyed:
-        who = (key, _text(record, "annotator") or "")
-        if who in first_line:
-            line, before = first_line[who]
-            same = "the same vote" if before == record else "another vote"
-            errors.append(
-                f"{path}:{number}: {who[1]} votes on {shown_id(key)} again"
-                f" (line {line}: {same}); one vote per annotator and item in a file"
-            )
-            continue
-        first_line[who] = (number, record)
-        matches = [(k, ids[k][key]) for k in kinds if key in ids[k]]
-        if not matches:
-            hint = ""
-            if key.startswith("#") and key[1:].isdigit():
-                hint = " (a votes file names an item by its external id, not by #N)"
-            errors.append(f"{path}:{number}: unknown item {shown_id(key)}{hint}")
-            continue
-        if len(matches) > 1:
-            errors.append(
-                f"{path}:{number}: item {shown_id(key)} exists as several kinds; pass --kind"
-            )
-            continue
-        item = find_by_id(store, matches[0][1])
+        yield number, record, (_text(record, "item") or "").strip()
+
+
+def _vote_chunks(
+    path: Path, errors: list[str], shape_errors: list[str]
+) -> Iterator[list[tuple[int, dict[str, Any], str]]]:
+    chunk: list[tuple[int, dict[str, Any], str]] = []
+    for keyed in _keyed_votes(path, errors, shape_errors):
+        chunk.append(keyed)
+        if len(chunk) == VOTE_CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _vote_row(
+    store: Store,
+    path: Path,
+    number: int,
+    record: dict[str, Any],
+    key: str,
+    ids: dict[str, dict[str, int]],
+    in_set: SetRow | None,
+    known: dict[int, tuple[ItemRef, Allowed]],
+) -> VoteRow:
+    """The row a vote line appends; :class:`VoteError` says why it cannot be. ``known``
+    keeps each item looked up in a chunk with the labels it allows: several annotators'
+    votes on one item ask once."""
+    matches = [(k, found[key]) for k, found in ids.items() if key in found]
+    if not matches:
+        hint = ""
+        if key.startswith("#") and key[1:].isdigit():
+            hint = " (a votes file names an item by its external id, not by #N)"
+        raise VoteError(f"unknown item {shown_id(key)}{hint}")
+    if len(matches) > 1:
+        raise VoteError(f"item {shown_id(key)} exists as several kinds; pass --kind")
+    item_id = matches[0][1]
+    if item_id not in known:
+        item = find_by_id(store, item_id)
         assert item is not None
-        try:
-            rows.append(
-                prepare_vote(
-                    store,
-                    item,
-                    _text(record, "label") or "",
-                    _text(record, "annotator") or "",
-                    category=_text(record, "category"),
-                    note=_text(record, "note"),
-                    in_set=in_set,
-                    origin=f"import:{path.name}",
+        known[item_id] = (item, allowed_for(store, item, in_set))
+    item, allowed = known[item_id]
+    return prepare_vote(
+        store,
+        item,
+        _text(record, "label") or "",
+        _text(record, "annotator") or "",
+        category=_text(record, "category"),
+        note=_text(record, "note"),
+        in_set=in_set,
+        origin=f"import:{path.name}",
+        allowed=allowed,
+    )
+
+
+def _chunk_ids(
+    store: Store, kinds: list[str], chunk: list[tuple[int, dict[str, Any], str]]
+) -> dict[str, dict[str, int]]:
+    return {k: keys_to_ids(store, k, [key for _, _, key in chunk]) for k in kinds}
+
+
+def check_votes(
+    store: Store, path: Path, kind: str | None = None, in_set: SetRow | None = None
+) -> int:
+    """How many votes a file holds, every one checked against its item's set labels,
+    read as a stream (what is kept of a line: a digest of its item and annotator, and
+    its number); raises :class:`FileImportError` listing every bad line."""
+    found = _VoteCheck()
+    kinds = [kind] if kind else ["commit", "kernel", "ir"]
+    for chunk in _vote_chunks(path, found.read, found.shape):
+        ids = _chunk_ids(store, kinds, chunk)
+        known: dict[int, tuple[ItemRef, Allowed]] = {}
+        for number, record, key in chunk:
+            annotator = _text(record, "annotator") or ""
+            who = text_digest(json.dumps([key, annotator]))
+            if who in found.seen:
+                found.repeats.append(
+                    (len(found.other), number, annotator, key, record, found.seen[who])
                 )
-            )
-        except VoteError as exc:
-            errors.append(f"{path}:{number}: {exc}")
+                found.other.append("")
+                continue
+            found.seen[who] = number
+            try:
+                _vote_row(store, path, number, record, key, ids, in_set, known)
+            except VoteError as exc:
+                found.other.append(f"{path}:{number}: {exc}")
+                continue
+            found.good += 1
+    if found.repeats:
+        _tell_vote_repeats(path, found)
+    errors = found.errors()
     if errors:
         raise FileImportError(errors)
-    return ParsedVotes(rows, sorted({r.annotator for r in rows}), 0, _extra_columns(path))
+    return found.good
+
+
+def _tell_vote_repeats(path: Path, found: _VoteCheck) -> None:
+    """The error of each line voting again on an item, saying whether it repeats the vote
+    of the line before (those lines read once more: only a file with repeats pays)."""
+    wanted = {line for *_, line in found.repeats}
+    before = {
+        number: record
+        for number, record in iter_records(path, VOTE_COLUMNS, [])
+        if number in wanted
+    }
+    for index, number, annotator, key, record, line in found.repeats:
+        same = "the same vote" if before.get(line) == record else "another vote"
+        found.other[index] = (
+            f"{path}:{number}: {annotator} votes on {shown_id(key)} again"
+            f" (line {line}: {same}); one vote per annotator and item in a file"
+        )
 
 
 def _extra_columns(path: Path) -> tuple[str, ...]:
@@ -856,15 +940,63 @@ def import_items_file(
     )
 
 
+def changed_lines(path: Path, errors: list[str]) -> list[str]:
+    """The errors of a file that no longer reads as it did when it was checked (changed
+    in between, or what it names in the store did): a transaction around its import rolls
+    back."""
+    return [
+        f"{path}: changed while it was imported (read again, it has other lines); nothing"
+        " is stored from it",
+        *errors,
+    ]
+
+
 def import_votes_file(
-    store: Store, path: Path, kind: str | None = None, in_set: SetRow | None = None
+    store: Store,
+    path: Path,
+    kind: str | None = None,
+    in_set: SetRow | None = None,
+    progress: Progress | None = None,
 ) -> ParsedVotes:
-    """Check every vote of a file, then append them in one transaction. A vote equal to
-    the annotator's live vote (label, category, note) is not appended again, so importing
-    the same file twice changes nothing."""
-    parsed = parse_votes(store, path, kind, in_set)
+    """Check every vote of a file (:func:`check_votes`), then append them in one
+    transaction, a chunk at a time as the file is read again; so a bad line or a Ctrl-C
+    appends nothing, and memory does not grow with the file. A vote equal to the
+    annotator's live vote (label, category, note) is not appended again, so importing
+    the same file twice changes nothing. ``progress`` is told (votes read, votes in the
+    file)."""
+    count = check_votes(store, path, kind, in_set)
+    if progress is not None:
+        progress(0, count)
+    kinds = [kind] if kind else ["commit", "kernel", "ir"]
+    appended = read = 0
+    annotators: set[str] = set()
+    displaced: Counter[str] = Counter()
     with store.transaction():
-        fresh, displaced = append_changed(store, parsed.rows)
+        errors: list[str] = []
+        for chunk in _vote_chunks(path, errors, errors):
+            ids = _chunk_ids(store, kinds, chunk)
+            known: dict[int, tuple[ItemRef, Allowed]] = {}
+            rows: list[VoteRow] = []
+            for number, record, key in chunk:
+                try:
+                    rows.append(_vote_row(store, path, number, record, key, ids, in_set, known))
+                except VoteError as exc:
+                    errors.append(f"{path}:{number}: {exc}")
+            if errors:
+                break
+            fresh, lost = append_changed(store, rows)
+            appended += len(fresh)
+            read += len(rows)
+            annotators.update(row.annotator for row in rows)
+            displaced.update(lost)
+            if progress is not None:
+                progress(read, count)
+        if errors or read != count:
+            raise FileImportError(changed_lines(path, errors))
     return ParsedVotes(
-        fresh, parsed.annotators, len(parsed.rows) - len(fresh), parsed.ignored_columns, displaced
+        appended,
+        sorted(annotators),
+        read - appended,
+        _extra_columns(path),
+        dict(sorted(displaced.items())),
     )

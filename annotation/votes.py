@@ -109,8 +109,11 @@ def prepare_vote(
     adjudicate: bool = False,
     in_set: SetRow | None = None,
     origin: str = "cli",
+    allowed: Allowed | None = None,
 ) -> VoteRow:
-    """Check a vote against the item's set(s) and build the row to append."""
+    """Check a vote against the item's set(s) and build the row to append. ``allowed``:
+    the item's :func:`allowed_for`, when the caller has it already (a file of votes
+    checks several on one item)."""
     problem = annotator_problem(annotator.strip())
     if problem is not None:
         raise VoteError(problem)
@@ -118,7 +121,8 @@ def prepare_vote(
         raise VoteError(f"set {in_set.name!r} holds {in_set.kind} items; item is a {item.kind}")
     if in_set is not None and not is_member(store, in_set.id, item.id):
         raise VoteError(f"item #{item.id} is not in set {in_set.name!r}")
-    allowed = allowed_for(store, item, in_set)
+    if allowed is None:
+        allowed = allowed_for(store, item, in_set)
     try:
         checked = check_label(label.strip(), allowed.labels)
         slug = normalize_category(category, allowed.categories)

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from annotation.formats import label_studio, prodigy
-from annotation.formats.common import TaskImport, import_tasks, set_for_export
+from annotation.formats.common import TaskFile, TaskImport, import_tasks, set_for_export
 from engines.commits.representation import model_input
 from engines.files import is_stream, write_text_atomically
 from store import Store
@@ -29,20 +29,22 @@ def import_file(
     votes_per_item: int = 2,
 ) -> TaskImport:
     """Read ``path`` in ``fmt`` and store its items and votes in ``set_name``; all or
-    nothing (``FileImportError`` lists every bad line or task at once)."""
-    tasks, errors = (
-        prodigy.read_tasks(path, set_name) if fmt == "prodigy" else label_studio.read_tasks(path)
+    nothing (``FileImportError`` lists every bad line or task at once). The file is read
+    twice as a stream, so memory does not grow with it."""
+    source: TaskFile = (
+        prodigy.ProdigyFile(path, set_name)
+        if fmt == "prodigy"
+        else label_studio.LabelStudioFile(path)
     )
     return import_tasks(
         store,
-        tasks,
+        source,
         origin=path.name,
         set_name=set_name,
         kind=kind,
         labels=labels,
         votes_per_item=votes_per_item,
         model_input=model_input,
-        errors=errors,
     )
 
 

@@ -95,7 +95,7 @@ def test_votes_from_csv_and_jsonl(tmp_path: Path, store: Store) -> None:
         f"{keys[1]},ann,non-perf,,\n"
     )
     parsed = import_votes_file(store, csv_path)
-    assert len(parsed.rows) == 2 and parsed.annotators == ["ann"]
+    assert parsed.votes == 2 and parsed.annotators == ["ann"]
     jsonl = _jsonl(tmp_path / "v.jsonl", [{"item": keys[0], "annotator": "bob", "label": "skip"}])
     import_votes_file(store, jsonl)
     gt = get_set(store, "gt")
@@ -109,7 +109,7 @@ def test_votes_from_csv_and_jsonl(tmp_path: Path, store: Store) -> None:
     note = next(v.note for v in live if v.label == "perf")
     assert note == "a note, with comma"
     again = import_votes_file(store, csv_path)
-    assert (len(again.rows), again.unchanged) == (0, 2)
+    assert (again.votes, again.unchanged) == (0, 2)
     assert raw_sql.scalar(store, "SELECT COUNT(*) FROM votes") == 3
 
 

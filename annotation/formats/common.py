@@ -2,7 +2,9 @@
 onto a set's labels and categories, stored all or nothing; and a set's items with their
 live votes, read for export.
 
-A tool's file becomes a list of :class:`Task` (one item, the votes cast on it); each vote
+A tool's file is read twice as a stream (:class:`TaskFile`): once to check it all, then
+to write it a chunk at a time in one transaction; it becomes :class:`Task` after
+:class:`Task` (one item, the votes cast on it); each vote
 carries the tool's raw answer (the choices ticked, or a binary accept/reject/ignore on a
 label), resolved against the set's labels here, so both formats map answers one way.
 """
@@ -10,9 +12,10 @@ label), resolved against the set's labels here, so both formats map answers one 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from annotation.importing import (
     FileImportError,
@@ -161,9 +164,53 @@ def _new_item(task: Task, kind: str, model_input: ModelInput, origin: str) -> Im
     )
 
 
+class TaskFile(Protocol):
+    """A tool's file, read twice as a stream: :meth:`check` reads it all and says what is
+    wrong with it (raising :class:`FileImportError` for a file that is none of the tool's),
+    keeping only what it needs to read it again (ids, line numbers, digests); :meth:`tasks`
+    then gives its good tasks, each item once, in the order the file first names them
+    (raising :class:`FileImportError` when the file no longer reads as it did)."""
+
+    def check(self) -> list[str]: ...
+
+    def tasks(self) -> Iterator[Task]: ...
+
+
+TASK_CHUNK = 500
+CHUNK_CHARS = 4_000_000
+"""Tasks are written a chunk at a time: ``TASK_CHUNK`` tasks, or fewer once their text
+reaches ``CHUNK_CHARS`` characters (big diffs)."""
+
+
+def _task_chunks(tasks: Iterable[Task]) -> Iterator[list[Task]]:
+    chunk: list[Task] = []
+    chars = 0
+    for task in tasks:
+        chunk.append(task)
+        chars += len(task.text) + sum(len(v) for v in task.fields.values() if isinstance(v, str))
+        if len(chunk) == TASK_CHUNK or chars >= CHUNK_CHARS:
+            yield chunk
+            chunk, chars = [], 0
+    if chunk:
+        yield chunk
+
+
+@dataclass
+class _Written:
+    """What the chunks of an import wrote so far."""
+
+    stored: int = 0
+    known: int = 0
+    added: int = 0
+    votes: int = 0
+    unchanged: int = 0
+    annotators: set[str] = field(default_factory=set)
+    displaced: Counter[str] = field(default_factory=Counter)
+
+
 def import_tasks(
     store: Store,
-    tasks: Sequence[Task],
+    source: TaskFile,
     *,
     origin: str,
     set_name: str,
@@ -171,23 +218,17 @@ def import_tasks(
     labels: list[str] | None = None,
     votes_per_item: int = 2,
     model_input: ModelInput,
-    errors: Sequence[str] = (),
 ) -> TaskImport:
     """Store the tasks' items (new commits are created from the task's text and fields),
-    put them in the set (created if needed) and append their votes, in one transaction.
+    put them in the set (created if needed) and append their votes, in one transaction,
+    a chunk of tasks at a time as the file is read a second time (:class:`TaskFile`), so
+    memory does not grow with the file.
 
-    ``errors`` are the file's unreadable lines or tasks: with them, or any task that
-    cannot go in, :class:`FileImportError` names every one at once and nothing is
-    written. A vote equal to the annotator's live vote is not appended again."""
-    problems = list(errors)
-    seen: dict[str, str] = {}
-    unique: list[Task] = []
-    for task in tasks:
-        if task.key in seen:
-            problems.append(f"{task.where}: item {task.key!r} already in {seen[task.key]}")
-        else:
-            seen[task.key] = task.where
-            unique.append(task)
+    With any problem in the file (its unreadable lines or tasks, a task that cannot go
+    in, a vote that does not fit the set), :class:`FileImportError` names every one at
+    once and nothing is written (the transaction rolls back, as on a Ctrl-C). A vote equal
+    to the annotator's live vote is not appended again."""
+    problems = source.check()
     # the set is looked up under the write lock: an import beside this one may have just
     # created it, and this one then joins it rather than failing to create it again
     with store.transaction():
@@ -195,35 +236,47 @@ def import_tasks(
         problem = set_problem(target, set_name, kind, labels, origin)
         if problem is not None:
             raise FileImportError([problem, *problems])
-        known = keys_to_ids(store, kind, [t.key for t in unique])
-        fresh = [t for t in unique if t.key not in known]
-        if fresh and kind != "commit":
-            problems += [
-                f"{t.where}: no {kind} item {t.key!r} in the store (only commits can be created)"
-                for t in fresh
-            ]
-            unique, fresh = [t for t in unique if t.key in known], []
-        results = insert_imported_items(
-            store, [_new_item(t, kind, model_input, origin) for t in fresh]
-        )
-        ids = {**known, **{t.key: item_id for t, (_, item_id) in zip(fresh, results, strict=True)}}
         created = target is None
         if target is None:
             target = create_set(store, imported_set(set_name, kind, labels, origin, votes_per_item))
-        added = add_set_items(store, target.id, [ids[t.key] for t in unique])
-        rows = _vote_rows(store, unique, ids, target, origin, problems)
-        if problems:
-            raise FileImportError(problems)
-        appended, unchanged, displaced = _append_fresh(store, rows)
+        absent: list[str] = []  # tasks of items that are not stored and cannot be created
+        refused: list[str] = []  # votes the set does not take
+        done = _Written()
+        for chunk in _task_chunks(source.tasks()):
+            known = keys_to_ids(store, kind, [t.key for t in chunk])
+            fresh = [t for t in chunk if t.key not in known]
+            if fresh and kind != "commit":
+                absent += [
+                    f"{t.where}: no {kind} item {t.key!r} in the store (only commits can be"
+                    " created)"
+                    for t in fresh
+                ]
+                chunk, fresh = [t for t in chunk if t.key in known], []
+            results = insert_imported_items(
+                store, [_new_item(t, kind, model_input, origin) for t in fresh]
+            )
+            ids = {**known, **{t.key: i for t, (_, i) in zip(fresh, results, strict=True)}}
+            done.stored += len(fresh)
+            done.known += len(chunk) - len(fresh)
+            done.added += add_set_items(store, target.id, [ids[t.key] for t in chunk])
+            rows = _vote_rows(store, chunk, ids, target, origin, refused)
+            done.annotators.update(r.annotator for r in rows)
+            if not (problems or absent or refused):  # else all is rolled back
+                appended, unchanged, displaced = _append_fresh(store, rows)
+                done.votes += appended
+                done.unchanged += unchanged
+                done.displaced.update(displaced)
+        if problems or absent or refused:
+            raise FileImportError([*problems, *absent, *refused])
     return TaskImport(
-        stored=len(fresh),
-        known=len(unique) - len(fresh),
-        added_to_set=added,
+        stored=done.stored,
+        known=done.known,
+        added_to_set=done.added,
         set_created=created,
-        votes=appended,
-        unchanged=unchanged,
-        annotators=sorted({r.annotator for r in rows}),
-        displaced=displaced,
+        votes=done.votes,
+        unchanged=done.unchanged,
+        annotators=sorted(done.annotators),
+        displaced=dict(sorted(done.displaced.items())),
     )
 
 

@@ -13,8 +13,9 @@ spent; not kept, the store has no column for it).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 from xml.sax.saxutils import quoteattr
 
 from annotation.formats.common import (
@@ -27,7 +28,7 @@ from annotation.formats.common import (
     shape,
     text_field,
 )
-from annotation.importing import FileImportError
+from annotation.importing import FileImportError, changed_lines
 from annotation.jsontext import lone_surrogate, nul_in
 from annotation.labels import SKIP
 from store.sets import SetRow
@@ -163,13 +164,81 @@ def _task(where: str, task: Any) -> tuple[Task | None, list[str]]:
     return Task(where=where, key=key, text=text, fields=fields, votes=tuple(votes)), []
 
 
-def read_tasks(path: Path) -> tuple[list[Task], list[str]]:
-    """The tasks of a Label Studio JSON export, and one line for every task or annotation
-    that cannot be read (``FILE: task ID (position N)[ annotation M]: problem``); a file
-    that is no JSON list of tasks raises :class:`FileImportError`."""
-    if not path.is_file():
-        what = "a folder, not a Label Studio JSON export" if path.is_dir() else "no such file"
-        raise FileImportError([f"{path}: {what}"])
+BUFFER = 1 << 18
+"""Characters of a Label Studio export read at a time (more while one task is longer)."""
+JSON_SPACE = " \t\n\r"
+
+
+class _NotStreamed(Exception):
+    """The export is not a JSON list read as a stream: :func:`_whole_document` reads it
+    whole, as ever, to say what is wrong with it."""
+
+
+class _Elements:
+    """The elements of the JSON list a file holds, decoded one at a time from a buffer."""
+
+    def __init__(self, fh: TextIO) -> None:
+        self.fh = fh
+        self.buffer = ""
+        self.at = 0
+        self.ended = False
+        self.decoder = json.JSONDecoder()
+
+    def _more(self) -> None:
+        """Read on: as much as the buffer holds unread, at least ``BUFFER`` characters."""
+        chunk = self.fh.read(max(BUFFER, len(self.buffer) - self.at))
+        self.buffer = self.buffer[self.at :] + chunk
+        self.at = 0
+        self.ended = not chunk
+
+    def _next_char(self) -> str:
+        """The next character that is no JSON white space ("" at the end), not taken."""
+        while True:
+            while self.at < len(self.buffer) and self.buffer[self.at] in JSON_SPACE:
+                self.at += 1
+            if self.at < len(self.buffer) or self.ended:
+                return self.buffer[self.at : self.at + 1]
+            self._more()
+
+    def _value(self) -> Any:
+        while True:
+            try:
+                value, end = self.decoder.raw_decode(self.buffer, self.at)
+            except json.JSONDecodeError:
+                if self.ended:
+                    raise _NotStreamed from None
+            except RecursionError:
+                raise _NotStreamed from None
+            else:
+                # a number or a literal at the buffer's end may go on after it
+                if end < len(self.buffer) or self.ended:
+                    self.at = end
+                    return value
+            self._more()
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._next_char() != "[":
+            raise _NotStreamed
+        self.at += 1
+        if self._next_char() == "]":
+            self.at += 1
+        else:
+            while True:
+                self._next_char()
+                yield self._value()
+                after = self._next_char()
+                self.at += 1
+                if after == "]":
+                    break
+                if after != ",":
+                    raise _NotStreamed
+        if self._next_char() != "":
+            raise _NotStreamed
+
+
+def _whole_document(path: Path) -> list[Any]:
+    """The file read whole with :func:`json.loads`: the list it holds, or
+    :class:`FileImportError` naming what is wrong with it."""
     try:
         document = json.loads(path.read_text(encoding="utf-8-sig"))
     except UnicodeDecodeError:
@@ -180,14 +249,70 @@ def read_tasks(path: Path) -> tuple[list[Task], list[str]]:
         raise FileImportError([f"{path}: JSON nested too deeply to read"]) from None
     if not isinstance(document, list):
         raise FileImportError([f"{path}: expected a JSON list of tasks"])
-    tasks: list[Task] = []
-    errors: list[str] = []
-    for n, raw in enumerate(document, start=1):
-        found, problems = _task(_where(path, n, raw), raw)
-        errors += problems
-        if found is not None:
-            tasks.append(found)
-    return tasks, errors
+    return document
+
+
+def read_elements(path: Path) -> Iterator[Any]:
+    """The tasks of a Label Studio JSON export (one JSON list), decoded one at a time as
+    the file is read; a file that is no JSON list of tasks raises
+    :class:`FileImportError`, its message that of the file read whole with
+    :func:`json.loads` (malformed JSON names the line of the problem)."""
+    if not path.is_file():
+        what = "a folder, not a Label Studio JSON export" if path.is_dir() else "no such file"
+        raise FileImportError([f"{path}: {what}"])
+    told = 0
+    try:
+        with path.open(encoding="utf-8-sig") as fh:
+            for element in _Elements(fh):
+                told += 1
+                yield element
+    except (_NotStreamed, UnicodeDecodeError):
+        yield from _whole_document(path)[told:]
+
+
+class LabelStudioFile:
+    """A Label Studio JSON export as a :class:`~annotation.formats.common.TaskFile`: its
+    tasks, each item once (a later task of the same item is a problem), and one line
+    for every task or annotation that cannot be read (``FILE: task ID (position N)[
+    annotation M]: problem``). Each read decodes a task at a time; between the two, each
+    item's id and where its task is are kept."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.count = 0
+        self.unreadable = 0
+
+    def _tasks(self, errors: list[str]) -> Iterator[Task]:
+        for n, raw in enumerate(read_elements(self.path), start=1):
+            found, problems = _task(_where(self.path, n, raw), raw)
+            errors += problems
+            if found is not None:
+                yield found
+
+    def check(self) -> list[str]:
+        errors: list[str] = []
+        seen: dict[str, str] = {}
+        again: list[str] = []
+        for task in self._tasks(errors):
+            if task.key in seen:
+                again.append(f"{task.where}: item {task.key!r} already in {seen[task.key]}")
+            else:
+                seen[task.key] = task.where
+        self.count, self.unreadable = len(seen), len(errors)
+        return [*errors, *again]
+
+    def tasks(self) -> Iterator[Task]:
+        errors: list[str] = []
+        seen: set[str] = set()
+        try:
+            for task in self._tasks(errors):
+                if task.key not in seen:
+                    seen.add(task.key)
+                    yield task
+        except FileImportError as exc:
+            raise FileImportError(changed_lines(self.path, exc.errors)) from None
+        if len(seen) != self.count or len(errors) != self.unreadable:
+            raise FileImportError(changed_lines(self.path, []))
 
 
 def _choices(name: str, values: list[str], annotation_id: int) -> dict[str, Any]:

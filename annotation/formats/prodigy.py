@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from annotation.formats.common import (
     shape,
     text_field,
 )
-from annotation.importing import read_jsonl
+from annotation.importing import FileImportError, changed_lines, iter_jsonl, text_digest
 from annotation.labels import SKIP
 from store.sets import SetRow
 from store.votes import ADJUDICATOR
@@ -125,29 +126,102 @@ def _line(
     return key, text, fields, vote
 
 
-def read_tasks(path: Path, set_name: str) -> tuple[list[Task], list[str]]:
-    """One :class:`Task` per item (lines of the same item gather their votes), and one
-    ``FILE:LINE: problem`` for every line that cannot be read."""
-    what = "a folder, not a Prodigy JSONL file" if path.is_dir() else "no such file"
-    records, errors = read_jsonl(path) if path.is_file() else ([], [f"{path}: {what}"])
-    tasks: dict[str, Task] = {}
-    for number, record in records:
-        where = f"{path}:{number}"
-        try:
-            key, text, fields, vote = _line(where, record, set_name)
-        except BadField as exc:
-            errors.append(f"{where}: {exc}")
-            continue
-        earlier = tasks.get(key)
-        votes = (*(earlier.votes if earlier else ()), *((vote,) if vote else ()))
-        tasks[key] = Task(
-            where=earlier.where if earlier else where,
-            key=key,
-            text=text,
-            fields=fields,
-            votes=votes,
-        )
-    return list(tasks.values()), errors
+@dataclass(slots=True)
+class _Item:
+    """What the check keeps of an item's lines: the first (where its task is named), a
+    digest of its text and fields, whether the last line's differ (the task takes the
+    last line's), and every line's vote."""
+
+    first: int
+    digest: bytes
+    last_differs: bool = False
+    votes: list[TaskVote] = field(default_factory=list)
+
+
+def _digest(text: str, fields: dict[str, Any]) -> bytes:
+    return text_digest(json.dumps([text, fields], sort_keys=True))
+
+
+class ProdigyFile:
+    """A Prodigy JSONL file as a :class:`~annotation.formats.common.TaskFile`: one task
+    per item (the lines of an item gather their votes; its text and fields are its last
+    line's), named by the item's first line; one ``FILE:LINE: problem`` for every line
+    that cannot be read. Each read is a stream, a line in memory at a time; between the
+    two, an item's first line, a digest and its votes are kept."""
+
+    def __init__(self, path: Path, set_name: str) -> None:
+        self.path = path
+        self.set_name = set_name
+        self.items: dict[str, _Item] = {}
+        self.unreadable = 0
+
+    def _lines(
+        self, errors: list[str]
+    ) -> Iterator[tuple[int, str, str, dict[str, Any], TaskVote | None]]:
+        """(line, key, text, fields, vote) of every good line; the others' problems go to
+        ``errors``, those the JSON reader finds before the ones it does not."""
+        path = self.path
+        if not path.is_file():
+            what = "a folder, not a Prodigy JSONL file" if path.is_dir() else "no such file"
+            errors.append(f"{path}: {what}")
+            return
+        bad_fields: list[str] = []
+        for number, record in iter_jsonl(path, errors):
+            where = f"{path}:{number}"
+            try:
+                key, text, fields, vote = _line(where, record, self.set_name)
+            except BadField as exc:
+                bad_fields.append(f"{where}: {exc}")
+                continue
+            yield number, key, text, fields, vote
+        errors += bad_fields
+
+    def check(self) -> list[str]:
+        errors: list[str] = []
+        self.items = {}
+        for number, key, text, fields, vote in self._lines(errors):
+            item = self.items.get(key)
+            if item is None:
+                item = self.items[key] = _Item(number, _digest(text, fields))
+            elif number != item.first:
+                item.last_differs = _digest(text, fields) != item.digest
+            if vote is not None:
+                item.votes.append(vote)
+        self.unreadable = len(errors)
+        return errors
+
+    def _last_lines(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        """The text and fields of the items whose last line differs from their first,
+        read once more (only a file with such items pays for it)."""
+        differ = {key for key, item in self.items.items() if item.last_differs}
+        found: dict[str, tuple[str, dict[str, Any]]] = {}
+        if differ:
+            for _, key, text, fields, _ in self._lines([]):
+                if key in differ:
+                    found[key] = (text, fields)
+        return found
+
+    def tasks(self) -> Iterator[Task]:
+        last = self._last_lines()
+        errors: list[str] = []
+        told = 0
+        for number, key, text, fields, _ in self._lines(errors):
+            item = self.items.get(key)
+            if item is None:
+                break
+            if number != item.first:
+                continue
+            text, fields = last.get(key, (text, fields))
+            told += 1
+            yield Task(
+                where=f"{self.path}:{number}",
+                key=key,
+                text=text,
+                fields=fields,
+                votes=tuple(item.votes),
+            )
+        if told != len(self.items) or len(errors) != self.unreadable:
+            raise FileImportError(changed_lines(self.path, []))
 
 
 def _options(target: SetRow) -> list[dict[str, str]]:

@@ -230,8 +230,8 @@ def votes(
         in_set = load_optional_set(store, set_name)
         for path in files:
             try:
-                with file_progress(path):
-                    parsed = import_votes_file(store, path, kind, in_set)
+                with file_progress(path) as progress:
+                    parsed = import_votes_file(store, path, kind, in_set, progress)
             except KeyboardInterrupt:
                 raise interrupted(path) from None
             except FileImportError as exc:
@@ -248,7 +248,7 @@ def votes(
             if parsed.displaced:
                 warn(displaced_line(str(path), parsed.displaced))
             report.append(_votes_json(path, parsed, []))
-            if not parsed.rows and not parsed.unchanged:
+            if not parsed.votes and not parsed.unchanged:
                 warn(f"{path}: no votes in the file; nothing imported")
                 continue
             if not as_json:
@@ -264,7 +264,7 @@ def _votes_json(path: Path, parsed: ParsedVotes | None, errors: list[str]) -> di
     return {
         "file": str(path),
         "imported": parsed is not None,
-        "votes": len(parsed.rows) if parsed else 0,
+        "votes": parsed.votes if parsed else 0,
         "annotators": sorted(parsed.annotators) if parsed else [],
         "unchanged": parsed.unchanged if parsed else 0,
         "displaced": dict(parsed.displaced) if parsed else {},
@@ -276,7 +276,7 @@ def _print_votes(path: Path, parsed: ParsedVotes) -> None:
     out.print(
         Text.assemble(
             one_line(str(path)),
-            f": {len(parsed.rows)} votes from {len(parsed.annotators)} annotators"
+            f": {parsed.votes} votes from {len(parsed.annotators)} annotators"
             f" ({parsed.unchanged} already recorded)",
         )
     )
