@@ -204,3 +204,44 @@ def test_import_items_reads_each_rows_diff_in_gits_layout(
     # what the user imported is stored as it came
     assert texts["hunks"]["diff"] == _hunks(diff)
     assert texts["svn"]["diff"].startswith("Index: src/sum.c")
+
+
+def test_an_import_names_the_diffs_read_without_a_path(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CURATOR_DB", str(tmp_path / "c.db"))
+    hunks = _hunks(_git(repo, "diff", "HEAD~1", "HEAD", "--", "src/sum.c"))
+    pathless = tmp_path / "pathless.jsonl"
+    pathless.write_text(
+        "".join(
+            json.dumps({"id": f"p{n}", "message": "Add restrict", "diff": hunks}) + "\n"
+            for n in range(3)
+        )
+        + json.dumps({"id": "m", "message": "no diff at all"})
+        + "\n"
+    )
+    named = tmp_path / "named.jsonl"
+    named.write_text(json.dumps({"id": "n", "message": "m", "diff": hunks, "file": "a.c"}) + "\n")
+    result = CliRunner().invoke(app, ["import", "items", str(pathless), str(named)])
+    assert result.exit_code == 0, result.output
+    told = [line for line in result.output.splitlines() if "no file named" in line]
+    assert told == [
+        f"warning: {pathless}: 3 diffs are hunks with no file named (no 'diff --git' or"
+        " '---'/'+++' header, no 'file' or 'path' field): the models read them without the"
+        " path they lean on (0.04-0.05 lower perf F1 on the team's rounds 21 and 22); give"
+        " each row its 'file'"
+    ]
+
+    labeled = tmp_path / "labeled.jsonl"
+    labeled.write_text(
+        json.dumps({"idx": 1, "commit_message": "Add restrict", "diff": hunks, "target": 1}) + "\n"
+    )
+    result = CliRunner().invoke(
+        app,
+        [
+            *("import", "items", str(labeled), "--set", "gt", "--label-field", "target"),
+            *("--map", "1=perf,0=non-perf", "--text-field", "commit_message"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert f"{labeled}: 1 diffs are hunks with no file named" in result.output

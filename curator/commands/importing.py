@@ -40,6 +40,7 @@ from curator.commands.options import (
 )
 from curator.commands.releases import import_release_command
 from curator.console import err, out
+from curator.import_reading import ImportReading
 from curator.presentation.cli_output import (
     EXIT_INPUT,
     EXIT_USAGE,
@@ -49,7 +50,6 @@ from curator.presentation.cli_output import (
     warn,
 )
 from curator.presentation.text import flat, labelled, one_line
-from engines.commits.representation import model_input
 
 app = typer.Typer(
     help="Import items or votes from JSONL/CSV files, Prodigy or Label Studio, or a release.",
@@ -150,13 +150,14 @@ def items(
     failed = 0
     with open_db(db) as store:
         for path in files:
+            reading = ImportReading()
             try:
                 with file_progress(path) as progress:
                     result = import_items_file(
                         store,
                         path,
                         kind,
-                        model_input,
+                        reading,
                         set_name,
                         allowed,
                         keyword_prelabel if kind == "commit" and prelabel else None,
@@ -171,6 +172,7 @@ def items(
                 failed += 1
                 continue
             report_other_messages(result.other_message)
+            reading.tell(str(path))
             report.append({"file": str(path), **asdict(result)})
             _print_file_result(path, result, set_name, as_json)
     if as_json:

@@ -26,9 +26,9 @@ from annotation.labeled_import import (
 from annotation.labels import annotator_problem
 from curator.cli_context import open_db
 from curator.console import err, out
+from curator.import_reading import ImportReading
 from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, print_json, warn
 from curator.presentation.text import flat, labelled, one_line
-from engines.commits.representation import model_input
 from store.items import ImportedItem
 from store.records import PredictionRow
 
@@ -166,13 +166,14 @@ def labeled_items(
     results: list[tuple[Path, LabeledImport]] = []
     with open_db(db) as store:
         for path in files:
+            reading = ImportReading()
             try:
                 with file_progress(path) as progress:
                     result = import_labeled_file(
                         store,
                         path,
                         spec,
-                        model_input,
+                        reading,
                         keyword_prelabel if prelabel else None,
                         progress,
                     )
@@ -182,6 +183,8 @@ def labeled_items(
                 fail(f"{path}: {exc}", EXIT_USAGE if isinstance(exc, FieldError) else EXIT_INPUT)
             report_errors(result.errors, result.reasons)
             report_other_messages(result.other_message)
+            if result.stored + result.known:
+                reading.tell(str(path))
             results.append((path, result))
             if result.without_repo:
                 warn(

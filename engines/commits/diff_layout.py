@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 
 _GIT_FILE = re.compile(r"^diff --git ", re.MULTILINE)
+_ANY_HUNK = re.compile(r"^@@ ", re.MULTILINE)
 _HUNK_HEADER = "@@ "
 # Hunk content: context, added, removed, "\ No newline at end of file", or a blank
 # context line whose leading space an editor or a web form dropped.
@@ -61,6 +62,14 @@ def git_layout(diff: str, path: str | None = None) -> str:
             out.append(line)
         at += 1
     return "".join(out) if out else diff
+
+
+def names_no_file(diff: str, path: str | None = None) -> bool:
+    """Whether ``diff`` is hunks with no file named, in it or by ``path``: the model reads
+    such a diff without the path it leans on."""
+    if path or not _ANY_HUNK.search(diff):
+        return False
+    return _GIT_FILE.search(git_layout(diff)) is None
 
 
 def _with_prefixes(diff: str) -> str:
