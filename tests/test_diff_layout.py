@@ -245,3 +245,25 @@ def test_an_import_names_the_diffs_read_without_a_path(
     )
     assert result.exit_code == 0, result.output
     assert f"{labeled}: 1 diffs are hunks with no file named" in result.output
+
+
+def test_a_mined_commit_is_read_with_the_index_line_git_writes(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The miner stores a diff without git's index line; the rounds the models learned
+    # from and are measured on have one (round 21: 0.767 perf F1 without, 0.780 with).
+    monkeypatch.setenv("CURATOR_DB", str(tmp_path / "c.db"))
+    (repo / "src" / "sum.c").write_text(AFTER.replace("i++", "++i"))
+    _git(repo, "commit", "-qam", "Pre-increment in sum")
+    result = CliRunner().invoke(app, ["mine", "commits", str(repo)])
+    assert result.exit_code == 0, result.output
+    with sqlite3.connect(tmp_path / "c.db") as db:
+        stored, read = db.execute(
+            "SELECT diff, model_input FROM commits WHERE message LIKE 'Pre-increment%'"
+        ).fetchone()
+    assert stored.startswith("diff --git a/src/sum.c b/src/sum.c\n--- a/src/sum.c\n")
+    assert "\nindex " not in stored  # what is stored stays the miner's
+    git_own = _git(repo, "diff", "HEAD~1", "HEAD")
+    blobs = git_own.splitlines()[1]
+    assert blobs.startswith("index ")
+    assert read == "Pre-increment in sum" + SEPARATOR + git_own.replace(blobs, NEUTRAL_INDEX)

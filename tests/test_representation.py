@@ -41,7 +41,11 @@ class HunkSpec:
 
 
 def header(name: str) -> str:
-    return f"diff --git a/{name} b/{name}\n--- a/{name}\n+++ b/{name}\n"
+    """A file's header as ``git diff`` writes it (the model reads others in this layout:
+    engines.commits.diff_layout)."""
+    return (
+        f"diff --git a/{name} b/{name}\nindex 1111111..2222222 100644\n--- a/{name}\n+++ b/{name}\n"
+    )
 
 
 def build_diff(files: dict[str, list[tuple[int, int]]]) -> tuple[str, list[HunkSpec]]:

@@ -6,14 +6,16 @@ then its hunks. Commits imported from elsewhere come in other layouts: the hunks
 (PyDriller's ``ModifiedFile.diff``, GitHub's ``patch``) with the file's path in a field
 of its own, ``git diff --no-prefix``, ``diff -u`` and Subversion output (``Index:`` and
 ``---`` / ``+++`` lines, no ``diff --git``), ``git show`` output with the commit's header
-in front. Read as they come, the model loses the file path it leans on: on round 22 the
+in front; Curator's own miner writes no ``index`` line. Read as they come, the model
+loses the file path it leans on, or reads a header it never learned: on round 22 the
 default student scored 0.771 perf F1 reading git's layout, 0.730 reading the same
-commits' hunks alone (docs/labelers.md, "Diffs written by other tools").
+commits' hunks alone and 0.763 reading them as the miner stores them (docs/labelers.md,
+"Diffs written by other tools").
 
 :func:`git_layout` rewrites file headers only; hunk lines are never changed. A diff
 already in git's layout comes back as it is, less anything in front of its first file
-(a ``git show`` header) and with ``a/`` / ``b/`` put back where ``--no-prefix`` left them
-out. The ``index`` line written for a rebuilt header names no blobs
+(a ``git show`` header), with ``a/`` / ``b/`` put back where ``--no-prefix`` left them
+out and an ``index`` line where a file has none. The ``index`` line written names no blobs
 (``0000000..0000000``): the model sees the layout it learned, and nothing that looks
 like a real object id.
 """
@@ -24,6 +26,7 @@ import re
 
 _GIT_FILE = re.compile(r"^diff --git ", re.MULTILINE)
 _ANY_HUNK = re.compile(r"^@@ ", re.MULTILINE)
+_FIRST_HUNK = re.compile(r"\n@@ ")
 _HUNK_HEADER = "@@ "
 # Hunk content: context, added, removed, "\ No newline at end of file", or a blank
 # context line whose leading space an editor or a web form dropped.
@@ -37,11 +40,11 @@ def git_layout(diff: str, path: str | None = None) -> str:
     ``+++`` lines where it has those, and written for ``path`` in front of hunks that
     have neither. Lines that are neither hunk content nor a file header (``Index:``,
     ``=====``, ``diff -u ...``, ``Binary files ... differ``) are dropped."""
-    if not diff or diff.startswith("diff --git a/"):
+    if not diff:
         return diff
     first = _GIT_FILE.search(diff)
     if first is not None:
-        return _with_prefixes(diff[first.start() :])
+        return _git_headers(diff[first.start() :])
     lines = diff.splitlines(keepends=True)
     out: list[str] = []
     in_file = False
@@ -72,24 +75,36 @@ def names_no_file(diff: str, path: str | None = None) -> bool:
     return _GIT_FILE.search(git_layout(diff)) is None
 
 
-def _with_prefixes(diff: str) -> str:
-    """A diff in git's layout, with the ``a/`` and ``b/`` that ``git diff --no-prefix``
-    leaves out put back into its file headers (hunk lines untouched)."""
+def _git_headers(diff: str) -> str:
+    """A diff in git's layout with every file header as ``git diff`` writes it: the ``a/``
+    and ``b/`` that ``--no-prefix`` leaves out put back, and an ``index`` line where a
+    file that has a ``---`` line (or hunks) has none; Curator's miner writes none. Only
+    the headers are read line by line; hunks are copied as they are."""
+    starts = [m.start() for m in _GIT_FILE.finditer(diff)]
     out: list[str] = []
-    in_header = False
-    for line in diff.splitlines(keepends=True):
-        if line.startswith("diff --git "):
-            in_header = True
-            line = _prefixed_git_line(line)
-        elif in_header:
-            if line.startswith(_HUNK_HEADER):
-                in_header = False
-            elif line.startswith("--- ") and not line.startswith(("--- a/", "--- /dev/null")):
-                line = "--- a/" + line[4:]
-            elif line.startswith("+++ ") and not line.startswith(("+++ b/", "+++ /dev/null")):
-                line = "+++ b/" + line[4:]
-        out.append(line)
+    for start, end in zip(starts, [*starts[1:], len(diff)], strict=True):
+        hunks = _FIRST_HUNK.search(diff, start, end)
+        cut = hunks.start() + 1 if hunks is not None else end
+        out.append(_file_header(diff[start:cut], hunks is not None))
+        out.append(diff[cut:end])
     return "".join(out)
+
+
+def _file_header(header: str, has_hunks: bool) -> str:
+    lines = header.splitlines(keepends=True)
+    lines[0] = _prefixed_git_line(lines[0])
+    has_index = False
+    for at, line in enumerate(lines[1:], start=1):
+        if line.startswith("index "):
+            has_index = True
+        elif line.startswith("--- ") and not line.startswith(("--- a/", "--- /dev/null")):
+            lines[at] = "--- a/" + line[4:]
+        elif line.startswith("+++ ") and not line.startswith(("+++ b/", "+++ /dev/null")):
+            lines[at] = "+++ b/" + line[4:]
+    if not has_index and (has_hunks or any(x.startswith("--- ") for x in lines)):
+        old = next((at for at, x in enumerate(lines) if x.startswith("--- ")), len(lines))
+        lines.insert(old, NEUTRAL_INDEX + "\n")
+    return "".join(lines)
 
 
 def _prefixed_git_line(line: str) -> str:
