@@ -8,8 +8,10 @@ separately; only this text is cut.
 
 The message itself is never cut, even when it alone is over the budget: the keyword
 rules under a trained model (engines.labelers.rule_floor) read the message out of this
-text, and must see all of it, as the keyword labeler does. The encoder cuts its own
-input at its token limit in any case.
+text, and must see all of it, as the keyword labeler does. Only its trailer block
+(``Signed-off-by:``, ``Change-Id:``...; engines.commits.trailers) is left out: it names
+people and tickets, not the change. The encoder cuts its own input at its token limit in
+any case.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engines.commits.diff_layout import git_layout
+from engines.commits.trailers import without_trailers
 
 DEFAULT_TOKEN_BUDGET = 512
 SEPARATOR = "\n\n"
@@ -100,10 +103,12 @@ def model_input(
 ) -> str:
     """``message || diff`` with hunks largest-first, the diff cut so the whole stays within
     ``budget`` tokens (0: no cut). The message is never cut: a message longer than the
-    budget comes back whole, without its diff. A diff in another tool's layout is read in
+    budget comes back whole, without its diff; its trailer block (``Signed-off-by:``...)
+    is left out (:func:`engines.commits.trailers.without_trailers`). A diff in another
+    tool's layout is read in
     git's (:func:`engines.commits.diff_layout.git_layout`; ``path`` names the file of a
     diff that is hunks alone)."""
-    head = message.strip() + SEPARATOR
+    head = without_trailers(message).strip() + SEPARATOR
     body = order_hunks(git_layout(diff, path))
     if budget <= 0:
         return head + body
