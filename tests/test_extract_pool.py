@@ -301,3 +301,27 @@ def test_ctrl_c_leaves_the_workers_to_the_run_and_a_cancelled_wait_is_no_error()
         worker.stop()
         answers.join()
     assert not worker.process.is_alive()
+
+
+def test_answers_read_after_the_worker_failed_are_dropped() -> None:
+    # A run that stops (Ctrl-C) fails what its workers still owe once it has waited for
+    # them; answers already in the pipe then reach the reader with nothing owed. The
+    # reader thread died with "pop from an empty deque", a traceback under the run's
+    # one-line message (seen in a fresh-clone CI run of tests/test_guarantees_audit.py).
+    from engines.commits.worker_process import Answers, WorkerProcess, start_context
+
+    worker = WorkerProcess(start_context(), _Echo, ())
+    died: list[BaseException | None] = []
+    before = threading.excepthook
+    threading.excepthook = lambda args: died.append(args.exc_value)
+    try:
+        owed = [worker.submit(n) for n in range(20)]
+        worker.fail()  # given up on: the 20 answers are still on their way
+        answers = Answers([worker])
+        worker.stop()
+        answers.join()
+    finally:
+        threading.excepthook = before
+    assert died == []
+    assert not answers.thread.is_alive()
+    assert all(f.done() and f.exception() is not None for f in owed)

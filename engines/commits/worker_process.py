@@ -95,6 +95,8 @@ class WorkerProcess:
 
     def answered(self, answer: Any) -> None:
         with self._lock:
+            if not self._owed:  # failed (a stopping run gave up waiting): nothing is owed
+                return
             future = self._owed.popleft()
         with contextlib.suppress(InvalidStateError):  # cancelled by a run that stops (Ctrl-C)
             future.set_result(answer)
