@@ -21,18 +21,8 @@ from annotation.importing import FileImportError, import_items_file, import_vote
 from store import Store, open_store
 from store.sets import get_set
 from tests import raw_sql
+from tests.test_sweep_memory import CURATOR, PEAK
 
-ROOT = Path(__file__).resolve().parents[1]
-CURATOR = ROOT / ".venv" / "bin" / "curator"
-
-# the peak RSS of one child process, measured by a parent that has no other child (the
-# test process's own RUSAGE_CHILDREN holds the peak of every child any test waited for)
-PEAK = (
-    "import resource, subprocess, sys\n"
-    "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
-    "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
-    "print(done.stdout + done.stderr, file=sys.stderr)\n"
-)
 ANNOTATORS = 4
 
 

@@ -4,7 +4,6 @@ as git writes them (``git commit --trailer``) and through the miner."""
 from __future__ import annotations
 
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from curator.cli import app
 from engines.commits.representation import SEPARATOR, model_input
 from engines.commits.trailers import without_trailers
 from engines.labelers.diff_decision import message_part
+from tests.gitrepo import GitRepo
 
 KERNEL = (
     "mm: avoid a second walk of the page list\n\n"
@@ -60,27 +60,15 @@ def test_a_last_paragraph_that_is_no_trailer_block_stays(message: str) -> None:
 
 
 def test_git_writes_what_is_left_out(tmp_path: Path) -> None:
-    repo = tmp_path / "r"
-    repo.mkdir()
-
-    def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", "-c", "user.name=J D", "-c", "user.email=j@example.org", *args],
-            cwd=repo,
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-
-    git("init", "-q")
-    (repo / "a.c").write_text("int f(void) { return 1; }\n")
-    git("add", ".")
-    git(
+    repo = GitRepo(tmp_path / "r")
+    repo.write("a.c", "int f(void) { return 1; }\n")
+    repo.git("add", ".")
+    repo.git(
         *("commit", "-q", "-s", "-m", "Inline f", "-m", "f is called in the hot loop."),
         *("--trailer", "Reviewed-by: R V <r@example.org>", "--trailer", "Change-Id: I42"),
     )
-    message = git("log", "-1", "--format=%B")
-    assert "Signed-off-by: J D <j@example.org>" in message and "Change-Id: I42" in message
+    message = repo.git("log", "-1", "--format=%B")
+    assert "Signed-off-by: " in message and "Change-Id: I42" in message
     assert without_trailers(message) == "Inline f\n\nf is called in the hot loop."
 
 
@@ -95,29 +83,16 @@ def test_the_model_reads_the_message_without_its_trailers_and_the_rules_see_the_
 def test_a_mined_commit_with_sign_offs_is_read_without_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo = tmp_path / "r"
-    repo.mkdir()
-
-    def git(*args: str) -> None:
-        subprocess.run(
-            ["git", "-c", "user.name=J D", "-c", "user.email=j@example.org", *args],
-            cwd=repo,
-            check=True,
-            capture_output=True,
-        )
-
-    git("init", "-q")
-    (repo / "a.c").write_text("int f(int n) {\n  return n * 2;\n}\n")
-    git("add", ".")
-    git("commit", "-qm", "first")
-    (repo / "a.c").write_text("int f(int n) {\n  return n << 1;\n}\n")
-    git("commit", "-qa", "-s", "-m", "Shift instead of multiply")
+    repo = GitRepo(tmp_path / "r")
+    repo.commit("first", {"a.c": "int f(int n) {\n  return n * 2;\n}\n"})
+    repo.write("a.c", "int f(int n) {\n  return n << 1;\n}\n")
+    repo.git("commit", "-qa", "-s", "-m", "Shift instead of multiply")
     monkeypatch.setenv("CURATOR_DB", str(tmp_path / "c.db"))
-    result = CliRunner().invoke(app, ["mine", "commits", str(repo)])
+    result = CliRunner().invoke(app, ["mine", "commits", str(repo.path)])
     assert result.exit_code == 0, result.output
     with sqlite3.connect(tmp_path / "c.db") as db:
         message, read = db.execute(
             "SELECT message, model_input FROM commits WHERE message LIKE 'Shift%'"
         ).fetchone()
-    assert "Signed-off-by: J D <j@example.org>" in message  # stored as git wrote it
+    assert "Signed-off-by: " in message  # stored as git wrote it
     assert read.startswith("Shift instead of multiply" + SEPARATOR + "diff --git a/a.c")
