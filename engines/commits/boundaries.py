@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate, pairwise, repeat
@@ -198,12 +199,27 @@ def _error_within(node: Any, start: int, end: int) -> bool:
         return False
     if node.is_error or node.is_missing:
         return True
-    child = node.first_child_for_byte(start)  # the first one that ends past ``start``
-    while child is not None and child.start_byte <= end:
+    for child in children_from(node, start):
+        if child.start_byte > end:
+            return False
         if _error_within(child, start, end):
             return True
-        child = child.next_sibling
     return False
+
+
+def children_from(node: Any, start: int) -> Iterator[Any]:
+    """The children of ``node`` from the first one that ends past byte ``start``, in
+    order. Found by a tree cursor: ``Node.first_child_for_byte`` gives a wrong child on
+    some nodes (tree-sitter issue #2012), and on the newline that ends a ``#define`` it
+    gives one whose first read crashes the process (libarchive's
+    ``archive_write_set_format_iso9660.c`` ended ``curator mine commits`` with SIGSEGV)."""
+    cursor = node.walk()
+    if cursor.goto_first_child_for_byte(max(start, 0)) is None:
+        return
+    while True:
+        yield cursor.node
+        if not cursor.goto_next_sibling():
+            return
 
 
 def split_like(previous: Parsed, text: bytes) -> tuple[list[bytes], int, int, Starts]:
