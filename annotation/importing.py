@@ -600,9 +600,23 @@ class ModelInput(Protocol):
     def __call__(self, message: str, diff: str, *, path: str | None = None) -> str: ...
 
 
+PATH_FIELDS = ("file", "path", "new_path", "old_path", "filename", "file_path", "filepath")
+"""Where a commit row may name its file, in order: Curator's own ``file`` and ``path``,
+then PyDriller's ``ModifiedFile`` attributes (``new_path``, ``old_path``, ``filename``,
+the last a bare name) and two common spellings. A diff that is hunks alone is read with
+this file's header (engines.commits.diff_layout)."""
+
+
 def item_path(record: dict[str, Any]) -> str | None:
-    """The file a commit row names (``file``, else ``path``)."""
-    return _text(record, "file") or _text(record, "path")
+    """The file a commit row names: the first of :data:`PATH_FIELDS` that holds text."""
+    for name in PATH_FIELDS:
+        value = record.get(name)
+        if isinstance(value, bool | dict | list):
+            continue  # no file name (the items import refuses these in 'file' and 'path')
+        found = _text(record, name)
+        if found and found.strip():
+            return found
+    return None
 
 
 @dataclass(frozen=True)

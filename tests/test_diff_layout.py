@@ -267,3 +267,29 @@ def test_a_mined_commit_is_read_with_the_index_line_git_writes(
     blobs = git_own.splitlines()[1]
     assert blobs.startswith("index ")
     assert read == "Pre-increment in sum" + SEPARATOR + git_own.replace(blobs, NEUTRAL_INDEX)
+
+
+def test_hunks_named_by_pydrillers_fields_are_read_with_their_file(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CURATOR_DB", str(tmp_path / "c.db"))
+    hunks = _hunks(_git(repo, "diff", "HEAD~1", "HEAD", "--", "src/sum.c"))
+    rows = [
+        {"id": "new", "message": "m", "diff": hunks, "new_path": "src/sum.c", "old_path": None},
+        {"id": "gone", "message": "m", "diff": hunks, "new_path": None, "old_path": "src/sum.c"},
+        {"id": "bare", "message": "m", "diff": hunks, "filename": "sum.c", "path": ["x"]},
+    ]
+    path = tmp_path / "pydriller.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = CliRunner().invoke(app, ["import", "items", str(path)])
+    assert result.exit_code != 0 and "'path' must be a string, not a list" in result.output
+    rows[2].pop("path")
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = CliRunner().invoke(app, ["import", "items", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "no file named" not in result.output
+    with sqlite3.connect(tmp_path / "c.db") as db:
+        read = dict(db.execute("SELECT key, model_input FROM items JOIN commits ON item_id = id"))
+    assert "\ndiff --git a/src/sum.c b/src/sum.c\n" in read["new"]
+    assert "\ndiff --git a/src/sum.c b/src/sum.c\n" in read["gone"]
+    assert "\ndiff --git a/sum.c b/sum.c\n" in read["bare"]
