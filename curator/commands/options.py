@@ -143,19 +143,19 @@ def check_new_set_name(value: str | None) -> str | None:
 
 def finite(value: float | None) -> float | None:
     """An option's callback: NaN and infinity pass typer's range checks; refuse them."""
-    return _finite(value, "is not a finite number")
+    return _finite(value, "{} is not a finite number")
 
 
 def finite_with(unit: str) -> Callable[[float | None], float | None]:
     """:func:`finite`, its refusal naming what the option counts: ``nan: give a number of
     seconds``."""
-    return lambda value: _finite(value, f": give a number of {unit}")
+    return lambda value: _finite(value, f"{{}}: give a number of {unit}")
 
 
 def _finite(value: float | None, refusal: str) -> float | None:
+    """``value``, or a usage error ``refusal`` (the value in its ``{}``) if NaN or infinite."""
     if value is not None and not math.isfinite(value):
-        sep = "" if refusal.startswith(":") else " "
-        raise typer.BadParameter(f"{value}{sep}{refusal}")
+        raise typer.BadParameter(refusal.format(value))
     return value
 
 
