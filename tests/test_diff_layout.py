@@ -293,3 +293,11 @@ def test_hunks_named_by_pydrillers_fields_are_read_with_their_file(
     assert "\ndiff --git a/src/sum.c b/src/sum.c\n" in read["new"]
     assert "\ndiff --git a/src/sum.c b/src/sum.c\n" in read["gone"]
     assert "\ndiff --git a/sum.c b/sum.c\n" in read["bare"]
+
+
+def test_a_form_feed_or_line_separator_inside_a_hunk_line_stays_in_that_line() -> None:
+    # str.splitlines cut "-x\u2028y" in two and dropped "y" as no hunk line
+    hunks = "@@ -1,2 +1,2 @@\n-x\u2028y\n-page\x0cbreak\n+z\n+w\n"
+    assert git_layout(hunks, "p.py").endswith("\n" + hunks)
+    plain = "--- a/p.py\n+++ b/p.py\n" + hunks
+    assert git_layout(plain).endswith("+++ b/p.py\n" + hunks)

@@ -24,8 +24,11 @@ from __future__ import annotations
 
 import re
 
-_GIT_FILE = re.compile(r"^diff --git ", re.MULTILINE)
-_ANY_HUNK = re.compile(r"^@@ ", re.MULTILINE)
+# Diff content lines start with ' ', '+', '-' or '\'; these two starts are unambiguous.
+GIT_FILE = re.compile(r"^diff --git ", re.MULTILINE)
+HUNK = re.compile(r"^@@ ", re.MULTILINE)
+# a ``---`` line, a ``+++`` line and a hunk: a file header of diff -u (as _is_file_header)
+_FILE_PAIR = re.compile(r"^--- [^\n]*\n\+\+\+ [^\n]*\n@@ ", re.MULTILINE)
 _FIRST_HUNK = re.compile(r"\n@@ ")
 _HUNK_HEADER = "@@ "
 # Hunk content: context, added, removed, "\ No newline at end of file", or a blank
@@ -42,10 +45,10 @@ def git_layout(diff: str, path: str | None = None) -> str:
     ``=====``, ``diff -u ...``, ``Binary files ... differ``) are dropped."""
     if not diff:
         return diff
-    first = _GIT_FILE.search(diff)
+    first = GIT_FILE.search(diff)
     if first is not None:
         return _git_headers(diff[first.start() :])
-    lines = diff.splitlines(keepends=True)
+    lines = _lines(diff)
     out: list[str] = []
     in_file = False
     at = 0
@@ -70,9 +73,9 @@ def git_layout(diff: str, path: str | None = None) -> str:
 def names_no_file(diff: str, path: str | None = None) -> bool:
     """Whether ``diff`` is hunks with no file named, in it or by ``path``: the model reads
     such a diff without the path it leans on."""
-    if path or not _ANY_HUNK.search(diff):
-        return False
-    return _GIT_FILE.search(git_layout(diff)) is None
+    return not (path or GIT_FILE.search(diff) or _FILE_PAIR.search(diff)) and bool(
+        HUNK.search(diff)
+    )
 
 
 def _git_headers(diff: str) -> str:
@@ -80,7 +83,7 @@ def _git_headers(diff: str) -> str:
     and ``b/`` that ``--no-prefix`` leaves out put back, and an ``index`` line where a
     file that has a ``---`` line (or hunks) has none; Curator's miner writes none. Only
     the headers are read line by line; hunks are copied as they are."""
-    starts = [m.start() for m in _GIT_FILE.finditer(diff)]
+    starts = [m.start() for m in GIT_FILE.finditer(diff)]
     out: list[str] = []
     for start, end in zip(starts, [*starts[1:], len(diff)], strict=True):
         hunks = _FIRST_HUNK.search(diff, start, end)
@@ -91,19 +94,21 @@ def _git_headers(diff: str) -> str:
 
 
 def _file_header(header: str, has_hunks: bool) -> str:
-    lines = header.splitlines(keepends=True)
+    lines = _lines(header)
     lines[0] = _prefixed_git_line(lines[0])
     has_index = False
+    old_side: int | None = None  # where the "---" line is
     for at, line in enumerate(lines[1:], start=1):
         if line.startswith("index "):
             has_index = True
-        elif line.startswith("--- ") and not line.startswith(("--- a/", "--- /dev/null")):
-            lines[at] = "--- a/" + line[4:]
+        elif line.startswith("--- "):
+            old_side = at
+            if not line.startswith(("--- a/", "--- /dev/null")):
+                lines[at] = "--- a/" + line[4:]
         elif line.startswith("+++ ") and not line.startswith(("+++ b/", "+++ /dev/null")):
             lines[at] = "+++ b/" + line[4:]
-    if not has_index and (has_hunks or any(x.startswith("--- ") for x in lines)):
-        old = next((at for at, x in enumerate(lines) if x.startswith("--- ")), len(lines))
-        lines.insert(old, NEUTRAL_INDEX + "\n")
+    if not has_index and (has_hunks or old_side is not None):
+        lines.insert(len(lines) if old_side is None else old_side, NEUTRAL_INDEX + "\n")
     return "".join(lines)
 
 
@@ -120,6 +125,14 @@ def _prefixed_git_line(line: str) -> str:
     else:
         old, _, new = rest.partition(" ")
     return f"diff --git a/{old} b/{new}{end}"
+
+
+def _lines(text: str) -> list[str]:
+    """``text`` cut after each newline. Not ``str.splitlines``, which also cuts at form
+    feeds, U+2028 and other separators inside a line of code."""
+    lines = text.split("\n")
+    ended = [line + "\n" for line in lines[:-1]]
+    return [*ended, lines[-1]] if lines[-1] else ended
 
 
 def _is_file_header(lines: list[str], at: int) -> bool:

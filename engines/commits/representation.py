@@ -20,16 +20,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engines.commits.diff_layout import git_layout
+from engines.commits.diff_layout import GIT_FILE, HUNK, git_layout
 from engines.commits.trailers import without_trailers
 
 DEFAULT_TOKEN_BUDGET = 512
 SEPARATOR = "\n\n"
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
-# Diff content lines start with ' ', '+', '-' or '\'; these two starts are unambiguous.
-_FILE_HEADER = re.compile(r"^diff --git ", re.MULTILINE)
-_HUNK = re.compile(r"^@@ ", re.MULTILINE)
 
 TokenCounter = Callable[[str], int]
 
@@ -52,12 +49,12 @@ def approximate_tokens(text: str) -> int:
 def split_hunks(diff: str) -> list[Hunk]:
     """The hunks of a (possibly multi-file) unified diff, each with its file header."""
     hunks: list[Hunk] = []
-    file_starts = [m.start() for m in _FILE_HEADER.finditer(diff)] or [0]
+    file_starts = [m.start() for m in GIT_FILE.finditer(diff)] or [0]
     if file_starts[0] != 0:
         file_starts.insert(0, 0)
     for start, end in zip(file_starts, [*file_starts[1:], len(diff)], strict=True):
         section = diff[start:end]
-        hunk_starts = [m.start() for m in _HUNK.finditer(section)]
+        hunk_starts = [m.start() for m in HUNK.finditer(section)]
         if not hunk_starts:
             if section.strip():
                 hunks.append(Hunk("", section))
