@@ -1,4 +1,4 @@
-"""``curator mine``: the one place the group is built from its three commands, each
+"""``curator mine``: the one place the group is built from its commands, each
 imported only when it runs (mining commits never loads the kernel or IR engines)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ M = "curator.commands.mine"
 
 
 class MineGroup(LazyGroup):
-    """``mine commits|kernels|ir``."""
+    """``mine commits|kernels|ir|reread``."""
 
     LAZY = (
         Lazy(
@@ -29,6 +29,11 @@ class MineGroup(LazyGroup):
             "ir",
             f"{M}.ir:mine_ir_command",
             "Ingest LLVM IR modules: structural-hash dedup, provenance, license, statistics.",
+        ),
+        Lazy(
+            "reread",
+            f"{M}.reread:mine_reread_command",
+            "Write the model input of stored commits again, as this Curator makes it.",
         ),
     )
 
