@@ -9,17 +9,21 @@ lower. :func:`reread_inputs` writes it again from the stored message, diff and f
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from engines.commits.representation import DEFAULT_TOKEN_BUDGET, model_input
 from store.connection import Store
 from store.model_inputs import (
+    commit_texts_of,
     count_commits,
     predicted_items,
     stored_commit_texts,
     write_model_inputs,
 )
+
+SAMPLE = 50
+"""Commits :func:`stale_inputs_warning` makes again to tell whether a set needs a reread."""
 
 RereadProgress = Callable[[int, int], None]
 """Called as ``progress(commits examined, commits in all)`` after each chunk."""
@@ -66,3 +70,22 @@ def reread_inputs(
             progress(summary.examined, total)
     summary.predicted = predicted_items(store, summary.changed_ids)
     return summary
+
+
+def stale_inputs_warning(store: Store, item_ids: Sequence[int]) -> str | None:
+    """One line when some of ``item_ids`` (up to :data:`SAMPLE` of them, spread over the
+    list) hold a model input other than one this Curator makes, at any token budget;
+    None when all agree. ``curator predict`` prints it for the labelers that read it."""
+    step = max(1, len(item_ids) // SAMPLE)
+    rows = commit_texts_of(store, list(item_ids)[::step][:SAMPLE])
+    # Whatever budget a commit was stored with, the text this Curator makes for it is
+    # the start of the uncut one.
+    stale = sum(
+        not model_input(r.message, r.diff, 0, path=r.path).startswith(r.model_input) for r in rows
+    )
+    if not stale:
+        return None
+    return (
+        f"{stale} of {len(rows)} commits checked hold a model input made by an earlier"
+        " Curator, which the models score lower: `curator mine reread` writes it again"
+    )

@@ -21,6 +21,12 @@ class StoredCommitText:
     model_input: str
 
 
+_SELECT = (
+    "SELECT c.item_id, c.message, c.diff, COALESCE(NULLIF(c.file, ''), i.path), c.model_input"
+    " FROM commits c JOIN items i ON i.id = c.item_id"
+)
+
+
 def count_commits(store: Store, source: str | None = None) -> int:
     """How many commits are stored (of ``source`` only, when given)."""
     if source is None:
@@ -44,15 +50,28 @@ def stored_commit_texts(
     while True:
         params: tuple[object, ...] = (after, *(() if source is None else (source,)), chunk)
         rows = store._query(
-            "SELECT c.item_id, c.message, c.diff, COALESCE(NULLIF(c.file, ''), i.path),"
-            " c.model_input FROM commits c JOIN items i ON i.id = c.item_id"
-            f" WHERE c.item_id > ?{where} ORDER BY c.item_id LIMIT ?",
+            f"{_SELECT} WHERE c.item_id > ?{where} ORDER BY c.item_id LIMIT ?",
             params,
         )
         if not rows:
             return
         yield [StoredCommitText(r[0], r[1], r[2], r[3], r[4]) for r in rows]
         after = rows[-1][0]
+
+
+def commit_texts_of(store: Store, item_ids: Sequence[int]) -> list[StoredCommitText]:
+    """The stored texts of the given commit items (other items are absent), in id order."""
+    found: list[StoredCommitText] = []
+    ids = list(item_ids)
+    for start in range(0, len(ids), 900):
+        part = ids[start : start + 900]
+        marks = ",".join("?" * len(part))
+        rows = store._query(
+            f"{_SELECT} WHERE c.item_id IN ({marks})",
+            tuple(part),
+        )
+        found += [StoredCommitText(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+    return sorted(found, key=lambda row: row.item_id)
 
 
 def write_model_inputs(store: Store, texts: Sequence[tuple[int, str]]) -> None:

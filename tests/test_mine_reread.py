@@ -128,3 +128,31 @@ def test_an_unknown_source_is_one_line_and_writes_nothing(cli, tmp_path: Path) -
     assert "no commits of that source" in result.output
     assert len(result.output.strip().splitlines()) == 1
     assert _stored(db) == aged
+
+
+def test_predict_says_when_the_commits_it_reads_need_a_reread(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    db = _mined_and_imported(cli, tmp_path)
+    _age(db)
+    told = cli("predict", "--unlabeled", "--labeler", "keyword@2", "--input", "model_input")
+    assert told.exit_code == 0, told.output
+    assert "4 of 4 commits checked hold a model input made by an earlier Curator" in " ".join(
+        told.output.split()
+    )
+    # the rules read the message by default: the model input is not theirs to warn of
+    message = cli("predict", "--unlabeled", "--labeler", "keyword@1")
+    assert message.exit_code == 0 and "mine reread" not in message.output
+    assert cli("mine", "reread").exit_code == 0
+    current = cli("predict", "--unlabeled", "--labeler", "keyword@3", "--input", "model_input")
+    assert current.exit_code == 0 and "mine reread" not in current.output
+
+
+def test_a_smaller_token_budget_is_not_taken_for_an_old_curator(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("init", {"m.py": py_module("y += 1")})
+    repo.commit("Shift instead of multiply", {"m.py": py_module("y <<= 1")})
+    assert cli("mine", "commits", str(repo.path), "--token-budget", "12").exit_code == 0
+    told = cli("predict", "--unlabeled", "--labeler", "keyword@2", "--input", "model_input")
+    assert told.exit_code == 0 and "mine reread" not in told.output
+    assert (
+        json.loads(cli("mine", "reread", "--token-budget", "12", "--json").stdout)["changed"] == 0
+    )

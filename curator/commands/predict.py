@@ -23,6 +23,8 @@ from curator.prediction import (
 from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_json, warn
 from curator.presentation.progress import RateColumn
 from curator.presentation.tables import table
+from curator.reread import stale_inputs_warning
+from engines.labelers.base import input_fields
 from engines.labelers.inputs import FIELDS
 from engines.labelers.registry import (
     LabelerError,
@@ -124,6 +126,9 @@ def predict(
             warn(warning)
         if text is not None and labeler is not None:
             labeler.input_field = text
+        reads = spec_fields(spec, text) if spec is not None else input_fields(labeler)
+        if "model_input" in reads and (stale := stale_inputs_warning(store, todo)) is not None:
+            warn(stale)
         summary = PredictSummary(name, len(ids), done)
         progress = _progress(name)
         with progress if todo else contextlib.nullcontext():  # no empty bar for nothing
