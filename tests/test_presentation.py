@@ -15,7 +15,7 @@ from rich.text import Text
 from annotation.agreement import AgreementReport
 from annotation.set_reports import agreement_for_set
 from curator.presentation import eval_table, format, tables
-from curator.presentation.text import ONE_LINE_WIDTH, one_line, path_line
+from curator.presentation.text import ONE_LINE_WIDTH, one_line, path_line, plain
 from curator.tui.app import CuratorApp
 from curator.tui.render import FULL_LINE_CHARS, full_text, pairs
 from curator.tui.screens.agreement import AgreementScreen
@@ -263,3 +263,13 @@ def test_show_all_keeps_every_character_and_breaks_only_very_long_lines() -> Non
     assert lines[:2] == ["msg", ""] and lines[-1] == "-short    line"
     assert "".join(lines[2:5]) == blob and len(lines) == 6
     assert full_text("a\nb") == "a\nb"
+
+
+def test_invisible_characters_that_hide_in_a_name_are_shown_and_joiners_stay() -> None:
+    """``fo<ZWSP>o.c`` read as ``foo.c`` beside the real one; the zero-width joiners that
+    Persian, Indic scripts and emoji sequences need are left as they are."""
+    assert path_line("src/fo\u200bo.c").plain == "src/fo\\u200bo.c"
+    assert one_line("\ufeffgt-sample\u2060").plain == "\\ufeffgt-sample\\u2060"
+    assert plain("a\u180eb").plain == "a\\u180eb"
+    for kept in ("می\u200cخواهم", "क्\u200dष", "👩\u200d💻"):
+        assert one_line(kept).plain == kept

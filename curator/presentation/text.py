@@ -4,7 +4,8 @@ safe to show, for the CLI and the app alike.
 What is shown never holds a raw control character: terminal escape sequences, C0 and C1
 controls (ESC, BEL, CR, NUL...), the invisible characters that reorder or hide text (bidi
 marks, embeddings, overrides and isolates such as U+202E, which make a title read
-backwards; line and paragraph separators) and lone surrogates (an undecodable byte in a
+backwards; line and paragraph separators; zero-width spaces and byte-order marks, which
+hide inside a name) and lone surrogates (an undecodable byte in a
 file name) are each shown as Python writes them in ``repr``: ``\\x1b``, ``\\r``,
 ``\\u202e``, ``\\udcff``. Removing them, as this module once did, made two different
 names look the same (``a<ESC>b`` and ``ab`` both read ``ab`` in an error line or a list of
@@ -41,9 +42,14 @@ _ESCAPES = re.compile(
 )
 _SURROGATES = re.compile("[\ud800-\udfff]")
 # Every character shown escaped: the controls above (newline and tab too: the callers that
-# keep or fold them take them out first), line and paragraph separators, lone surrogates.
+# keep or fold them take them out first), line and paragraph separators, lone surrogates,
+# and the invisible characters no script needs to be read right (zero-width space, word
+# joiner and invisible operators, byte-order mark, Mongolian vowel separator), with which
+# ``foo.c`` and ``fo\u200bo.c`` would read the same. The joiners U+200C and U+200D stay:
+# Persian, Indic scripts and emoji sequences need them.
 _HIDDEN = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+    r"[\x00-\x1f\x7f-\x9f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064"
+    r"\u2066-\u2069\ufeff\ud800-\udfff]"
 )
 
 ONE_LINE_WIDTH = 200
