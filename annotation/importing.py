@@ -1,11 +1,12 @@
 """Reading items and votes from JSONL or CSV files, with errors that name file and line.
 
-Files are UTF-8 or UTF-16 with a byte-order mark; a CSV file's delimiter is a comma, or a
-semicolon or tab when its header says so. Files are read as streams, a line (or a CSV
-row) in memory at a time. An items or votes file is read twice: first to check every
-line (the errors name every bad one), then, only when none was bad, to write its items or
-votes in one transaction in chunks, telling a progress callback; so a bad line or a
-Ctrl-C never leaves half a file behind, and memory does not grow with the file.
+Files are UTF-8 or UTF-16 with a byte-order mark, plain or gzip-compressed; a CSV file's
+delimiter is a comma, or a semicolon or tab when its header says so (or Excel's ``sep=``
+line before it). Files are read as streams, a line (or a CSV row) in memory at a time.
+An items or votes file is read twice: first to check every line (the errors name every
+bad one), then, only when none was bad, to write its items or votes in one transaction in
+chunks, telling a progress callback; so a bad line or a Ctrl-C never leaves half a file
+behind, and memory does not grow with the file.
 """
 
 from __future__ import annotations
@@ -14,14 +15,19 @@ import csv
 import hashlib
 import io
 import json
+import math
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from annotation.compressed import BROKEN_GZIP, broken_gzip, data_suffix, open_bytes
 from annotation.jsontext import JsonTextError, nul_char, parse_json
+from annotation.label_spelling import label_named
 from annotation.labels import DEFAULT_LABELS, taxonomy_slugs
+from annotation.tool_records import item_rows, pandas_table
 from annotation.votes import Allowed, VoteError, allowed_for, append_changed, prepare_vote
 from store import Store
 from store.commits import insert_predictions
@@ -80,7 +86,9 @@ def _utf8_problem(path: Path, raw: bytes, exc: UnicodeDecodeError, first: bool) 
     a file also says how to convert it (a spreadsheet's Latin-1 or Windows-1252 export)."""
     problem = f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
     if first:
-        problem += f"; save the file as UTF-8, e.g. iconv -f latin1 -t utf-8 {path} > NEW"
+        # Windows-1252 is Latin-1 but for 0x80-0x9f, where it has what Excel writes
+        # (curly quotes, the euro sign), which Latin-1 would turn into control characters
+        problem += f"; save the file as UTF-8, e.g. iconv -f cp1252 -t utf-8 {path} > NEW"
     return problem
 
 
@@ -95,35 +103,46 @@ def _lines(path: Path) -> Iterator[tuple[int, str, str]]:
     """(line number, text, problem) for every line, read as a stream (one line in memory
     at a time); the problem is "" unless the line cannot be read (its text then has
     U+FFFD for the bytes that are no text). UTF-8 (a byte-order mark is dropped) and
-    UTF-16 with its byte-order mark (Excel's "Unicode text") are read. As ``split("\\n")``
-    would, a file ending in a newline ends with one empty line."""
-    with path.open("rb") as fh:
-        start = fh.read(3)
-        if start.startswith(UTF16_BOMS):
-            fh.seek(0)
-            yield from _utf16_lines(fh)
+    UTF-16 with its byte-order mark (Excel's "Unicode text") are read, plain or
+    gzip-compressed. As ``split("\\n")`` would, a file ending in a newline ends with one
+    empty line."""
+    number = 0
+    try:
+        with open_bytes(path) as fh:
+            for number, text, problem in _decoded_lines(path, fh):
+                yield number, text, problem
+    except BROKEN_GZIP as exc:
+        yield number + 1, "", broken_gzip(exc)
+
+
+def _decoded_lines(path: Path, fh: IO[bytes]) -> Iterator[tuple[int, str, str]]:
+    """:func:`_lines` of a file's bytes (uncompressed)."""
+    start = fh.read(3)
+    if start.startswith(UTF16_BOMS):
+        fh.seek(0)
+        yield from _utf16_lines(fh)
+        return
+    if start != b"\xef\xbb\xbf":
+        fh.seek(0)
+    first = True
+    number = 0
+    newline_last = False
+    for raw in fh:
+        number += 1
+        newline_last = raw.endswith(b"\n")
+        raw = raw.removesuffix(b"\n")
+        if number == 1 and _utf16_without_bom(raw):
+            yield 1, "", "UTF-16 text without a byte-order mark; save the file as UTF-8"
             return
-        if start != b"\xef\xbb\xbf":
-            fh.seek(0)
-        first = True
-        number = 0
-        newline_last = False
-        for raw in fh:
-            number += 1
-            newline_last = raw.endswith(b"\n")
-            raw = raw.removesuffix(b"\n")
-            if number == 1 and _utf16_without_bom(raw):
-                yield 1, "", "UTF-16 text without a byte-order mark; save the file as UTF-8"
-                return
-            try:
-                # a byte-order mark inside: files that had one each were joined (cat a b > c)
-                yield number, raw.decode("utf-8").rstrip("\r").removeprefix(BOM), ""
-            except UnicodeDecodeError as exc:
-                text = raw.decode("utf-8", "replace").rstrip("\r")
-                yield number, text, _utf8_problem(path, raw, exc, first)
-                first = False
-        if number == 0 or newline_last:
-            yield number + 1, "", ""
+        try:
+            # a byte-order mark inside: files that had one each were joined (cat a b > c)
+            yield number, raw.decode("utf-8").rstrip("\r").removeprefix(BOM), ""
+        except UnicodeDecodeError as exc:
+            text = raw.decode("utf-8", "replace").rstrip("\r")
+            yield number, text, _utf8_problem(path, raw, exc, first)
+            first = False
+    if number == 0 or newline_last:
+        yield number + 1, "", ""
 
 
 def _utf16_lines(fh: IO[bytes]) -> Iterator[tuple[int, str, str]]:
@@ -164,11 +183,13 @@ def _as_one_text(path: Path) -> str | None:
             position = end
     except (json.JSONDecodeError, RecursionError):
         return None
-    if len(values) == 1 and isinstance(values[0], list) and values[0]:
-        if not all(isinstance(v, dict) for v in values[0]):
+    if values and all(isinstance(v, list) for v in values) and any(values):
+        if not all(isinstance(o, dict) for v in values for o in v):
             return None
+        # several arrays one after another: what `gh api --paginate` writes, a page each
+        what = "a JSON array" if len(values) == 1 else f"{len(values)} JSON arrays in a row"
         return (
-            f"{path}:1: a JSON array, not JSON Lines (one object per line);"
+            f"{path}:1: {what}, not JSON Lines (one object per line);"
             f" convert it with: jq -c '.[]' {path} > NEW.jsonl"
         )
     if spread and all(isinstance(v, dict) for v in values):
@@ -226,7 +247,7 @@ def _delimiter(path: Path, header: str = "") -> str:
     """A ``.tsv`` file's fields are separated by tabs; a ``.csv`` file's by commas, or by
     what its header line holds most of: ``;`` (Excel where the comma is the decimal
     mark) or tabs."""
-    if path.suffix.lower() == ".tsv":
+    if data_suffix(path) == ".tsv":
         return "\t"
     counts = {mark: header.count(mark) for mark in (",", ";", "\t")}
     best = max(counts, key=lambda mark: counts[mark])
@@ -235,6 +256,16 @@ def _delimiter(path: Path, header: str = "") -> str:
 
 class WholeFile(str):
     """An error that makes every record of the file void, even those already read."""
+
+
+_SEP_LINE = re.compile(r'\s*"?sep=([,;\t|])"?[,;\t]*\s*')
+
+
+def _sep_line(text: str) -> str | None:
+    """The delimiter a ``sep=;`` line names: Excel's way to say it on a CSV file's first
+    line, before the header."""
+    found = _SEP_LINE.fullmatch(text)
+    return found.group(1) if found else None
 
 
 class _CsvSource:
@@ -247,6 +278,9 @@ class _CsvSource:
         self.header = next(self.lines, (1, "", ""))
         self.blank: set[int] = set()
         self.unreadable: dict[int, str] = {}
+        self.sep = _sep_line(self.header[1]) if not self.header[2] else None
+        if self.sep is not None:
+            self.header = next(self.lines, (self.header[0] + 1, "", ""))
         self._see(*self.header)
 
     def _see(self, number: int, text: str, problem: str) -> None:
@@ -268,44 +302,51 @@ class _CsvSource:
         self.blank = {n for n in self.blank if n > line} if self.blank else self.blank
 
 
+RAW_CELLS = frozenset({"diff", "patch", "code_before", "code_after"})
+"""Cells kept as they are: the space of a diff's last context line (an empty line of the
+file) is part of the hunk. Every other cell loses the spaces around it."""
+
+
 def iter_csv(path: Path, required: tuple[str, ...], errors: list[str]) -> Records:
     """The rows of a CSV or TSV file (a header, then rows), one row in memory at a time;
     each bad row appends a ``FILE:LINE`` line to ``errors``."""
     source = _CsvSource(path)
-    if 1 in source.unreadable:  # no header to read the rest by
-        errors.append(f"{path}:1: {source.unreadable[1]}")
+    first = source.header[0]
+    if first in source.unreadable:  # no header to read the rest by
+        errors.append(f"{path}:{first}: {source.unreadable[first]}")
         errors += [f"{path}:{n}: {p}" for n, p in _lines_problems(source)]
         return
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
-    delimiter = _delimiter(path, source.header[1])
-    what = "TSV" if path.suffix.lower() == ".tsv" else "CSV"
+    delimiter = source.sep or _delimiter(path, source.header[1])
+    what = "TSV" if data_suffix(path) == ".tsv" else "CSV"
     reader = csv.DictReader(iter(source), delimiter=delimiter)
+    skipped = first - 1  # a ``sep=`` line before the header: the reader does not count it
     try:
         header = [h.strip() for h in (reader.fieldnames or [])]
     except csv.Error as exc:
-        errors.append(f"{path}:{reader.line_num}: not {what} ({exc})")
+        errors.append(f"{path}:{reader.line_num + skipped}: not {what} ({exc})")
         return
     missing = [c for c in required if c not in header]
     if missing:
         errors.append(
-            f"{path}:1: missing column {', '.join(repr(m) for m in missing)}"
+            f"{path}:{first}: missing column {', '.join(repr(m) for m in missing)}"
             f" (the header has {', '.join(header) or 'nothing'})"
         )
         return
     twice = sorted({h for h in header if h and header.count(h) > 1})
     if twice:
-        errors.append(f"{path}:1: the header names {', '.join(map(repr, twice))} twice")
+        errors.append(f"{path}:{first}: the header names {', '.join(map(repr, twice))} twice")
         return
-    ended = reader.line_num
+    ended = reader.line_num + skipped
     start_errors = len(errors)
     try:
         for row in reader:
             # a row is named by the line it starts on: the first line with text after the
             # last row's end (reader.line_num is where a quoted multi-line field ends)
             start = ended + 1
-            while start < reader.line_num and start in source.blank:
+            while start < reader.line_num + skipped and start in source.blank:
                 start += 1
-            ended = reader.line_num
+            ended = reader.line_num + skipped
             source.passed(ended)
             # a row with a line that is no text is left out (the other rows are read)
             bad = [
@@ -316,9 +357,10 @@ def iter_csv(path: Path, required: tuple[str, ...], errors: list[str]) -> Record
             if bad:
                 errors += bad
                 continue
-            values = {(k or "").strip(): (v or "").strip() for k, v in row.items() if k is not None}
-            if not any(values.values()):
+            cells = {(k or "").strip(): v or "" for k, v in row.items() if k is not None}
+            if not any(v.strip() for v in cells.values()):
                 continue
+            values = {k: v if k in RAW_CELLS else v.strip() for k, v in cells.items()}
             extra = row.get(None)  # type: ignore[call-overload]
             if extra and any(cell.strip() for cell in extra):
                 errors.append(
@@ -330,7 +372,7 @@ def iter_csv(path: Path, required: tuple[str, ...], errors: list[str]) -> Record
     except csv.Error as exc:
         # the rows read before it were read by guess: none of them counts
         del errors[start_errors:]
-        errors.append(WholeFile(f"{path}:{reader.line_num}: not {what} ({exc})"))
+        errors.append(WholeFile(f"{path}:{reader.line_num + skipped}: not {what} ({exc})"))
         return
     errors += [f"{path}:{n}: {p}" for n, p in source.unreadable.items()]
 
@@ -363,14 +405,18 @@ def iter_records(path: Path, csv_columns: tuple[str, ...], errors: list[str]) ->
     if not path.is_file():
         errors.append(f"{path}: no such file")
         return
-    if path.suffix.lower() in (".csv", ".tsv"):
+    if data_suffix(path) in (".csv", ".tsv"):
         yield from iter_csv(path, csv_columns, errors)
         return
     found = False
-    for record in iter_jsonl(path, errors):
+    for number, record in iter_jsonl(path, errors):
+        table = pandas_table(record) if not found else None
+        if table is not None:
+            errors[:] = [WholeFile(f"{path}:{number}: {table}")]
+            return
         found = True
-        yield record
-    if not found and errors and path.suffix.lower() not in JSON_SUFFIXES:
+        yield number, record
+    if not found and errors and data_suffix(path) not in JSON_SUFFIXES:
         first = next(_lines(path), (1, "", ""))[1]
         if not first.lstrip().startswith(("{", "[")) and any(m in first for m in ",;\t"):
             errors[:] = [
@@ -431,7 +477,8 @@ def _item_lines(
     first: dict[str, Any] | None = None
     any_id = False
     items = 0
-    for number, record in iter_records(path, ("id",), errors):
+    # no column is required of a CSV file: a row may name its commit as a tool does
+    for number, record in item_rows(iter_records(path, (), errors)):
         first = record if first is None else first
         any_id = any_id or bool(_text(record, "id"))
         # spaces around an id are dropped, as a CSV cell's and a labeled file's are
@@ -465,7 +512,7 @@ def _tell_repeats(path: Path, errors: list[str], repeats: list[tuple[int, int, b
     wanted = {line for _, line, _ in repeats}
     before = {
         number: _fingerprint(record)
-        for number, record in iter_records(path, ("id",), [])
+        for number, record in item_rows(iter_records(path, (), []))
         if number in wanted
     }
     for index, line, digest in repeats:
@@ -504,8 +551,10 @@ def _no_ids(path: Path, first: dict[str, Any]) -> str:
     """One line instead of one per row when no row has an id, with the likely fix."""
     fields = ", ".join(repr(k) for k in list(first)[:6])
     return (
-        f"{path}: no line has an 'id' (fields: {fields}); a labeled file goes in with"
-        " --label-field FIELD [--map VALUE=LABEL,...] [--text-field FIELD], e.g."
+        f"{path}: no line has an 'id' (fields: {fields}); an items row has 'id' and"
+        " 'message' (PyDriller's 'hash' and 'msg', GitHub's 'sha' and 'commit.message' are"
+        " read as those): rename the fields; a labeled file goes in with --label-field"
+        " FIELD [--map VALUE=LABEL,...] [--text-field FIELD] [--id-field FIELD], e.g."
         " --label-field target --map 1=perf,0=non-perf --text-field commit_message"
     )
 
@@ -528,11 +577,11 @@ def shape(value: Any) -> str:
 
 
 def not_text(record: dict[str, Any], names: Sequence[str] = ITEM_TEXT_FIELDS) -> str | None:
-    """The problem with the first of ``names`` whose value is a list, an object or a
-    boolean (the row's items take them as text)."""
+    """The problem with the first of ``names`` whose value is a list, an object, a
+    boolean or an infinity (the row's items take them as text)."""
     for name in names:
         value = record.get(name)
-        if isinstance(value, bool | dict | list):
+        if isinstance(value, bool | dict | list) or value in (math.inf, -math.inf):
             return f"{name!r} must be a string, not {shape(value)}"
     return None
 
@@ -713,10 +762,12 @@ def _vote_row(
         assert item is not None
         known[item_id] = (item, allowed_for(store, item, in_set))
     item, allowed = known[item_id]
+    label = _text(record, "label") or ""
     return prepare_vote(
         store,
         item,
-        _text(record, "label") or "",
+        # ``PERF`` as a spreadsheet may spell it is ``perf``, unless the set has both
+        label_named(label, allowed.labels) or label,
         _text(record, "annotator") or "",
         category=_text(record, "category"),
         note=_text(record, "note"),
@@ -786,10 +837,12 @@ def _tell_vote_repeats(path: Path, found: _VoteCheck) -> None:
 
 def _extra_columns(path: Path) -> tuple[str, ...]:
     """Header columns of a votes CSV that no vote field reads."""
-    if path.suffix.lower() not in (".csv", ".tsv"):
+    if data_suffix(path) not in (".csv", ".tsv"):
         return ()
-    first = next(_lines(path), (1, "", ""))[1]
-    header = next(csv.reader([first], delimiter=_delimiter(path, first)), [])
+    source = _CsvSource(path)
+    first = source.header[1]
+    delimiter = source.sep or _delimiter(path, first)
+    header = next(csv.reader([first], delimiter=delimiter), [])
     known = {*VOTE_COLUMNS, *OPTIONAL_VOTE_COLUMNS}
     return tuple(h.strip() for h in header if h.strip() and h.strip() not in known)
 

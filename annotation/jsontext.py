@@ -4,6 +4,11 @@
 naming half of a surrogate pair (``"\\ud800"``), which becomes a ``str`` that cannot be
 encoded as UTF-8, and nesting deep enough to exhaust Python's recursion limit. Both end
 here as a :class:`JsonTextError` with one line saying what is wrong, never a traceback.
+
+Python's ``json.dumps`` writes a float NaN as the bare word ``NaN`` (not JSON, but
+``json.loads`` reads it back): that is how pandas' missing cell reaches a JSONL file
+written from a DataFrame's rows, so it is read as ``null``, a missing value, never as a
+float that a text field would store as "nan". ``Infinity`` stays a float.
 """
 
 from __future__ import annotations
@@ -65,11 +70,17 @@ def nul_in(value: Any) -> str | None:
     return None if found is None else f"{found[0]} holds a NUL character (\\u0000)"
 
 
+def _constant(name: str) -> float | None:
+    """``NaN`` is a missing value (None); ``Infinity`` and ``-Infinity`` are floats."""
+    return None if name == "NaN" else float(name)
+
+
 def parse_json(text: str | bytes) -> Any:
     """The value of one JSON text; :class:`JsonTextError` for malformed JSON, nesting too
-    deep to parse, or a lone surrogate in any string (keys included)."""
+    deep to parse, or a lone surrogate in any string (keys included). ``NaN`` reads as
+    None."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_constant)
     except json.JSONDecodeError as exc:
         raise JsonTextError(f"malformed JSON ({exc.msg} at column {exc.colno})") from None
     except RecursionError:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,9 @@ from annotation.importing import (
     text_digest,
     write_items,
 )
+from annotation.label_spelling import label_named
 from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
+from annotation.tool_records import item_rows
 from store import Store
 from store.items import ImportedItem
 from store.sets import NewSet, SetRow, add_set_items, create_set, get_set
@@ -112,8 +115,8 @@ class _Bad(NamedTuple):
 
 
 OUTSIDE = "label outside the set's labels"
-_YES = {"1", "true", "yes", "y", "t"}
-_NO = {"0", "false", "no", "n", "f"}
+_YES = {"1", "1.0", "true", "yes", "y", "t"}
+_NO = {"0", "0.0", "false", "no", "n", "f"}
 
 
 def map_hint(values: Sequence[str], allowed: list[str]) -> str:
@@ -128,6 +131,35 @@ def map_hint(values: Sequence[str], allowed: list[str]) -> str:
         return f"give --map {','.join(pairs)}"
     shown = ", ".join(seen[:5]) + (", ..." if len(seen) > 5 else "")
     return f"give --map VALUE=LABEL for the values seen ({shown}), e.g. --map {seen[0]}={positive}"
+
+
+def _number(text: str) -> float | None:
+    """A label value as a number: ``1``, ``1.0``, or ``1,0`` (a decimal comma)."""
+    if text.count(",") == 1 and "." not in text:
+        text = text.replace(",", ".")
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def mapped_value(raw: str, mapping: dict[str, str]) -> str | None:
+    """The label ``--map`` gives a file's value: the value's own pair, else the one label
+    of the pairs equal to it without case (``True`` as Excel and pandas write it, for
+    ``--map true=perf``), else of the pairs equal to it as numbers (pandas' ``1.0`` for
+    ``--map 1=perf``); None when no pair gives it one label."""
+    if raw in mapping:
+        return mapping[raw]
+    number = _number(raw)
+    for same in (
+        lambda key: key.casefold() == raw.casefold(),
+        lambda key: number is not None and _number(key) == number,
+    ):
+        labels = {label for key, label in mapping.items() if same(key)}
+        if len(labels) == 1:
+            return labels.pop()
+    return None
 
 
 def _key(record: dict[str, Any], id_field: str | None, path: Path, text: str) -> str:
@@ -193,16 +225,30 @@ def _row(
             f"missing the text ({' or '.join(repr(n) for n in names)}, a string)",
         )
     value = record.get(spec.label_field)
+    if isinstance(value, list):  # doccano's labels: one row, a list of its labels
+        if len(value) > 1:
+            return _Bad(
+                "several labels",
+                f"the label field {spec.label_field!r} holds {len(value)} labels"
+                f" ({', '.join(map(str, value[:5]))}); a row takes one",
+            )
+        value = value[0] if value else None
+        if isinstance(value, dict | list):
+            return _Bad(
+                "a field that is no text",
+                f"the label field {spec.label_field!r} holds {shape(value)}, not a label",
+            )
     # a JSON true is the value "true", as --map and the file spell it (not Python's True)
-    raw = json.dumps(value) if isinstance(value, bool) else _text(record, spec.label_field)
+    raw = json.dumps(value) if isinstance(value, bool) else _text({"v": value}, "v")
     if raw is None or not raw.strip():
         return _Bad("missing the label", f"missing the label field {spec.label_field!r}")
     raw = raw.strip()
-    if spec.mapping and raw not in spec.mapping:
+    mapped = mapped_value(raw, spec.mapping) if spec.mapping else raw
+    if mapped is None:
         return _Bad(
             "label not in --map", f"label {raw!r} is not in --map ({', '.join(spec.mapping)})"
         )
-    label = spec.mapping.get(raw, raw)
+    label = label_named(mapped, allowed) or mapped
     if label == SKIP:
         return _Bad(
             "a skip", f"label {SKIP!r} settles nothing: give the row a label or leave it out"
@@ -294,7 +340,7 @@ def _check_rows(spec: LabeledSpec, allowed: list[str], path: Path, fields: _Fiel
     errors: list[str] = []
     bad: list[tuple[int, _Bad]] = []
     seen: dict[str, tuple[int, bytes, str]] = {}
-    for number, record in iter_records(path, (), errors):
+    for number, record in item_rows(iter_records(path, (), errors)):
         fields.see(record)
         got = _row(spec, allowed, path, record, _no_input)
         if isinstance(got, _Bad):
@@ -334,7 +380,7 @@ def _good_rows(
     skip = {number for number, _ in checked.bad}
     errors: list[str] = []
     read = 0
-    for number, record in iter_records(path, (), errors):
+    for number, record in item_rows(iter_records(path, (), errors)):
         if number in skip:
             continue
         got = _row(spec, allowed, path, record, model_input)

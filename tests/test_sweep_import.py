@@ -110,7 +110,7 @@ def test_latin1_names_line_byte_and_column_and_stores_nothing(tmp_path: Path) ->
     assert result.exit_code == 1
     assert errors(result) == [
         f"error: {path}:2: not UTF-8 text (byte 0xe9 at column 7); save the file as UTF-8,"
-        f" e.g. iconv -f latin1 -t utf-8 {path} > NEW",
+        f" e.g. iconv -f cp1252 -t utf-8 {path} > NEW",
         f"error: {path}:3: not UTF-8 text (byte 0xef at column 6)",
     ]
     assert scalar(db, "SELECT COUNT(*) FROM items") == 0
@@ -405,7 +405,7 @@ def test_a_latin1_row_of_a_labeled_csv_is_left_out_alone(tmp_path: Path) -> None
     assert result.exit_code == 1
     assert errors(result) == [
         f"error: {path}:4: not UTF-8 text (byte 0xe9 at column 7); save the file as UTF-8,"
-        f" e.g. iconv -f latin1 -t utf-8 {path} > NEW"
+        f" e.g. iconv -f cp1252 -t utf-8 {path} > NEW"
     ]
     assert messages(db) == {"c1": "fine\nbody", "c3": "ok"}
 

@@ -24,6 +24,7 @@ from annotation.importing import (
     set_problem,
     shape,
 )
+from annotation.label_spelling import label_named
 from annotation.labels import SKIP, taxonomy_slugs
 from annotation.sets import require_set
 from annotation.votes import VoteError, append_changed, prepare_vote
@@ -98,17 +99,6 @@ def text_of(value: Any) -> str | None:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
-def _label_named(text: str, labels: Sequence[str]) -> str | None:
-    """The set's label (or skip) a tool's text names: as written, else the one label
-    equal to it without case (``Perf`` is ``perf``, unless the set also has ``PERF``)."""
-    every = [*labels, SKIP]
-    wanted = text.strip()
-    if wanted in every:
-        return wanted
-    found = [label for label in every if label.lower() == wanted.lower()]
-    return found[0] if len(found) == 1 else None
-
-
 def resolve_answer(
     vote: TaskVote, labels: Sequence[str], categories: Sequence[str]
 ) -> tuple[str, str | None]:
@@ -116,7 +106,7 @@ def resolve_answer(
     if vote.answer == IGNORE:
         return SKIP, None
     if vote.binary is not None:
-        label = _label_named(vote.binary, labels)
+        label = label_named(vote.binary, labels)
         if label is None:
             raise ValueError(f"label {vote.binary!r} is not one of {', '.join(labels)}")
         category = vote.choices[0] if vote.choices else None
@@ -129,7 +119,7 @@ def resolve_answer(
             )
         return others[0], category
     known_categories = set(categories or taxonomy_slugs())
-    named = [(c, _label_named(c, labels)) for c in vote.choices]
+    named = [(c, label_named(c, labels)) for c in vote.choices]
     chosen = [label for _, label in named if label is not None]
     picked = [c.strip() for c in vote.choices if c.strip() in known_categories]
     unknown = [c for c, label in named if label is None and c.strip() not in known_categories]

@@ -35,6 +35,8 @@ from store.sets import SetRow
 from store.votes import ADJUDICATOR
 
 DATA_FIELDS = ("repo", "sha", "file", "language", "diff")
+MIN_FIELDS = frozenset({"annotator", "annotation_id"})
+"""Fields of a task in Label Studio's JSON-MIN export (flat: no ``data``, no ``annotations``)."""
 
 
 def _flag(annotation: dict[str, Any], name: str) -> bool:
@@ -133,7 +135,14 @@ def _task(where: str, task: Any) -> tuple[Task | None, list[str]]:
     """The task, or None and every problem found in it (the task's own, then one per
     bad annotation)."""
     if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
-        return None, [f"{where}: a task is an object with a 'data' object"]
+        problem = "a task is an object with a 'data' object"
+        if isinstance(task, dict) and "data" not in task and MIN_FIELDS & task.keys():
+            flat = ", ".join(repr(k) for k in sorted(MIN_FIELDS & task.keys()))
+            problem += (
+                f" (this one is flat, with {flat}: Label Studio's JSON-MIN export); export"
+                " the project as JSON instead"
+            )
+        return None, [f"{where}: {problem}"]
     surrogate = lone_surrogate(task) or nul_in(task)
     if surrogate is not None:
         return None, [f"{where}: {surrogate}"]
@@ -244,7 +253,14 @@ def _whole_document(path: Path) -> list[Any]:
     except UnicodeDecodeError:
         raise FileImportError([f"{path}: not UTF-8 text"]) from None
     except json.JSONDecodeError as exc:
-        raise FileImportError([f"{path}:{exc.lineno}: malformed JSON ({exc.msg})"]) from None
+        problem = f"{path}:{exc.lineno}: malformed JSON ({exc.msg})"
+        start = exc.doc.lstrip()[:1]
+        if start and start not in "[{":
+            problem = (
+                f"{path}:1: not JSON (Label Studio's CSV or TSV export?); export the project"
+                " as JSON, a list of tasks"
+            )
+        raise FileImportError([problem]) from None
     except RecursionError:
         raise FileImportError([f"{path}: JSON nested too deeply to read"]) from None
     if not isinstance(document, list):

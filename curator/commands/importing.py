@@ -66,7 +66,8 @@ def items(
         list[Path],
         typer.Argument(
             parser=given_path,
-            help="JSONL files (one object per line with 'id') or CSV files with a header.",
+            help="JSONL files (one object per line with 'id' and 'message', or a commit as"
+            " PyDriller or GitHub's API writes it) or CSV/TSV files with a header; gzip too.",
         ),
     ],
     kind: KindOption = "commit",
@@ -210,7 +211,8 @@ def votes(
         list[Path],
         typer.Argument(
             parser=given_path,
-            help="JSONL or CSV (with a header): item, annotator, label[, category, note].",
+            help="JSONL or CSV (with a header), gzip too: item, annotator, label[, category,"
+            " note].",
         ),
     ],
     kind: Annotated[
