@@ -182,6 +182,15 @@ def item_summaries(store: Store, item_ids: Sequence[int]) -> dict[int, dict[str,
     return found
 
 
+def _files(payload: dict[str, Any]) -> list[str]:
+    """The files an imported commit changes: its ``files`` when a list of names (a commit
+    dumped with every file it touches), else its one ``file``."""
+    files = payload.get("files")
+    if isinstance(files, list) and files and all(isinstance(f, str) and f for f in files):
+        return list(files)
+    return [payload["file"]] if payload.get("file") else []
+
+
 def _write_commit(conn: sqlite3.Connection, item_id: int, item: ImportedItem) -> None:
     p = item.payload
     conn.execute(
@@ -196,7 +205,7 @@ def _write_commit(conn: sqlite3.Connection, item_id: int, item: ImportedItem) ->
             p["message"],
             p.get("diff") or "",
             p.get("file"),
-            json.dumps([p["file"]] if p.get("file") else []),
+            json.dumps(_files(p)),
             p.get("code_before"),
             p.get("code_after"),
             p["model_input"],

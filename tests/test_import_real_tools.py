@@ -39,7 +39,7 @@ def commits(db: Path) -> dict[str, dict[str, Any]]:
         rows = raw_sql.query(
             store,
             "SELECT i.key, i.source, i.path, c.sha, c.author_date, c.message, c.diff, c.file,"
-            " c.model_input FROM items i JOIN commits c ON c.item_id = i.id",
+            " c.files, c.model_input FROM items i JOIN commits c ON c.item_id = i.id",
         )
     return {str(row["key"]): dict(row) for row in rows}
 
@@ -108,6 +108,8 @@ def test_a_pydriller_dump_of_one_row_per_file_is_one_commit_each(tmp_path: Path)
     assert commit["author_date"] == "2024-03-01 00:02:00+00:00"
     assert commit["diff"] == SECOND_DIFF
     assert (commit["file"], commit["path"]) == ("new.txt", "new.txt")
+    # every file the commit changes, for the rules that read them (the test-only veto)
+    assert len(json.loads(commit["files"])) == SECOND_DIFF.count("diff --git ") > 1
     assert "+++ b/src/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2" in commit["model_input"]
 
 
