@@ -121,6 +121,9 @@ def test_simulate_reads_a_labeled_file_and_names_a_bad_line(sample: Path, tmp_pa
     assert f"{len(texts)} of the {len(texts)} eval items are also in the pool" in result.output
     result = runner.invoke(app, [*base[:2], str(tmp_path / "gone.jsonl"), *base[3:], str(sample)])
     assert result.exit_code == 1 and "gone.jsonl: no such file" in result.output
+    gz = tmp_path / "gone.jsonl.gz"
+    result = runner.invoke(app, [*base[:2], str(gz), *base[3:], str(sample)])
+    assert result.exit_code == 1 and "gone.jsonl.gz: no such file" in result.output
 
 
 def test_a_pool_or_eval_that_cannot_give_a_curve_is_named(sample: Path, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from rich.progress import TaskID
 from rich.table import Table
 from rich.text import Text
 
+from annotation.compressed import data_suffix
 from annotation.labeled_import import MappingError, parse_mapping
 from curator.al_simulation import (
     SEED_VOTES,
@@ -66,7 +67,7 @@ def _labeled(
         if len(skipped) > SHOWN_SKIPS:
             warn(f"{path}: {len(skipped) - SHOWN_SKIPS} more rows skipped")
         return rows
-    if path.suffix.lower() in (".jsonl", ".json", ".csv", ".tsv"):
+    if data_suffix(path) in (".jsonl", ".json", ".csv", ".tsv"):
         fail(f"{source}: no such file")
     return labeled_from_set(store, source)
 
