@@ -46,6 +46,7 @@ def _decisions(
     adjudications: dict[int, tuple[str, str]] = {}
     for vote in live:
         if vote.role == ADJUDICATOR:
+            # the latest adjudication, the one in force, comes last (store.votes.vote_order)
             adjudications[vote.item_id] = (vote.annotator, vote.label)
         elif vote.role == ANNOTATOR:
             votes[vote.item_id][vote.annotator] = vote.label

@@ -123,8 +123,11 @@ def annotator_quality(
         for name, history in timed_votes(store, set_row.id).items()
         if (kept := [v for v in history if (name, v.item_id) in live])
     }
+    # An annotator who answers a gold item again (a slip corrected with another
+    # `curator vote`) has one answer on it, the latest, as they have one live vote.
+    latest = {(a.annotator, a.item_id): a for a in gold_answers(store, set_row.id)}
     answers = defaultdict(list)
-    for a in gold_answers(store, set_row.id):
+    for a in sorted(latest.values(), key=lambda a: a.created_at):
         answers[a.annotator].append(a)
     rows = []
     for name in sorted(set(votes) | set(answers)):

@@ -35,7 +35,8 @@ def visible_votes(store: Store, set_row: SetRow, item_id: int, annotator: str) -
     votes = live_votes_for_items(store, [item_id], set_id=set_row.id)
     if not set_row.blind:
         return votes
-    adjudication = next((v for v in votes if v.role == ADJUDICATOR), None)
+    # the latest adjudication, the one in force, comes last (store.votes.vote_order)
+    adjudication = next((v for v in reversed(votes) if v.role == ADJUDICATOR), None)
     decision = decide(
         item_id,
         {v.annotator: v.label for v in votes if v.role == ANNOTATOR},

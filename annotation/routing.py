@@ -30,8 +30,10 @@ from store.routing import (
     add_gold_answer,
     annotator_count,
     annotator_to_do,
+    claim_expires,
     claimed_at,
     current_claim,
+    drop_claim,
     drop_expired_claims,
     gold_answered,
     gold_item,
@@ -151,12 +153,16 @@ def serve_next(
     stamp, expires = _stamp(moment), _stamp(moment + timedelta(minutes=lease_minutes))
     with store.transaction():
         drop_expired_claims(store, set_row.id, stamp)
-        held = current_claim(store, set_row.id, annotator, stamp)
-        if held is not None:
+        while (held := current_claim(store, set_row.id, annotator, stamp)) is not None:
             served = _entry_for(store, set_row, held)
-            if served is not None:
+            if served is not None and (
+                served.gold or _has_room(store, set_row, held, annotator, stamp)
+            ):
                 put_claim(store, set_row.id, held, annotator, stamp, expires)
                 return served
+            # Filled or settled meanwhile (votes from another set with the same labels or
+            # without --set, a lowered votes per item): a vote on it would be refused.
+            drop_claim(store, set_row.id, held, annotator)
         done = annotator_count(store, set_row.id, annotator)
         if _gold_due(store, set_row, annotator, done):
             gold = next_gold(store, set_row.id, annotator)
@@ -252,6 +258,33 @@ def submit(
     return Submitted(vote_id, None, row.label or "", displaced)
 
 
+def _live_claim(
+    store: Store, set_row: SetRow, item_id: int, annotator: str, now: str
+) -> str | None:
+    """When the annotator's unexpired claim on the item began, if they hold one."""
+    expires = claim_expires(store, set_row.id, item_id, annotator)
+    if expires is None or expires <= now:
+        return None
+    return claimed_at(store, set_row.id, item_id, annotator)
+
+
+def _has_room(store: Store, set_row: SetRow, item_id: int, annotator: str, now: str) -> bool:
+    """Whether the annotator's live claim on a member still leads to a vote: on a routed
+    set the item is pending with a slot left after its votes and the claims taken before
+    theirs (a claim on an item that settled, went to review or filled up meanwhile is
+    stale); with ``overlap`` ``all`` every member stays theirs to label."""
+    state = member_state(store, set_row.id, item_id)
+    if state is None:
+        return False
+    if set_row.overlap != "routed":
+        return True
+    if state[1] != "pending":
+        return False
+    before = _live_claim(store, set_row, item_id, annotator, now)
+    taken = others_claims(store, set_row.id, item_id, annotator, now, before=before)
+    return state[0] + taken < set_row.votes_per_item
+
+
 def _check_room(
     store: Store,
     set_row: SetRow,
@@ -261,8 +294,9 @@ def _check_room(
     claimed: str | None = None,
 ) -> None:
     """Refuse a first vote on a routed item whose slots are all taken (votes and others'
-    live claims): a late vote after an expired lease must not over-serve the item.
-    ``claimed``: when the annotator's own (expired) claim on it began, if one is left."""
+    live claims, only those taken before the annotator's own when they hold a live
+    one): a late vote after an expired lease must not over-serve the item.
+    ``claimed``: when the annotator's own claim on it began, if one is left."""
     if any(
         v.annotator == annotator and v.role == ANNOTATOR
         for v in live_votes_for_items(store, [item_id], set_id=set_row.id)
@@ -270,11 +304,17 @@ def _check_room(
         return  # changing one's own vote in the set takes no new slot
     state = member_state(store, set_row.id, item_id)
     votes = state[0] if state else 0
-    claims = others_claims(store, set_row.id, item_id, annotator, now)
+    live = _live_claim(store, set_row, item_id, annotator, now)
+    claims = others_claims(store, set_row.id, item_id, annotator, now, before=live)
     need = set_row.votes_per_item
     if votes + claims < need:
         return
-    mine = "your claim on it expired" if claimed is not None else "you hold no claim on it"
+    if live is not None:
+        mine = "it filled up while you held it"
+    elif claimed is not None:
+        mine = "your claim on it expired"
+    else:
+        mine = "you hold no claim on it"
     if votes >= need:
         raise ItemTaken(
             f"item #{item_id} already has the {_count(need, 'annotator')} it needs in set"

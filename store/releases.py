@@ -190,11 +190,14 @@ def kinds_with_items(store: Store) -> list[str]:
 
 
 def live_votes_of_kind(store: Store, kind: str) -> Iterator[tuple[int, str, str, str, str | None]]:
-    """(item id, annotator, role, label, category) of every live vote on items of a kind."""
+    """(item id, annotator, role, label, category) of every live vote on items of a kind:
+    each item's adjudications first, oldest first (the one in force last, as
+    :func:`store.votes.vote_order` has it), then its annotators' votes by name."""
     yield from store._conn.execute(
         "SELECT lv.item_id, lv.annotator, lv.role, lv.label, lv.category FROM live_votes AS lv"
         " JOIN items AS i ON i.id = lv.item_id WHERE i.kind = ?"
-        " ORDER BY lv.item_id, lv.role, lv.annotator",
+        " ORDER BY lv.item_id, lv.role,"
+        " CASE WHEN lv.role = 'adjudicator' THEN lv.vote_id END, lv.annotator",
         (kind,),
     )
 

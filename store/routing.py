@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from store.connection import Store
 from store.decisions import decide
-from store.votes import ANNOTATOR, counts_toward, in_set_labels
+from store.votes import ANNOTATOR, counts_toward, in_set_labels, vote_order
 
 STATES = ("unanimous", "majority", "adjudicated", "conflict", "pending")
 _CHUNK = 500
@@ -141,15 +141,15 @@ def _live_by_item(
         rows = conn.execute(
             "SELECT item_id, annotator, role, label FROM live_votes AS lv"
             f" WHERE item_id IN ({','.join('?' * len(chunk))}) AND {in_set_labels('?')}"
-            " ORDER BY item_id, annotator",
+            f" ORDER BY item_id, {vote_order()}",
             (*chunk, set_id),
         )
         for item_id, annotator, role, label in rows:
             votes, adjudication = found.get(item_id, ({}, None))
             if role == "annotator":
                 votes[annotator] = label
-            elif adjudication is None:
-                adjudication = (annotator, label)
+            else:
+                adjudication = (annotator, label)  # the latest comes last
             found[item_id] = (votes, adjudication)
     return found
 
@@ -376,16 +376,26 @@ def routed_candidate(
     return None if row is None else (row[0], row[1])
 
 
-def others_claims(store: Store, set_id: int, item_id: int, annotator: str, now: str) -> int:
-    """Unexpired claims other annotators hold on an item of the set."""
-    return int(
-        store._scalar(
-            "SELECT COUNT(*) FROM claims WHERE set_id = ? AND item_id = ? AND annotator <> ?"
-            " AND expires_at > ?",
-            (set_id, item_id, annotator, now),
-        )
-        or 0
+def others_claims(
+    store: Store,
+    set_id: int,
+    item_id: int,
+    annotator: str,
+    now: str,
+    before: str | None = None,
+) -> int:
+    """Unexpired claims other annotators hold on an item of the set; with ``before`` (the
+    time the annotator's own live claim began) only those taken earlier, ties broken by
+    name: the first claimers of an item that has more live claims than free slots (its
+    votes per item lowered, or votes cast past routing) keep theirs."""
+    sql = (
+        "SELECT COUNT(*) FROM claims WHERE set_id = :set AND item_id = :item"
+        " AND annotator <> :who AND expires_at > :now"
     )
+    if before is not None:
+        sql += " AND (claimed_at < :before OR (claimed_at = :before AND annotator < :who))"
+    params = {"set": set_id, "item": item_id, "who": annotator, "now": now, "before": before}
+    return int(store._scalar(sql, params) or 0)
 
 
 def put_claim(
@@ -410,6 +420,15 @@ def drop_expired_claims(store: Store, set_id: int, now: str) -> int:
         ).rowcount
 
 
+def drop_claim(store: Store, set_id: int, item_id: int, annotator: str) -> None:
+    """End one claim of the annotator (an item that filled up or settled meanwhile)."""
+    with store.transaction() as conn:
+        conn.execute(
+            "DELETE FROM claims WHERE set_id = ? AND item_id = ? AND annotator = ?",
+            (set_id, item_id, annotator),
+        )
+
+
 def release_claims(store: Store, set_id: int, annotator: str) -> int:
     with store.transaction() as conn:
         return conn.execute(
@@ -420,6 +439,14 @@ def release_claims(store: Store, set_id: int, annotator: str) -> int:
 def claimed_at(store: Store, set_id: int, item_id: int, annotator: str) -> str | None:
     value = store._scalar(
         "SELECT claimed_at FROM claims WHERE set_id = ? AND item_id = ? AND annotator = ?",
+        (set_id, item_id, annotator),
+    )
+    return None if value is None else str(value)
+
+
+def claim_expires(store: Store, set_id: int, item_id: int, annotator: str) -> str | None:
+    value = store._scalar(
+        "SELECT expires_at FROM claims WHERE set_id = ? AND item_id = ? AND annotator = ?",
         (set_id, item_id, annotator),
     )
     return None if value is None else str(value)

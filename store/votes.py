@@ -7,6 +7,11 @@ row per annotator instead of replaying history.
 A live vote counts toward a set only when its label is one of the set's labels or skip
 (:func:`counts_toward`, and :func:`in_set_labels` for SQL): sets with the same labels
 share votes on their common items, a set with other labels does not see them.
+
+When several adjudicators voted on an item, the latest adjudication is the one in force:
+readers list an item's adjudications after its annotators' votes, oldest first
+(:func:`vote_order`), so the last one read settles it, and files written in that order
+keep it last when they are imported again.
 """
 
 from __future__ import annotations
@@ -68,6 +73,15 @@ def in_set_labels(set_id: str, vote: str = "lv") -> str:
     return (
         f"({vote}.label = '{SKIP}' OR {vote}.label IN (SELECT value FROM json_each("
         f"(SELECT labels FROM sets WHERE id = {set_id}))))"
+    )
+
+
+def vote_order(vote: str = "lv") -> str:
+    """SQL ORDER BY terms for an item's live votes (aliased ``vote``): the annotators' by
+    name, then the adjudications oldest first, the one in force last."""
+    return (
+        f"{vote}.role = '{ADJUDICATOR}', CASE WHEN {vote}.role = '{ADJUDICATOR}'"
+        f" THEN {vote}.vote_id END, {vote}.annotator"
     )
 
 
@@ -195,7 +209,7 @@ def live_votes_for_items(
     store: Store, item_ids: Iterable[int], role: str | None = None, set_id: int | None = None
 ) -> list[LiveVote]:
     """Live votes on the given items (all roles unless one is named; with ``set_id``,
-    only those that count toward that set)."""
+    only those that count toward that set), each item's in :func:`vote_order`."""
     ids = list(item_ids)
     found: list[LiveVote] = []
     for start in range(0, len(ids), 500):
@@ -214,14 +228,14 @@ def live_votes_for_items(
             params.append(set_id)
         found.extend(
             LiveVote(*row)
-            for row in store._conn.execute(sql + " ORDER BY item_id, annotator", params)
+            for row in store._conn.execute(sql + f" ORDER BY item_id, {vote_order()}", params)
         )
     return found
 
 
 def live_votes_in_set(store: Store, set_id: int, role: str | None = None) -> list[LiveVote]:
     """Live votes counting toward a set on every item of it, ordered by the item's
-    position in the set."""
+    position in the set, then :func:`vote_order`."""
     sql = (
         "SELECT lv.item_id, lv.annotator, lv.role, lv.label, lv.category, lv.note"
         " FROM set_items AS si JOIN live_votes AS lv ON lv.item_id = si.item_id"
@@ -233,7 +247,7 @@ def live_votes_in_set(store: Store, set_id: int, role: str | None = None) -> lis
         params.append(role)
     return [
         LiveVote(*row)
-        for row in store._conn.execute(sql + " ORDER BY si.position, lv.annotator", params)
+        for row in store._conn.execute(sql + f" ORDER BY si.position, {vote_order()}", params)
     ]
 
 

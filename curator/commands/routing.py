@@ -47,7 +47,7 @@ def next_command(
             if as_json:
                 print_json({"released": freed})
             else:
-                out.print(f"released {freed} claims")
+                out.print(f"released {freed} claim{'' if freed == 1 else 's'}")
             return
         try:
             served = serve_next(store, set_row, who, lease_minutes=minutes)

@@ -37,7 +37,7 @@ from store.releases import (
     stored_commit_identities,
 )
 from store.sets import NewSet, add_set_items, add_set_labels, create_set, get_set
-from store.votes import VoteRow, append_votes, live_votes_for_items
+from store.votes import ADJUDICATOR, VoteRow, append_votes, live_votes_for_items
 
 BATCH = 500
 MAX_LABEL_PROBLEMS = 20
@@ -284,6 +284,15 @@ def _predictions(
     return wanted
 
 
+def _settling_order(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """A record's votes in the order to append them: the latest adjudication is the one in
+    force, so an adjudication with the record's label comes after any other (a release
+    written before adjudications were listed oldest first may name them in any order)."""
+    return sorted(
+        record["votes"], key=lambda v: v["role"] == ADJUDICATOR and v["label"] == record["label"]
+    )
+
+
 def _votes(
     store: Store,
     version: str,
@@ -403,7 +412,7 @@ def _import_file(
             outcome[status] = outcome.get(status, 0) + 1
             if status in ("stored", "known"):
                 kept.append((record, item_id))
-                votes += [(item_id, v) for v in record["votes"]]
+                votes += [(item_id, v) for v in _settling_order(record)]
         result.predictions += add_predictions(store, _predictions(store, kept))
         if progress is not None:
             progress(kind, len(batch))

@@ -68,10 +68,11 @@ class LabelConflictError(ValueError):
 
 
 def _category(label: str, votes: list[dict[str, Any]]) -> str | None:
-    """The adjudicator's category, else the commonest among votes for the final label."""
-    for vote in votes:
-        if vote["role"] == ADJUDICATOR and vote["category"]:
-            return str(vote["category"])
+    """The category of the adjudication in force (the latest, listed last among the
+    adjudications), else the commonest among votes for the final label."""
+    deciding = [v for v in votes if v["role"] == ADJUDICATOR]
+    if deciding and deciding[-1]["category"]:
+        return str(deciding[-1]["category"])
     found = Counter(v["category"] for v in votes if v["label"] == label and v["category"])
     if not found:
         return None
