@@ -295,6 +295,24 @@ def check_preference(spec: DrawSpec) -> None:
         raise SetError("--prefer and --balanced cannot be combined: pick one way to draw")
 
 
+def _left_out(store: Store, spec: DrawSpec, size: int) -> str:
+    """Why a pool is smaller than asked, when --exclude-repos-of took items out of it."""
+    if not spec.exclude_repos_of:
+        return ""
+    within, _ = _pool_scope(store, spec)
+    whole = sum(
+        len(ids)
+        for _, ids in pool_groups(store, spec.kind, within_set=within, languages=spec.languages)
+    )
+    if whole <= size:
+        return ""
+    sets = " --exclude-repos-of ".join(spec.exclude_repos_of)
+    return (
+        f": --exclude-repos-of {sets} leaves out {whole - size} of {whole}, every item from"
+        f" a repository {'that set uses' if len(spec.exclude_repos_of) == 1 else 'those sets use'}"
+    )
+
+
 def draw(store: Store, spec: DrawSpec) -> tuple[list[int], dict[str, int]]:
     """Item ids in set order and the allocation per stratum."""
     check_preference(spec)
@@ -303,7 +321,9 @@ def draw(store: Store, spec: DrawSpec) -> tuple[list[int], dict[str, int]]:
     rng = random.Random(spec.seed)
     n = size if spec.sample is None else spec.sample
     if spec.sample is not None and spec.sample > size:
-        raise SamplingError(f"asked for {spec.sample} items but only {size} qualify")
+        raise SamplingError(
+            f"asked for {spec.sample} items but only {size} qualify{_left_out(store, spec, size)}"
+        )
     if spec.prefer:
         labeler = spec.labeler or ""
         scores = latest_predictions(store, resolve_latest(store, labeler))
@@ -461,6 +481,27 @@ def _by_repository(kind: str, within: str | None) -> DrawSpec:
     return DrawSpec(kind=kind, within=within, stratify=["repo"])
 
 
+def _empty_parts(kind: str, empty: list[str], by_source: Mapping[str, Sequence[int]]) -> str:
+    """Why a split would leave parts empty: repositories go whole to one part."""
+    sizes = sorted((len(ids) for ids in by_source.values()), reverse=True)
+    shown = ", ".join(str(n) for n in sizes[:6]) + (", ..." if len(sizes) > 6 else "")
+    count = f"{len(sizes)} repositor{'y' if len(sizes) == 1 else 'ies'}"
+    loose = sum(len(ids) for source, ids in by_source.items() if source.startswith(NO_REPOSITORY))
+    unnamed = (
+        f"; {loose} items have no repository (imported without 'repo') and stay together"
+        " with their file's"
+        if loose
+        else ""
+    )
+    names = ", ".join(repr(part) for part in empty)
+    return (
+        f"part{'s' if len(empty) > 1 else ''} {names} would be empty: the {kind} items come"
+        f" from {count} ({shown} item{'' if sizes == [1] else 's'}), each kept whole in one"
+        f" part{unnamed}; give fewer"
+        " parts, or weights nearer the repositories' sizes"
+    )
+
+
 def create_split(
     store: Store,
     kind: str,
@@ -479,7 +520,11 @@ def create_split(
     if not groups:
         where = f" in set {within!r}" if within else ""
         raise SetError(f"no {kind} item{where} to split: every part would be empty")
-    assigned = split_sources({source: ids for (source, *_), ids in groups}, parts, seed)
+    by_source = {source: ids for (source, *_), ids in groups}
+    assigned = split_sources(by_source, parts, seed)
+    empty = [part for part, _ in parts if not assigned[part]]
+    if empty:
+        raise SetError(_empty_parts(kind, empty, by_source))
     created = []
     with store.transaction():
         for part, share in parts:

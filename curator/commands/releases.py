@@ -4,7 +4,7 @@ versioned JSONL with a manifest and a datasheet (see docs/releases.md)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
@@ -30,6 +30,7 @@ from curator.releases.import_release import (
     import_release,
 )
 from curator.releases.signing import SigningError, generate_keys, load_public_key
+from curator.releases.splits import parse_split, part_names
 from curator.releases.validate import validate_release
 
 SHOWN_PROBLEMS = 20
@@ -165,6 +166,8 @@ def export_command(
             fail(str(exc))
     if result.records == 0:
         warn(f"release {version} holds no records: no item matched the filters")
+    elif split is not None:
+        _warn_empty_parts(split, result.manifest["counts"])
     if as_json:
         print_json(result.manifest)
         return
@@ -175,6 +178,21 @@ def export_command(
     ]
     out.print(table(f"release {version}", ["kind", "records", "labels"], rows))
     out.print(Text.assemble("written to ", one_line(str(result.path), 300)))
+
+
+def _warn_empty_parts(split: str, counts: dict[str, Any]) -> None:
+    """One warning line per kind whose split left parts without a record (repositories
+    go whole to one part, so a kind from few repositories cannot fill every part)."""
+    names = part_names(parse_split(split))
+    for kind, found in counts.get("by_split", {}).items():
+        empty = [str(name) for name in names if not found.get(name)]
+        if empty:
+            many = len(empty) > 1
+            warn(
+                f"--split {split}: the {kind} part{'s' if many else ''} {', '.join(empty)}"
+                f" hold{'' if many else 's'} no records: each repository goes whole to one"
+                f" part, and too few repositories hold {kind} records to fill every part"
+            )
 
 
 KeyOption = Annotated[

@@ -109,7 +109,7 @@ def gold(
         return
     out.print(
         Text.assemble(
-            f"{result.added} gold items added to ",
+            f"{result.added} gold item{'' if result.added == 1 else 's'} added to ",
             one_line(name),
             f" ({result.total} in all, served at {rate:.1%} of each annotator's items)",
         )
