@@ -50,6 +50,7 @@ def corpus_stats(store: Store) -> dict[str, Any]:
         ),
         "predictions": by_labeler,
         "votes": int(store._scalar("SELECT COUNT(*) FROM votes") or 0),
+        "live_votes": int(store._scalar("SELECT COUNT(*) FROM live_votes") or 0),
         "sets": int(store._scalar("SELECT COUNT(*) FROM sets") or 0),
         "mining": mining,
         "ir": ir_counts(store),

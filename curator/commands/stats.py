@@ -106,13 +106,21 @@ def stats(
     _print_overview(data)
 
 
+def _votes(data: dict[str, Any]) -> str:
+    """The live votes, and the recorded ones when undos and changed votes make them more."""
+    live, recorded = data["live_votes"], data["votes"]
+    if live == recorded:
+        return f"{live} votes"
+    return f"{live} live votes ({recorded} recorded, undone and replaced ones too)"
+
+
 def _print_overview(data: dict[str, Any]) -> None:
     out.print(
         Text.assemble(
             "database ",
             one_line(data["database"]),
             f" (schema v{data['schema_version']}): {data['items']} items,"
-            f" {data['votes']} votes, {data['sets']} sets",
+            f" {_votes(data)}, {data['sets']} sets",
         )
     )
     if data["items"]:
