@@ -4,6 +4,7 @@ into a set, or write a set's items and live votes in that tool's format (atomica
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from annotation.formats import label_studio, prodigy
@@ -69,12 +70,19 @@ def check_targets(paths: list[Path], database: Path, force: bool) -> None:
 
 
 def export_file(
-    store: Store, fmt: str, set_name: str, out: Path, binary: bool = False, force: bool = False
+    store: Store,
+    fmt: str,
+    set_name: str,
+    out: Path,
+    binary: bool = False,
+    force: bool = False,
+    write: Callable[[Path, str], None] = write_text_atomically,
 ) -> tuple[int, int, list[Path]]:
-    """Write the set for ``fmt``; returns (items, votes, files written). Label Studio
-    gets its labeling config beside the tasks (``NAME.label-config.xml``), unless ``out``
-    is a stream (:func:`is_stream`: standard output, a device, a FIFO). An existing
-    file is replaced only with ``force``; the database and folders never are."""
+    """Write the set for ``fmt`` (the tasks through ``write``); returns (items, votes,
+    files written). Label Studio gets its labeling config beside the tasks
+    (``NAME.label-config.xml``), unless ``out`` is a stream (:func:`is_stream`: standard
+    output, a device, a FIFO). An existing file is replaced only with ``force``; the
+    database and folders never are."""
     targets = export_targets(fmt, out)
     check_targets(targets, store.path, force)
     target, items = set_for_export(store, set_name)
@@ -86,12 +94,10 @@ def export_file(
                 f" {', '.join(target.labels)}"
             )
         lines = prodigy.task_lines(target, items, binary=binary)
-        write_text_atomically(
-            out, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
-        )
+        write(out, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
         return len(items), votes, [out]
     tasks = label_studio.export_tasks(target, items)
-    write_text_atomically(out, json.dumps(tasks, indent=2, ensure_ascii=False) + "\n")
+    write(out, json.dumps(tasks, indent=2, ensure_ascii=False) + "\n")
     for config in targets[1:]:  # none into a stream: is_stream
         write_text_atomically(config, label_studio.labeling_config(target))
     return len(items), votes, targets

@@ -124,6 +124,24 @@ def test_round_trip_keeps_every_vote(
     assert set_keys(other, "gt-sample") == set_keys(voted, "gt-sample")
 
 
+def test_an_export_to_dash_goes_to_standard_output(
+    cli, voted: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """``--out -`` is standard output, as for ``eval`` and ``chart``; it wrote a file
+    named ``-``, which the next such export then refused to replace."""
+    monkeypatch.chdir(tmp_path)
+    for fmt in ("prodigy", "label-studio", "prodigy"):
+        done = cli("export", fmt, "gt-sample", "--out", "-")
+        assert done.exit_code == 0, done.output
+        assert not (tmp_path / "-").exists()
+        if fmt == "prodigy":
+            tasks = [json.loads(x) for x in done.stdout.splitlines()]
+        else:
+            tasks = json.loads(done.stdout)
+        assert len({t["meta"]["id"] if fmt == "prodigy" else t["id"] for t in tasks}) == 40
+        assert "40 items" in done.stderr
+
+
 def test_exports_follow_each_tool_s_shape(cli, voted: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     assert cli("export", "prodigy", "gt-sample", "--out", str(tmp_path / "p.jsonl")).exit_code == 0
     lines = [json.loads(x) for x in (tmp_path / "p.jsonl").read_text().splitlines()]

@@ -3,6 +3,7 @@ annotation tools people already use (docs/interop.md)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -23,9 +24,16 @@ from curator.commands.options import (
 )
 from curator.console import err, out
 from curator.interop import InteropUsageError, export_file, import_file
-from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, warn, write_error
+from curator.presentation.cli_output import (
+    EXIT_INPUT,
+    EXIT_USAGE,
+    fail,
+    to_stdout,
+    warn,
+    write_error,
+)
 from curator.presentation.text import labelled, one_line
-from engines.files import is_stream
+from engines.files import is_stream, write_text_atomically
 
 SetOption = Annotated[
     str,
@@ -48,7 +56,9 @@ VotesPerItemOption = Annotated[
         help="Votes an item of a set created here needs.",
     ),
 ]
-OutOption = Annotated[Path, typer.Option("--out", parser=given_path, help="The file to write.")]
+OutOption = Annotated[
+    Path, typer.Option("--out", parser=given_path, help="The file to write (-: standard output).")
+]
 ForceOption = Annotated[bool, typer.Option("--force", help="Replace the file(s) if they exist.")]
 
 
@@ -115,9 +125,12 @@ def import_label_studio_command(
 def _export(
     fmt: str, set_name: str, path: Path, binary: bool, force: bool, db: Path | None
 ) -> None:
+    write = write_text_atomically
+    if to_stdout(path):  # `--out -`: standard output, as for eval and chart
+        path, write = Path("/dev/stdout"), _print_text
     with open_db(db, create=False) as store:
         try:
-            items, votes, files = export_file(store, fmt, set_name, path, binary, force)
+            items, votes, files = export_file(store, fmt, set_name, path, binary, force, write)
         except (SetError, InteropUsageError) as exc:
             fail(str(exc), EXIT_USAGE if isinstance(exc, InteropUsageError) else EXIT_INPUT)
         except OSError as exc:  # a full disk, a folder that may not be written
@@ -135,6 +148,11 @@ def _export(
             f" `curator export label-studio {set_name} --out FILE.json` writes it as"
             " FILE.label-config.xml"
         )
+
+
+def _print_text(_: Path, text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def export_prodigy_command(
