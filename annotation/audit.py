@@ -57,6 +57,18 @@ def cochran_size(
     return max(1, round(n0))
 
 
+def cochran_margin(size: int, population: int, confidence: float = 0.95, p: float = 0.5) -> float:
+    """The margin a sample of ``size`` gives on a population of ``population`` (Cochran's
+    size solved for the margin, with the finite-population correction): what ``--size``
+    buys instead of the margin asked for. 0 when the sample is the whole population."""
+    if size <= 0:
+        raise ValueError(f"a sample has at least one item, not {size}")
+    if population <= 1 or size >= population:
+        return 0.0
+    z = z_score(confidence)
+    return z * math.sqrt(p * (1.0 - p) / size * (population - size) / (population - 1))
+
+
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """The Wilson score interval for a binomial proportion."""
     if n == 0:
@@ -142,7 +154,8 @@ def draw_audit(
             "label": label,
             "population": population,
             "confidence": confidence,
-            "margin": margin,
+            # the margin the sample gives: the one asked for, or what --size buys
+            "margin": margin if size is None else cochran_margin(n, population, confidence),
             "stratify": fields,
             "strata_labelers": pinned,
             "from_set": from_set,

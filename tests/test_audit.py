@@ -158,3 +158,25 @@ def test_audit_draw_unlabeled_through_the_cli(cli, tmp_path) -> None:  # type: i
     assert json.loads(drawn.stdout)["population"] == 10
     missing = cli("audit", "draw", "x", "--from-labeler", "keyword@1", "--from-set", "ghost")
     assert missing.exit_code == 1 and "no set named 'ghost'" in missing.stderr
+
+
+def test_a_given_size_reports_the_margin_it_buys(cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``--size 30`` of 1,000 said "+/-5%", the margin asked for, not the one drawn."""
+    import json
+
+    from annotation.audit import cochran_margin
+    from store import open_store
+
+    with open_store(tmp_path / "cli.db") as s:
+        add_items(s, many(2000, positive_every=2))  # 1000 positives
+    assert cochran_margin(cochran_size(1000), 1000) == pytest.approx(0.05, abs=0.001)
+    assert cochran_margin(1000, 1000) == 0.0
+    small = cli("audit", "draw", "a30", "--from-labeler", "keyword@1", "--size", "30")
+    assert small.exit_code == 0, small.output
+    bought = cochran_margin(30, 1000)
+    assert 0.17 < bought < 0.18
+    assert f"(--size 30: 95% confidence, +/-{100 * bought:.3g}%)" in " ".join(small.stdout.split())
+    drawn = json.loads(
+        cli("audit", "draw", "a", "--from-labeler", "keyword@1", "--json", "--margin", "0.1").stdout
+    )
+    assert (drawn["items"], drawn["margin"]) == (cochran_size(1000, margin=0.1), 0.1)

@@ -107,13 +107,13 @@ def draw(
             )
         except (SetError, SamplingError, ValueError) as exc:
             fail(str(exc))
-    _print_drawn(name, result, confidence, margin, as_json)
+    _print_drawn(name, result, as_json)
 
 
-def _print_drawn(
-    name: str, result: AuditDraw, confidence: float, margin: float, as_json: bool
-) -> None:
+def _print_drawn(name: str, result: AuditDraw, as_json: bool) -> None:
     audit = result.set_row.params["audit"]
+    confidence, margin = audit["confidence"], audit["margin"]
+    given = audit["size_from"] == "given"
     if as_json:
         print_json(
             {
@@ -134,7 +134,8 @@ def _print_drawn(
             one_line(name),
             f": {result.size} of {result.population} items"
             f" {audit['labeler']} labeled {audit['label']!r}"
-            f" ({100 * confidence:g}% confidence, +/-{100 * margin:g}%)",
+            f" ({'--size ' + str(result.size) + ': ' if given else ''}"
+            f"{100 * confidence:g}% confidence, +/-{100 * margin:.3g}%)",
         )
     )
     if len(result.allocation) > 1:
