@@ -161,6 +161,13 @@ ALTER TABLE sets ADD COLUMN categories TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE sets ADD COLUMN votes_per_item INTEGER NOT NULL DEFAULT 2;
 ALTER TABLE sets ADD COLUMN description TEXT NOT NULL DEFAULT '';
 CREATE INDEX set_items_item ON set_items (item_id);
+
+INSERT INTO live_votes (item_id, annotator, role, vote_id, label, category, note)
+    SELECT v.item_id, v.annotator, v.role, v.id, v.label, v.category, v.note FROM votes AS v
+    WHERE v.label IS NOT NULL AND v.id = (
+        SELECT MAX(w.id) FROM votes AS w
+        WHERE w.item_id = v.item_id AND w.annotator = v.annotator AND w.role = v.role
+    );
 """
 
 _KERNELS = """

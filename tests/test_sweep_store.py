@@ -109,11 +109,17 @@ def old_store(path: Path, version: int, commits: int = 30) -> None:
             conn.execute(
                 "INSERT INTO set_items (set_id, item_id, position) VALUES (1, ?, ?)", (i, i)
             )
-            conn.execute(
+            vote = conn.execute(
                 "INSERT INTO votes (item_id, annotator, label, created_at)"
                 " VALUES (?, 'ann', 'perf', 'then')",
                 (i,),
-            )
+            ).lastrowid
+            if version >= 2:  # the schema keeps each annotator's vote in force
+                conn.execute(
+                    "INSERT INTO live_votes (item_id, annotator, role, vote_id, label)"
+                    " VALUES (?, 'ann', 'annotator', ?, 'perf')",
+                    (i, vote),
+                )
         conn.execute("COMMIT")
     conn.close()
 
