@@ -32,6 +32,7 @@ from engines.commits.pipeline import (
     cumulative,
     save_rows,
     source_checkpoints,
+    walk_state,
 )
 from engines.commits.sources import source_name
 from engines.commits.task import ChunkResult, ChunkTask, mine_chunk
@@ -55,6 +56,7 @@ class _Source:
     base: dict[str, Any] = field(default_factory=dict)
     last_key: str | None = None
     slices: int = 0
+    shallow: tuple[str, ...] = ()
 
 
 def mine_on_cluster(
@@ -181,6 +183,7 @@ class _ClusterRun:
             summary.source, summary.branch = result.source, result.branch
             summary.resumed_after = result.resumed_after
             src.base, src.last_key = result.counters, result.resumed_after
+            src.shallow = result.shallow
         for text in result.problems:
             self.report.problem(text)
         if result.failed:
@@ -192,7 +195,9 @@ class _ClusterRun:
         src.last_key = result.last_sha or src.last_key
 
         def checkpoint() -> Checkpoint:
-            at = {"finished": result.finished, "tip": result.tip, "position": result.position}
+            at = walk_state(
+                result.tip, src.shallow, finished=result.finished, position=result.position
+            )
             counters = cumulative(src.base, summary, **at)
             return Checkpoint(KIND, summary.source, result.scope or "", src.last_key, counters)
 

@@ -125,10 +125,22 @@ def run_git(repo: Path, *args: str, timeout: float | None = None) -> bytes:
     return proc.stdout
 
 
+_GENERIC_REMOTE = "could not read from remote repository"
+
+
 def last_line(stderr: bytes) -> str:
+    """git's last error line; or, when that is only "Could not read from remote
+    repository.", the line before it, which says why (``ssh: Could not resolve hostname
+    ...``, ``fatal: '/path' does not appear to be a git repository``)."""
     lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
     errors = [ln for ln in lines if ln.lower().startswith(("fatal", "error"))]
-    return (errors or lines or [""])[-1]
+    line = (errors or lines or [""])[-1]
+    if _GENERIC_REMOTE in line.lower():
+        k = lines.index(line)
+        why = next((ln for ln in reversed(lines[:k]) if not ln.startswith("Cloning ")), None)
+        if why is not None:
+            return why
+    return line
 
 
 def is_repository(path: Path) -> bool:
@@ -228,6 +240,14 @@ def list_commits(
     """Non-merge commits reachable from ``rev``, oldest first."""
     out = run_git(repo, "rev-list", "--reverse", *_range_args(rev, since, until))
     return out.decode().split()
+
+
+def newest_commit(
+    repo: Path, rev: str, since: str | None = None, until: str | None = None
+) -> str | None:
+    """The last commit :func:`list_commits` lists (None when it lists none)."""
+    out = run_git(repo, "rev-list", "-n", "1", *_range_args(rev, since, until))
+    return out.decode().strip() or None
 
 
 def count_commits(repo: Path, rev: str, since: str | None = None, until: str | None = None) -> int:
@@ -351,15 +371,20 @@ def iter_commit_stats(
     after: str | None = None,
     window: CommitWindow | None = None,
     counts: bool = True,
+    examined: frozenset[str] | None = None,
 ) -> Iterator[CommitStat | StatProblem]:
     """Every non-merge commit of ``rev`` oldest first, with its changed files and (with
     ``counts``) their numstat.
 
-    ``after`` skips commits up to and including that sha (a resume point); a
+    ``after`` skips commits up to and including that sha (a resume point); ``examined``
+    instead skips exactly those commits wherever they are listed (a resume point on a
+    branch that moved: a merged branch's older commits are listed before ``after``); a
     ``window`` instead reads just that slice of the history of ``window.tip``.
     """
     if window is not None:
-        rev, after = window.tip, None
+        rev, after, examined = window.tip, None, None
+    if examined is not None:
+        after = None
     limits = window.log_args() if window is not None else []
     proc = subprocess.Popen(
         [
@@ -395,7 +420,8 @@ def iter_commit_stats(
             skipping = stat.sha != after
             return
         last_seen = stat.sha
-        yield stat
+        if examined is None or stat.sha not in examined:
+            yield stat
 
     try:
         while chunk := proc.stdout.read(1 << 16):
@@ -421,7 +447,8 @@ def iter_commit_stats(
         shas = shas[window.start : window.start + window.count]
     start = shas.index(last_seen) + 1 if last_seen in shas else 0
     for sha in shas[start:]:
-        yield _single_commit_stat(repo, sha, reason, counts)
+        if examined is None or sha not in examined:
+            yield _single_commit_stat(repo, sha, reason, counts)
 
 
 def _single_commit_stat(

@@ -124,6 +124,7 @@ def mine_repository(
     window: CommitWindow | None = None,
     processes: int | None = None,
     process_after: int = PROCESS_AFTER,
+    examined: frozenset[str] | None = None,
 ) -> Iterator[Outcome]:
     """Yield one outcome per non-merge commit of ``rev`` after ``after`` (or in
     ``window``, a slice of the history of the tip ``rev`` pointed at), oldest first.
@@ -132,7 +133,8 @@ def mine_repository(
     tree-sitter, by :class:`engines.commits.extract_pool.ExtractPool`: threads for the
     first ``process_after`` survivors, then ``processes`` worker processes (default: one
     per core). With lizard, by ``workers`` threads, each with its own git streams.
-    Outcomes still come out in commit order.
+    Outcomes still come out in commit order. ``examined``, when given, replaces
+    ``after``: the commits an earlier walk examined, skipped wherever they are listed.
     """
     boundaries = options.boundaries
     if boundaries not in ("tree-sitter", "lizard"):
@@ -146,7 +148,9 @@ def mine_repository(
     try:
         # the lizard path is the reference: its walk counts lines as it always did
         counts = boundaries == "lizard"
-        stats = iter_commit_stats(path, rev, options.since, options.until, after, window, counts)
+        stats = iter_commit_stats(
+            path, rev, options.since, options.until, after, window, counts, examined
+        )
         shallow = shallow_boundary(path)
         for stat in stats:
             if isinstance(stat, StatProblem):

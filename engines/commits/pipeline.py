@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engines.commits.gitlog import BranchNotFound, GitError, count_commits
+from engines.commits.gitlog import BranchNotFound, GitError, count_commits, newest_commit
 from engines.commits.labeling import label_rows
 from engines.commits.options import MineOptions
 from engines.commits.sources import SourceError, source_name
@@ -96,6 +96,16 @@ def cumulative(base: dict[str, Any], summary: SourceSummary, **state: Any) -> di
     return {**cumulative_counts(base, summary), "branch": summary.branch, **state}
 
 
+def walk_state(tip: str | None, shallow: Sequence[str], **state: Any) -> dict[str, Any]:
+    """What a checkpoint keeps of the walk beside its counters: the tip it walked (a
+    later run walks only what that tip's history lacks) and, for a shallow clone, its
+    edge (a deepened clone is walked again: see :func:`engines.commits.start.start_source`)."""
+    kept = {**state, "tip": tip} if tip is not None else dict(state)
+    if shallow:
+        kept["shallow"] = list(shallow)
+    return kept
+
+
 def mine_commits(
     store: Store,
     specs: Sequence[str],
@@ -154,8 +164,9 @@ def _mine_source(
 
     def checkpoint_for(results: list[SaveResult]) -> Checkpoint:
         tally(summary, results)
+        state = walk_state(start.tip, start.shallow, finished=finished)
         return Checkpoint(
-            KIND, repo.source, start.scope, last_sha, cumulative(base, summary, finished=finished)
+            KIND, repo.source, start.scope, last_sha, cumulative(base, summary, **state)
         )
 
     def flush() -> None:
@@ -170,7 +181,8 @@ def _mine_source(
     # Imported here: PyDriller (and GitPython) load when a run mines, not when the CLI starts.
     from engines.commits.miner import file_outcome, mine_repository
 
-    for outcome in mine_repository(repo.path, repo.source, rev, options, after):
+    walk = mine_repository(repo.path, repo.source, rev, options, after, examined=start.examined)
+    for outcome in walk:
         summary.seen += 1
         unflushed += 1
         last_sha = outcome.sha
@@ -183,6 +195,8 @@ def _mine_source(
             break
     else:
         finished = True
+        if start.examined is not None:  # the walk skipped commits listed after its last one
+            last_sha = newest_commit(repo.path, rev, options.since, options.until) or last_sha
     if finished and not unflushed and last_sha is not None:
         save_checkpoint(store, checkpoint_for([]))  # the end came right after a batch
     flush()

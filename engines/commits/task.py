@@ -70,6 +70,7 @@ class ChunkResult:
     failed: str | None = None
     reason: str | None = None
     worker: str | None = None
+    shallow: tuple[str, ...] = ()  # the clone's shallow edge, seen by the first slice
 
     @property
     def position(self) -> int:
@@ -129,11 +130,17 @@ def _first_window(
     result.problems += start.warnings
     result.branch, result.scope = start.branch, start.scope
     result.counters, result.resumed_after = start.counters, start.after
-    tip = tip_of(start.repo.path, start.branch)
+    result.shallow = start.shallow
+    tip = start.tip or tip_of(start.repo.path, start.branch)
     shas = list_commits(start.repo.path, tip, options.since, options.until)
     begin = 0
     if start.after is not None:
-        if start.after in shas:
+        if start.examined is not None:
+            # the branch moved: from the first commit the earlier walk did not examine
+            # (a merged branch's commits are listed before the checkpoint); the examined
+            # ones after it are examined again, and recognised as stored
+            begin = next((k for k, sha in enumerate(shas) if sha not in start.examined), len(shas))
+        elif start.after in shas:
             begin = shas.index(start.after) + 1
         else:  # on the branch but outside --since/--until: nothing to go by
             result.problems.append(
