@@ -8,6 +8,7 @@ Each :class:`GitStreams` belongs to one thread.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,9 +154,13 @@ class GitStreams:
         self._buffer += chunk
 
     def close(self) -> None:
+        """End both processes. Closing a pipe to a git that already died (Ctrl-C reaches
+        the terminal's whole process group) must not raise: a broken pipe raised here,
+        while a run is being interrupted, would replace the interruption with an error."""
         for proc in (self._cat, self._diff):
             if proc.stdin is not None:
-                proc.stdin.close()
+                with contextlib.suppress(OSError):  # flushing what a Ctrl-C cut short
+                    proc.stdin.close()
             proc.kill()
             proc.wait()
             if proc.stdout is not None:

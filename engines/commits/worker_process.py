@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, InvalidStateError
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.connection import Connection, wait
@@ -58,6 +58,46 @@ def start_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("forkserver")
 
 
+STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+@contextlib.contextmanager
+def _stop_signals_blocked() -> Iterator[None]:
+    """SIGINT and SIGTERM held back in this thread while a worker is forked: the child
+    inherits the mask, so the signal cannot strike it before :func:`_serve` has set its
+    handlers (it unblocks SIGTERM then); this process sees it once the mask is restored."""
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    except (AttributeError, OSError, ValueError):  # a platform without signal masks
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _start_forkserver() -> None:
+    """Start multiprocessing's forkserver with SIGINT ignored, which it inherits.
+
+    Ctrl-C reaches every process of the terminal's group. The forkserver is a fresh
+    interpreter that imports the preloaded modules (a few tenths of a second) before it
+    ignores SIGINT itself, and one struck meanwhile printed a traceback under the run's
+    one-line message. A signal mask would not do: the mask is reset when it starts. Only
+    the start is covered (a few milliseconds), not the wait for its first worker, so a
+    Ctrl-C still stops the run."""
+    from multiprocessing import forkserver
+
+    if threading.current_thread() is not threading.main_thread():
+        forkserver.ensure_running()  # no terminal's Ctrl-C reaches a run off the main thread
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 class WorkerProcess:
     """A process running ``make_handler(*args)`` once, then the handler on every
     request it is sent, answering in order."""
@@ -72,7 +112,11 @@ class WorkerProcess:
         self.process = context.Process(  # type: ignore[attr-defined]
             target=_serve, args=(there, make_handler, args, os.getpid()), daemon=True
         )
-        self.process.start()
+        method = context.get_start_method()
+        if method == "forkserver":
+            _start_forkserver()
+        with _stop_signals_blocked() if method == "fork" else contextlib.nullcontext():
+            self.process.start()
         there.close()
         self.pipe: Connection = here
         self.broken = False
@@ -173,6 +217,11 @@ def _serve(pipe: Connection, make_handler: Callable[..., Handler], args: tuple, 
     # worker handles it and stops its workers, so a worker printing a traceback of its
     # own would only bury the run's one-line message.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # a forked worker inherits the run's handlers: SIGTERM (the run's stop() after a
+    # timeout, or a kill of the whole group) must end it, not raise in it
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # see _stop_signals_blocked
     threading.Thread(target=_exit_with, args=(run,), daemon=True).start()
     handler = make_handler(*args)
     try:
@@ -183,7 +232,11 @@ def _serve(pipe: Connection, make_handler: Callable[..., Handler], args: tuple, 
                 return
             if request is None:
                 return
-            pipe.send(handler(request))
+            answer = handler(request)
+            try:
+                pipe.send(answer)
+            except OSError:  # the run is gone (killed, or stopped by SIGTERM): end quietly
+                return
     finally:
         close = getattr(handler, "close", None)
         if close is not None:  # its own child processes, waited for

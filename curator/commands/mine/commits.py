@@ -3,10 +3,15 @@ is in ``curator.mining``)."""
 
 from __future__ import annotations
 
+import signal
+import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from types import FrameType
+from typing import Annotated, NoReturn
 
 import typer
 from rich.table import Table
@@ -56,6 +61,29 @@ def _date(value: str | None) -> str | None:
     except ValueError:
         raise typer.BadParameter(f"{value!r} is not a date; use YYYY-MM-DD") from None
     return value
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a job scheduler, ``timeout``), stopping a run as Ctrl-C does:
+    the batch being written is rolled back, the workers and git processes are stopped,
+    and one line says so. Without it the run vanished without a word."""
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> NoReturn:
+    raise Terminated
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` in the main thread while the run lasts."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set from the main thread
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _refuse_conflicts(
@@ -253,9 +281,16 @@ def mine_commits_command(
             scheduler,
             chunk,
         )
-        summaries, seconds = _run(store, run)
+        with _terminate_as_interrupt():
+            summaries, seconds = _run(store, run)
     except MiningError as exc:
         fail(str(exc))
+    except Terminated:
+        err.print(
+            "[yellow]terminated[/] (SIGTERM): everything up to the last batch is saved;"
+            " run again to resume"
+        )
+        raise typer.Exit(128 + signal.SIGTERM) from None
     except KeyboardInterrupt:
         err.print(
             "[yellow]interrupted[/]: everything up to the last batch is saved; run again to resume"
