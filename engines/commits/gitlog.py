@@ -103,8 +103,13 @@ class StatProblem:
 
 
 def git_env() -> dict[str, str]:
+    """The environment git runs in: it never prompts (no terminal to answer from), and
+    neither does ssh (a host key to confirm, a passphrase) unless the user chose their
+    own ssh command, which is then theirs to make non-interactive."""
     env = dict(os.environ)
     env.update(GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", LC_ALL="C", GIT_PAGER="cat")
+    if not env.get("GIT_SSH_COMMAND") and not env.get("GIT_SSH"):
+        env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes"
     return env
 
 
