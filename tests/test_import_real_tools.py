@@ -12,25 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from pydriller import Repository
-from typer.testing import CliRunner
 
-from curator.cli import app
 from store import open_store
 from tests import raw_sql
 from tests.gitrepo import GitRepo
-
-
-def run(db: Path, *args: str):  # type: ignore[no-untyped-def]
-    result = CliRunner().invoke(app, ["--db", str(db), *args], env={"COLUMNS": "300"})
-    assert result.exception is None or isinstance(result.exception, SystemExit), (
-        f"{type(result.exception).__name__}: {result.exception}"
-    )
-    assert "Traceback" not in result.output, result.output
-    return result
-
-
-def errors(result) -> list[str]:  # type: ignore[no-untyped-def]
-    return [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+from tests.test_sweep_import import errors, run
 
 
 def commits(db: Path) -> dict[str, dict[str, Any]]:
