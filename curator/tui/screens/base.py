@@ -49,6 +49,11 @@ class CuratorScreen(Screen[None]):
     def curation(self) -> CurationService:
         return self.curator_app.service
 
+    def item_panel(self) -> ItemPanel | None:
+        """The screen's item panel; None before the screen has composed it (a key typed
+        right behind the one that opened the screen reaches it first) or once removed."""
+        return next(iter(self.query(ItemPanel)), None)
+
     def from_worker(self, callback: Callable[..., object], *args: Any, **kwargs: Any) -> None:
         """Run ``callback(*args, **kwargs)`` on the event loop, called from a worker thread.
 
@@ -101,16 +106,19 @@ class LabelKeysScreen(CuratorScreen):
             out.append(" " + what.removeprefix("vote "))
         return out
 
-    def on_key(self, event: events.Key) -> None:
-        """A label key acts on the item shown; the leave keys are handled here too, in the
-        order typed with the label keys.
+    async def on_key(self, event: events.Key) -> None:
+        """A label key acts on the item shown; the leave keys and the screen's other keys
+        (``d``, ``c``, ``?``...) are handled here too, in the order typed with the label
+        keys.
 
         Textual runs a label key on this screen as the key passes it, but a binding only
         once its key has bubbled up to the app, after the keys already queued for the
         screen. Esc then 1 typed fast (one read from a terminal with the kitty keyboard
         protocol, or keys queued while the app was busy) thus acted on the item still
         shown, then left. Here esc leaves first, and a label key that reaches the screen
-        after it has left does nothing.
+        after it has left does nothing. The other bindings run here for the same reason:
+        ``d`` then esc typed fast left the label screen before ``d``'s binding ran, and
+        ``c`` then esc opened the home screen's charts.
 
         A key with Alt or Ctrl never acts: a legacy terminal sends Alt+s, or esc then s
         typed within Textual's ESCDELAY, as ``\\x1bs``, which arrives as ``alt+s`` carrying
@@ -133,14 +141,26 @@ class LabelKeysScreen(CuratorScreen):
             return
         label = key_for(self.keys, event.character or event.key)
         if label is None:
-            self._not_a_label_key(event)
+            if not await self._run_binding(event):
+                self._not_a_label_key(event)
             return
         event.stop()
         event.prevent_default()
-        panel = self.query_one(ItemPanel)
-        if panel.showing_all:
+        panel = self.item_panel()
+        if panel is not None and panel.showing_all:
             panel.toggle_all()
         self.on_label(label)
+
+    async def _run_binding(self, event: events.Key) -> bool:
+        """Run the key's binding now, as the app would once the key reached it (later,
+        after keys typed after it); whether there was one."""
+        active = self.active_bindings.get(event.key)
+        if active is None or active.binding.priority or not active.enabled:
+            return False
+        event.stop()
+        event.prevent_default()
+        await self.app.run_action(active.binding.action, active.node)
+        return True
 
     def _not_a_label_key(self, event: events.Key) -> None:
         """Say which keys vote when the annotator presses a digit no label has, or the
@@ -185,11 +205,12 @@ class LabelKeysScreen(CuratorScreen):
         raise NotImplementedError
 
     def action_show_all(self) -> None:
-        self.query_one(ItemPanel).toggle_all()
+        if (panel := self.item_panel()) is not None:
+            panel.toggle_all()
 
     def action_leave(self) -> None:
-        panel = self.query_one(ItemPanel)
-        if panel.showing_all:
+        panel = self.item_panel()
+        if panel is not None and panel.showing_all:
             panel.toggle_all()
             return
         self.app.pop_screen()

@@ -107,7 +107,8 @@ class ItemDetailScreen(CuratorScreen):
         """Side by side from ``WIDE`` columns up, stacked below, as the terminal changes."""
         wide = event.size.width >= WIDE
         self.set_class(not wide, "narrow")
-        self.query_one(ItemPanel).set_side_by_side(wide)
+        if (panel := self.item_panel()) is not None:
+            panel.set_side_by_side(wide)
 
     def on_mount(self) -> None:
         self.title = f"Item #{self.item_id}"
@@ -222,7 +223,8 @@ class ItemDetailScreen(CuratorScreen):
             self.running.cancelled.set()
 
     def action_show_all(self) -> None:
-        self.query_one(ItemPanel).toggle_all()
+        if (panel := self.item_panel()) is not None:
+            panel.toggle_all()
 
     def action_toggle_side(self) -> None:
         # Narrow: the facts take the panel's place and back; wide: they hide and return.
@@ -233,8 +235,8 @@ class ItemDetailScreen(CuratorScreen):
             self.running.cancelled.set()
             self.curator_app.say("cancelling…")
             return
-        panel = self.query_one(ItemPanel)
-        if panel.showing_all:
+        panel = self.item_panel()
+        if panel is not None and panel.showing_all:
             panel.toggle_all()
             return
         self.app.pop_screen()

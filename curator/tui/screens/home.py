@@ -228,8 +228,11 @@ class HomeScreen(CuratorScreen):
             self._open_label(s)
 
     def on_key(self, event: events.Key) -> None:
-        # The table takes enter for its rows; with none it would do nothing unsaid.
-        if event.key == "enter" and self._selected() is None:
+        """Enter opens the highlighted set here, as it reaches the screen. Through the
+        table's own enter (a RowSelected message, one hop later) an esc typed right
+        after it reached this screen first and did nothing, and the set opened anyway;
+        with no row the table's enter would do nothing unsaid."""
+        if event.key == "enter" and self.is_active:
             event.stop()
             event.prevent_default()
             self.action_label()

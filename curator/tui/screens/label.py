@@ -26,7 +26,7 @@ from curator.tui.queue_cursor import QueueCursor
 from curator.tui.screens.base import LabelKeysScreen
 from curator.tui.screens.detail import ItemDetailScreen
 from curator.tui.screens.prompts import ChoicePrompt, TextPrompt
-from curator.tui.service import ItemTaken, QueueState, categories_of, counts_in
+from curator.tui.service import ItemGone, ItemTaken, QueueState, categories_of, counts_in
 from curator.tui.widgets.header import TitleHeader
 from curator.tui.widgets.item_panel import ItemPanel
 from store.sets import SetRow
@@ -99,9 +99,24 @@ class LabelScreen(LabelKeysScreen):
 
     def _load_entry(self, entry: QueueEntry | None) -> None:
         """Fetch an entry's view (worker thread) and put it on screen, under the set as
-        stored now (another process may have made it blind or changed its labels)."""
+        stored now (another process may have made it blind or changed its labels).
+
+        An item deleted by another process is passed over for the next one: its empty
+        view read as the end of the queue ("All done") with items still to label."""
         fresh = self.curation.fresh_set(self.set_row)
-        view = self.curation.item(fresh, entry.item_id) if entry else None
+        view = None
+        gone: list[int] = []
+        while entry is not None:
+            view = self.curation.item(fresh, entry.item_id)
+            if view is not None or self.cursor is None or entry.item_id in gone:
+                break  # (served again: a member row left behind without its item)
+            gone.append(entry.item_id)
+            entry = self.curation.advance(self.cursor)
+        if gone:
+            ids = ", ".join(f"#{i}" for i in gone[:5]) + (" ..." if len(gone) > 5 else "")
+            self.from_worker(
+                self.curator_app.say, f"passed over deleted items: {ids}", warning=True
+            )
         self.from_worker(self._show, entry, view, fresh)
 
     def count_votes(self) -> None:
@@ -227,8 +242,9 @@ class LabelScreen(LabelKeysScreen):
         service = self.curation
         try:
             displaced = service.vote(self.set_row, item_id, label, category, note)
-        except ItemTaken as exc:
-            # The lease ran out and others filled the item: say so and move on.
+        except (ItemTaken, ItemGone) as exc:
+            # The lease ran out and others filled the item, or another process deleted
+            # it: say so and move on (voting again on it would fail again).
             self.from_worker(self.curator_app.say, str(exc), error=True)
             assert self.cursor is not None
             self._load_entry(service.advance(self.cursor))

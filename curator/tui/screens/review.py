@@ -17,6 +17,7 @@ from curator.tui.item_view import ItemView
 from curator.tui.keys import LEAVE_KEYS
 from curator.tui.screens.base import LabelKeysScreen
 from curator.tui.screens.detail import ItemDetailScreen
+from curator.tui.service import ItemGone
 from curator.tui.widgets.header import TitleHeader
 from curator.tui.widgets.item_panel import ItemPanel
 from store.sets import SetRow
@@ -113,7 +114,11 @@ class ReviewScreen(LabelKeysScreen):
         else:
             status.update(one_line(f"{self.set_row.name} · no conflicts left"))
             self.query_one(ItemPanel).show(
-                None, empty="Every voted item is settled. esc returns home."
+                None,
+                empty=(
+                    "No conflicts: no item waits for an adjudicator (items still short of"
+                    " their votes are not conflicts). esc returns home."
+                ),
             )
             self.query_one("#votes", Static).update("")
 
@@ -165,6 +170,10 @@ class ReviewScreen(LabelKeysScreen):
         service = self.curation
         try:
             service.vote(self.set_row, item_id, label, adjudicate=True)
+        except ItemGone as exc:  # deleted by another process: it leaves the list
+            self.from_worker(self.curator_app.say, str(exc), error=True)
+            self.from_worker(self._show_conflicts, service.conflicts(self.set_row))
+            return
         except (ValueError, LookupError) as exc:
             self.from_worker(self._failed, str(exc))
             return

@@ -22,6 +22,7 @@ from curator.tui.service.active import ActiveLearningService
 from curator.tui.service.charts import ChartService
 from curator.tui.service.kernels import KernelService
 from curator.tui.service.queue import (
+    ItemGone,
     QueueService,
     QueueState,
     SetOverview,
@@ -50,6 +51,7 @@ class CurationService(
 __all__ = [
     "Comparison",
     "CurationService",
+    "ItemGone",
     "ItemTaken",
     "LearningCurve",
     "QueueState",

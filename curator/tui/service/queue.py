@@ -53,6 +53,10 @@ class SetOverview:
         return self.settled / self.items if self.items else 0.0
 
 
+class ItemGone(LookupError):
+    """The item was deleted (by another process) while the app showed it."""
+
+
 @dataclass(frozen=True)
 class QueueState:
     """What the label screen shows above the item: how far the annotator got."""
@@ -195,7 +199,7 @@ class QueueService(ServiceBase):
         def work(store: Store) -> str | None:
             item = find_by_id(store, item_id)
             if item is None:
-                raise LookupError(f"item #{item_id} no longer exists")
+                raise ItemGone(f"item #{item_id} no longer exists")
             if not adjudicate:
                 done = submit(
                     store, set_row, item_id, self.annotator, label, category, note, origin="tui"
