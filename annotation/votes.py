@@ -16,7 +16,13 @@ from annotation.labels import (
     normalize_category,
 )
 from store import Store
-from store.items import ItemRef, find_by_id, find_by_key, find_by_key_prefix
+from store.items import (
+    ItemRef,
+    find_by_id,
+    find_by_key,
+    find_by_key_prefix,
+    find_by_sha_prefix,
+)
 from store.sets import SetRow, is_member, sets_of_item
 from store.votes import (
     ADJUDICATOR,
@@ -68,6 +74,18 @@ def resolve_item(store: Store, ref: str, kind: str | None = None) -> ItemRef:
             return found[0]
         if found:
             raise VoteError(f"{text!r} starts the sha of several commits: give more digits")
+        # an imported commit's key is its external id; its sha is in the commit row
+        by_sha = find_by_sha_prefix(store, text)
+        if len(by_sha) == 1:
+            return by_sha[0][0]
+        if len({sha.lower() for _, sha in by_sha}) > 1:
+            raise VoteError(f"{text!r} starts the sha of several commits: give more digits")
+        if by_sha:
+            keys = ", ".join(repr(ref.key) for ref, _ in by_sha[:2])
+            more = ", ..." if len(by_sha) > 2 else ""
+            raise VoteError(
+                f"{text!r} is the sha of several items ({keys}{more}): give the external id or #N"
+            )
     raise VoteError(f"no item {text!r} (give its external id, or #N for the internal id)")
 
 

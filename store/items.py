@@ -132,6 +132,21 @@ def find_by_key_prefix(store: Store, kind: str, prefix: str, limit: int = 2) -> 
     ]
 
 
+def find_by_sha_prefix(store: Store, prefix: str, limit: int = 3) -> list[tuple[ItemRef, str]]:
+    """Up to ``limit`` commit items whose sha starts with ``prefix`` (hex digits), with
+    their sha: the imported commits whose key is an external id, not their sha."""
+    if not prefix or not all(c in "0123456789abcdefABCDEF" for c in prefix):
+        return []
+    return [
+        (ItemRef(*row[:5]), str(row[5]))
+        for row in store._conn.execute(
+            "SELECT i.id, i.kind, i.key, i.source, i.language, c.sha FROM commits AS c"
+            " JOIN items AS i ON i.id = c.item_id WHERE c.sha LIKE ? ORDER BY i.id LIMIT ?",
+            (prefix + "%", limit),
+        )
+    ]
+
+
 MAX_ID = 2**63 - 1
 """SQLite's largest integer: no row has a larger id (and a larger one cannot be bound)."""
 

@@ -173,3 +173,24 @@ def test_blind_sets_hide_other_votes_until_adjudicated(store: Store) -> None:
     other = next_items(store, opened, "ann")[0].item_id
     vote(store, other, "bob", "perf")
     assert [v.annotator for v in visible_votes(store, opened, other, "ann")] == ["bob"]
+
+
+def test_an_imported_commit_is_named_by_its_sha_too(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An imported commit's key is its external id; its sha (given in the file) names it
+    as a mined commit's does: ``curator vote`` and the app's go-to said "no item"."""
+    import json
+
+    rows = [
+        {"id": "evil-1", "message": "m1", "sha": "eeee5678" + "0" * 32},
+        {"id": "two-a", "message": "m2", "sha": "abcdef12" + "1" * 32, "file": "a.c"},
+        {"id": "two-b", "message": "m2", "sha": "abcdef12" + "1" * 32, "file": "b.c"},
+    ]
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert cli("import", "items", str(path), "--set", "s").exit_code == 0
+    voted = cli("vote", "EEEE567", "perf", "--annotator", "ann")
+    assert voted.exit_code == 0, voted.output
+    with open_store(tmp_path / "cli.db") as store:
+        assert resolve_item(store, "eeee5678" + "0" * 32).key == "evil-1"
+        with pytest.raises(VoteError, match=r"is the sha of several items \('two-a', 'two-b'\)"):
+            resolve_item(store, "abcdef1")
