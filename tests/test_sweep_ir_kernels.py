@@ -175,7 +175,7 @@ def test_mining_kernels_in_a_folder_with_nothing_to_read_says_so(tmp_path: Path)
         )
     assert [s.files for s in summaries] == [0, 0]
     assert [p.split(": ", 1)[1] for p in reporter.problems] == [
-        "no OpenCL (.cl .ocl .clh) or C/C++ file to read"
+        "no OpenCL (.cl .ocl .clh .opencl) or C/C++ file to read"
     ] * 2
 
 

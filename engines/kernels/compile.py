@@ -4,6 +4,7 @@ measured on the LLVM IR that clang's OpenCL front end produces."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tempfile
@@ -109,8 +110,13 @@ def lower_to_ir(source: str, optimize: str = "-O1") -> tuple[str | None, str]:
     return None, message
 
 
+_KERNEL_DEFINED = re.compile(r"^define\b[^\n]*\bspir_kernel\b", re.MULTILINE)
+
+
 def measure(source: str) -> tuple[int | None, dict[str, int], str]:
-    """Instruction count and static features of ``source``; (None, {}, why) on failure."""
+    """Instruction count and static features of ``source``; (None, {}, why) on failure.
+    When the build holds no kernel (an ``#if`` leaves it out) the count is 0, whatever
+    helpers outside the ``#if`` compile: they alone are no kernel to run."""
     ir, message = lower_to_ir(source)
     if ir is None:
         return None, {}, f"clang: {message}"
@@ -118,6 +124,8 @@ def measure(source: str) -> tuple[int | None, dict[str, int], str]:
         module = parse_ir(ir)
     except RuntimeError as exc:
         return None, {}, f"llvmlite: {str(exc).strip()}"
+    if not _KERNEL_DEFINED.search(ir):
+        return 0, {}, ""
     return instruction_count(module), static_features(module), ""
 
 
@@ -160,9 +168,9 @@ def rejection_filter(
         return FilterResult(
             False, "compile-error", problem, compiled, names, None, {}, assumptions, builds
         )
-    if count < min_instructions:
+    if count < min_instructions or count == 0:  # 0: no kernel to run, whatever the minimum
         message = f"{count} instructions in the optimised IR; the minimum is {min_instructions}"
-        if count == 0:  # even an empty kernel has its `ret`: no function was compiled
+        if count == 0:  # even an empty kernel has its `ret`: no kernel was compiled
             message += " (no function in the build: an #if or #ifdef leaves the kernel out)"
         return FilterResult(
             False,

@@ -30,9 +30,12 @@ GUESSED_INT = "16"
 
 _UNDECLARED = re.compile(r"use of undeclared identifier '(\w+)'")
 _UNKNOWN_TYPE = re.compile(r"unknown type name '(\w+)'")
+# clang names the type with its qualifiers and address space: 'const __global T' (aka
+# 'const __global float')
+_QUALIFIERS = r"(?:(?:const|volatile|restrict|__private|__global|__local|__constant|__generic) )*"
 _NOT_VECTOR = re.compile(
     r"(?:member reference base type|vector component access on|subscripted value is not"
-    r"|cannot be used as|invalid operands)[^\n]*?'(\w+)' \(aka '(?:__private |const )*(\w+)'\)"
+    rf"|cannot be used as|invalid operands)[^\n]*?'{_QUALIFIERS}(\w+)' \(aka '{_QUALIFIERS}(\w+)'\)"
 )
 _MISSING_HEADER = re.compile(r"'([^'\n]+)' file not found")
 _INCLUDE_LINE = r'^[ \t]*#[ \t]*include[ \t]*["<]{}[">][^\n]*$'
@@ -186,7 +189,8 @@ def resolve_build(
                 continue
             chosen[name] = Assumption(name, _line(name, None), "guess")
             changed = True
-        for name, _aka in _NOT_VECTOR.findall(message):
+        # one step per round, however many errors name the type
+        for name in dict.fromkeys(name for name, _aka in _NOT_VECTOR.findall(message)):
             tries = type_tries.get(name)
             if tries and chosen[name].origin == "guess":
                 chosen[name] = Assumption(name, _line(name, tries.pop(0)), "guess")

@@ -270,7 +270,7 @@ def _mine_source(
 ) -> None:
     source, root, files, tree = _walk(spec, clone_dir)
     if not files:
-        report.problem(f"{source}: no OpenCL (.cl .ocl .clh) or C/C++ file to read")
+        report.problem(f"{source}: no OpenCL (.cl .ocl .clh .opencl) or C/C++ file to read")
     context = SourceContext(tree)
     summary.source = source
     scope = f"min_instructions={min_instructions}"

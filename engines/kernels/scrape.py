@@ -22,7 +22,10 @@ from engines.kernels.ctext import (
 from engines.kernels.tree import SourceTree
 from engines.pathtext import path_text
 
-DEVICE_SUFFIXES = frozenset({".cl", ".ocl", ".clh"})
+DEVICE_SUFFIXES = frozenset({".cl", ".ocl", ".clh", ".opencl"})
+# device code wrapped in a C++ raw string, for a host to #include into a string
+# (CLBlast's ``.opencl`` files: ``R"(`` ... ``)"``)
+_RAW_OPEN = re.compile(r'R"[^()\\ \n]{0,16}\(')
 HOST_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".inl"})
 MAX_INCLUDE_DEPTH = 8
 
@@ -415,10 +418,26 @@ def split_kernels(
             providers.setdefault(name, []).append(index)
     # every candidate takes the conditionals, and the other directives it may need
     conditionals = [j for j, c in enumerate(chunks) if c.kind == "pp-cond"]
+    directives_of = [_conditional_lines(c) for c in chunks]
+    groups = _conditional_groups(directives_of)
+    chunk_of = {d[0]: j for j, found in enumerate(directives_of) for d in found}
+    # every candidate takes the conditional lines: a chunk whose directives' groups lie
+    # wholly in them needs no check
+    checked = [
+        any(
+            chunks[chunk_of[other]].kind != "pp-cond"
+            for d in found
+            for other in groups.get(d[0], (d[0],))
+        )
+        for found in directives_of
+    ]
     directives = [(j, c.uses) for j, c in enumerate(chunks) if c.kind == "pp-other"]
     candidates = []
+    # the chunk holding a '{' never closed runs to the end of the text: no kernel, even
+    # when the text happens to end in a '}' that closes an inner block
+    cut = len(chunks) - 1 if unclosed is not None else None
     for index, chunk in enumerate(chunks):
-        if chunk.kind != "kernel" or not chunk.name:
+        if chunk.kind != "kernel" or not chunk.name or index == cut:
             continue
         keep = {index}
         todo = list(chunk.uses)
@@ -434,11 +453,91 @@ def split_kernels(
                     todo.extend(chunks[j].uses)
         keep.update(conditionals)
         keep.update(j for j, uses in directives if not uses or uses & seen)
-        parts = [chunks[j].text for j in sorted(keep)]
+        parts = [
+            _without(chunks[j].text, directives_of[j], groups, chunk_of, keep)
+            if checked[j]
+            else chunks[j].text
+            for j in sorted(keep)
+        ]
         candidates.append(
             Candidate(chunk.name, "\n".join(parts) + "\n", file, origin, chunk.line + line_offset)
         )
     return candidates
+
+
+_DIRECTIVE_LINE = re.compile(r"^[ \t]*#[ \t]*(\w+)(?:[^\n]*\\\n)*[^\n]*\n?", re.MULTILINE)
+
+
+_Directive = tuple[int, str, int, int]  # line in the text split, directive, start, end
+
+
+def _conditional_lines(chunk: _Chunk) -> list[_Directive]:
+    """The conditional directives in ``chunk``, each with its line and its span."""
+    if "#" not in chunk.text:
+        return []
+    blank = blank_comments_and_strings(chunk.text)
+    return [
+        (chunk.line + blank.count("\n", 0, m.start()), m.group(1), m.start(), m.end())
+        for m in _DIRECTIVE_LINE.finditer(blank)
+        if m.group(1) in _CONDITIONAL
+    ]
+
+
+def _conditional_groups(directives: list[list[_Directive]]) -> dict[int, tuple[int, ...]]:
+    """For the line of each conditional directive, the lines of its whole group: the
+    ``#if``, its ``#elif``/``#else`` and its ``#endif``, matched over the whole text."""
+    groups: dict[int, tuple[int, ...]] = {}
+    stack: list[list[int]] = []
+    for line, word, _, _ in sorted(d for chunk in directives for d in chunk):
+        if word.startswith("if"):
+            stack.append([line])
+        elif stack:
+            stack[-1].append(line)
+            if word == "endif":
+                group = tuple(stack.pop())
+                groups.update(dict.fromkeys(group, group))
+    for open_group in stack:  # an #if the text never closes stays as written
+        group = tuple(open_group)
+        groups.update(dict.fromkeys(group, group))
+    return groups
+
+
+def _without(
+    text: str,
+    directives: list[_Directive],
+    groups: dict[int, tuple[int, ...]],
+    chunk_of: dict[int, int],
+    keep: set[int],
+) -> str:
+    """A chunk's ``text`` without the conditional directives whose group is not wholly in
+    the candidate (``keep``, chunk indices): a kernel written ``#if X __kernel #else
+    __kernel __attribute__((...)) #endif void k()`` holds its ``#else`` and ``#endif``,
+    while its ``#if`` is a line of its own that every kernel of the file takes, and never
+    closes in the others."""
+    for line, _, start, end in reversed(directives):
+        if not all(chunk_of[other] in keep for other in groups.get(line, (line,))):
+            text = text[:start] + text[end:]
+    return text
+
+
+def _raw_wrapped(text: str) -> bool:
+    """Whether the code of ``text`` (after comments and blanks) opens a C++ raw string;
+    scanned once, not by a regex that backtracks over long runs of blanks."""
+    i, n = 0, len(text)
+    while i < n:
+        if text[i].isspace():
+            i += 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end + 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            if end < 0:
+                return False
+            i = end + 2
+        else:
+            break
+    return _RAW_OPEN.match(text, i) is not None
 
 
 def scrape_text(
@@ -449,7 +548,7 @@ def scrape_text(
     result = ScrapeResult()
     suffix = path.suffix.lower()
     if suffix in DEVICE_SUFFIXES:
-        blocks = [(text, 1)]
+        blocks = embedded_strings(text) if _raw_wrapped(text) else [(text, 1)]
         origin = "cl"
     else:
         blocks = embedded_strings(text)
