@@ -80,7 +80,11 @@ def tree_includes(src_dir: Path) -> tuple[str, ...]:
 def compile_command(
     cc: str, flags: Sequence[str], relative_source: str, includes: Sequence[str] = ()
 ) -> list[str]:
-    """The exact argv that compiles one translation unit to bitcode on stdout."""
+    """The exact argv that compiles one translation unit to bitcode on stdout. A file
+    named like an option (``-ofoo.c``, ``-fsyntax-only.c``) is named ``./-ofoo.c``: the
+    compiler reads it as a file, never as an option a tree chose for it."""
+    if relative_source.startswith("-"):
+        relative_source = "./" + relative_source
     return [
         cc, *flags, *includes, "-emit-llvm", "-c", *_FRONTEND_ONLY, "-o", "-", relative_source
     ]  # fmt: skip

@@ -407,12 +407,13 @@ def _bare(folder: Path) -> str:
 def mine_ir(
     store: Store,
     paths: Sequence[Path] = (),
-    build: Path | None = None,
+    build: Path | Sequence[Path] | None = None,
     options: IROptions | None = None,
     reporter: IRReporter | None = None,
     batch_rows: int = BATCH_ROWS,
 ) -> IRRunSummary:
-    """Ingest IR files and folders, and/or build a source tree; returns the run's summary.
+    """Ingest IR files and folders, and/or build source trees (one folder or several);
+    returns the run's summary.
 
     Raises :class:`engines.ir.build.CompilerNotFound` before doing anything when
     ``build`` is given and the compiler is missing.
@@ -420,7 +421,8 @@ def mine_ir(
     opts = options or IROptions()
     report = reporter or SilentReporter()
     run = _Run(store, opts, report, batch_rows)
-    if build is not None:
+    builds = [build] if isinstance(build, Path) else list(build or ())
+    if builds:
         resolve_compiler(opts.cc)
     files, missing = expand_paths(paths)
     for path in missing:
@@ -432,24 +434,25 @@ def mine_ir(
             report.problem(
                 f"{path_text(str(path))}: no .ll or .bc file in this folder{_bare(folder)}"
             )
-    units: list[Path] = []
-    src_dir = None
-    if build is not None:
-        src_dir = build.absolute()
+    trees: list[tuple[Path, list[Path]]] = []
+    for folder in builds:
+        src_dir = folder.absolute()
         if not src_dir.is_dir():
-            run.summary.missing.append(path_text(str(build)))
-            report.problem(f"{path_text(str(build))}: not a folder")
+            run.summary.missing.append(path_text(str(folder)))
+            report.problem(f"{path_text(str(folder))}: not a folder")
+            continue
+        units = list(find_translation_units(src_dir))
+        if units:
+            trees.append((src_dir, units))
         else:
-            units = list(find_translation_units(src_dir))
-            if not units:
-                report.problem(
-                    f"{path_text(str(build))}: no C or C++ source file to build"
-                    f" in this folder{_bare(src_dir)}"
-                )
-    report.started(len(files) + len(units))
+            report.problem(
+                f"{path_text(str(folder))}: no C or C++ source file to build"
+                f" in this folder{_bare(src_dir)}"
+            )
+    report.started(len(files) + sum(len(units) for _, units in trees))
     try:
         run.ingest(files)
-        if src_dir is not None and units:
+        for src_dir, units in trees:
             run.build(src_dir, units)
     finally:
         run.flush()

@@ -15,7 +15,11 @@ What it drops:
   records and ``llvm.dbg.*`` calls, named metadata (``!llvm.ident`` ...);
 - attribute groups (``#0``: frame pointer, target CPU, optnone: build options);
 - comments, ``source_filename``, the module identifier and the data layout (it follows
-  from the triple, and LLVM upgrades old layouts differently in text and bitcode).
+  from the triple, and LLVM upgrades old layouts differently in text and bitcode);
+- what only typed pointers needed: no-op pointer casts (``bitcast ptr %4 to ptr``,
+  each use reading the value cast) and trailing zero GEP indices (they named the
+  result's pointee type; the address is the same), so clang 14's and clang 15's IR of
+  one unit match.
 
 Names of external declarations (``declare ptr @malloc(i64)``, ``@stdout = external
 global ptr``) are kept: calling ``malloc`` is not calling ``free``, and the name is all
@@ -100,6 +104,76 @@ def _is_debug_line(line: str) -> bool:
     return "#dbg_" in line or "@llvm.dbg." in line
 
 
+# "%5 = bitcast ptr %4 to ptr": a cast between typed pointers (i8* to i32*) that LLVM's
+# upgrade of old IR keeps once every pointer is "ptr"; newer compilers never write it
+_NOOP_CAST = re.compile(
+    rf"^\s*(%{_NAME})\s*=\s*bitcast\s+(ptr(?:\s+addrspace\(\d+\))?)\s+([%@]{_NAME})"
+    r"\s+to\s+(ptr(?:\s+addrspace\(\d+\))?)\s*(?:,.*)?$"
+)
+
+
+_ZERO_INDICES = re.compile(r"(?:,\s*i(?:8|16|32|64)\s+0)+\s*$")
+_GEP = re.compile(r"\bgetelementptr\b")
+_GEP_FLAGS = re.compile(r"(?:\s+(?:inbounds|nuw|nusw))*\s*")
+_GEP_INSTRUCTION = re.compile(rf"^\s*%{_NAME}\s*=\s*getelementptr\b")
+
+
+def _without_zero_indices(line: str) -> str:
+    """``line`` with the trailing zero indices of its GEPs dropped: they only name the
+    type of the result, which opaque pointers no longer have, so typed-pointer IR
+    (``i64 0, i64 256, i32 0, i32 0`` to reach the first field's ``i16*``) and today's
+    (``i64 0, i64 256``) compute the same address."""
+    if "getelementptr" not in line:
+        return line
+    out: list[str] = []
+    pos = 0
+    for m in _GEP.finditer(line):
+        # a constant expression: "getelementptr [inbounds ...] (TYPE, ptr @g, IDX...)"
+        open_at = line.find("(", m.end())
+        if open_at < 0 or not _GEP_FLAGS.fullmatch(line[m.end() : open_at]):
+            continue
+        depth, close = 0, -1
+        for i in range(open_at, len(line)):
+            if line[i] == "(":
+                depth += 1
+            elif line[i] == ")":
+                depth -= 1
+                if depth == 0:
+                    close = i
+                    break
+        if close < 0 or close < pos:
+            continue
+        out.append(_ZERO_INDICES.sub("", line[pos:close]))
+        pos = close
+    out.append(line[pos:])
+    line = "".join(out)
+    if _GEP_INSTRUCTION.match(line):
+        body, sep, attachments = line.partition(", !")
+        line = _ZERO_INDICES.sub("", body) + sep + attachments
+    return line
+
+
+def _pointer_aliases(lines: list[str]) -> tuple[list[str], dict[str, str]]:
+    """A body's lines without its no-op pointer casts, and what each cast's value
+    stands for (the value cast, followed through casts of casts)."""
+    aliases: dict[str, str] = {}
+    kept: list[str] = []
+    for line in lines:
+        m = _NOOP_CAST.match(line)
+        if m and m.group(2).split() == m.group(4).split():
+            aliases[m.group(1)] = m.group(3)
+        else:
+            kept.append(line)
+    for name in aliases:
+        target = aliases[name]
+        seen = {name}
+        while target in aliases and target not in seen:
+            seen.add(target)
+            target = aliases[target]
+        aliases[name] = target
+    return kept, aliases
+
+
 class _Canonicalizer:
     def __init__(self, ents: list[Entity]) -> None:
         self.types = _Types(_type_definitions(ents))
@@ -127,6 +201,7 @@ class _Canonicalizer:
 
         def rewrite(match: re.Match[str]) -> str:
             tok = match.group(0)
+            tok = aliases.get(tok, tok)
             first = tok[0]
             if first == "%":
                 if tok in types.defs and not (in_body and tok[1:].isdigit()):
@@ -146,8 +221,10 @@ class _Canonicalizer:
             return ""  # a comment, an attachment, an attribute group
 
         lines = ent.lines
+        aliases: dict[str, str] = {}
         if in_body:
-            lines = [line for line in lines if not _is_debug_line(line)]
+            lines, aliases = _pointer_aliases([ln for ln in lines if not _is_debug_line(ln)])
+        lines = [_without_zero_indices(line) for line in lines]
         text = " ".join(_REWRITE.sub(rewrite, "\n".join(lines)).split())
         parts: list[str] = []
         for piece in text.split(_REF):

@@ -114,12 +114,13 @@ def mine_ir_command(
         ),
     ] = None,
     build: Annotated[
-        Path | None,
+        list[Path] | None,
         typer.Option(
             "--build",
             metavar="SRC_DIR",
             parser=given_path,
-            help="Compile every C/C++ translation unit under SRC_DIR to IR before optimization.",
+            help="Compile every C/C++ translation unit under SRC_DIR to IR before"
+            " optimization (repeat for several trees).",
         ),
     ] = None,
     cc: Annotated[str, typer.Option("--cc", help="The compiler --build runs.")] = "clang",
@@ -157,11 +158,12 @@ def mine_ir_command(
     db: DbOption = None,
 ) -> None:
     """Ingest LLVM IR modules: structural-hash dedup, provenance, license, statistics."""
-    if not paths and build is None:
+    if not paths and not build:
         raise typer.BadParameter("give IR files or folders, or --build SRC_DIR", param_hint="PATH")
-    if build is not None and not build.is_dir():
-        why = "not a folder" if build.exists() else "no such folder"
-        raise typer.BadParameter(f"{build}: {why}", param_hint="--build")
+    for folder in build or ():
+        if not folder.is_dir():
+            why = "not a folder" if folder.exists() else "no such folder"
+            raise typer.BadParameter(f"{folder}: {why}", param_hint="--build")
     try:
         flag_list = parse_flags(flags)
     except ValueError as exc:
