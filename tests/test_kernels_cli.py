@@ -56,6 +56,10 @@ def test_mine_then_check_the_samples(  # type: ignore[no-untyped-def]
         assert saxpy["features"]["mem"] == 3 and "F4" in saxpy["features"]
         assert str(saxpy["normalized_source"]).startswith("typedef float real_t;")
 
+    unchecked = cli("stats", "--kind", "kernel")  # an empty table said nothing
+    assert "no kernel checked yet" in unchecked.stdout
+    assert "Checked kernels by verdict" not in unchecked.stdout
+
     checked = cli("check", "kernels", "--unchecked", "--timeout", "1", "--json")
     assert checked.exit_code == 0, checked.output
     records = [json.loads(line) for line in checked.stdout.splitlines() if line.startswith("{")]

@@ -62,6 +62,11 @@ def _kernel_view(db: Path | None, as_json: bool) -> None:
         _table("Refused kernels by reason", ("reason", "kernels"), list(data["refusals"].items()))
     )
     rows = [(*key.split(" / ", 1), n) for key, n in data["verdicts_by_policy"].items()]
+    if not rows:
+        out.print(
+            "no kernel checked yet: `curator check kernels --unchecked` runs them", markup=False
+        )
+        return
     out.print(
         _table(
             "Checked kernels by verdict and payload policy", ("verdict", "policy", "kernels"), rows
