@@ -63,6 +63,8 @@ def _pydriller(record: dict[str, Any]) -> dict[str, Any] | None:
     files = record.get("modified_files")
     if isinstance(files, list) and files and all(isinstance(f, dict) for f in files):
         found["diff"], names = _files_diff(files)
+        if (bad := _bad_diff(files)) is not None:
+            found["diff"] = bad
         found["file"] = names[0] if names else None
     return _filled(record, found)
 
@@ -159,12 +161,23 @@ def _files_diff(files: list[dict[str, Any]]) -> tuple[str, list[str]]:
     return "".join(parts), names
 
 
+def _bad_diff(files: list[dict[str, Any]]) -> Any:
+    """The first file's ``diff`` that is neither text nor missing (a list, an object, a
+    number), which the row's checks then name; None when every one is."""
+    return next(
+        (f["diff"] for f in files if f.get("diff") is not None and not isinstance(f["diff"], str)),
+        None,
+    )
+
+
 def _joined(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """One commit from its consecutive ``ModifiedFile`` rows: each file's hunks under its
-    git header, ``file`` the first file, ``files`` them all."""
+    git header, ``file`` the first file, ``files`` them all. A file's diff that is no
+    text stays the row's diff, for the checks to name."""
     diff, names = _files_diff(rows)
     first = {k: v for k, v in rows[0].items() if k not in ("diff", "diff_parsed")}
-    joined = as_item_row({**first, "diff": diff})
+    bad = _bad_diff(rows)
+    joined = as_item_row({**first, "diff": diff if bad is None else bad})
     return {**joined, "file": names[0] if names else None, "files": names}
 
 

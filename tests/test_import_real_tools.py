@@ -449,3 +449,21 @@ def test_a_pydriller_commit_row_with_its_modified_files_nested_reads_the_same(
     assert result.exit_code == 0, result.output
     stored = commits(db)[second]
     assert (stored["diff"], stored["file"]) == (SECOND_DIFF, "new.txt")
+
+
+def test_a_pydriller_file_whose_diff_is_no_text_is_named(tmp_path: Path) -> None:
+    """A file's ``diff`` that is an object was dropped without a word when its rows were
+    joined into one commit; it is the row's bad field, as on any other row."""
+    rows = [
+        {"hash": "ab12", "msg": "m", "new_path": "a.c", "diff": "@@ -1 +1 @@\n-x\n+y\n"},
+        {"hash": "ab12", "msg": "m", "new_path": "b.c", "diff": {"added": []}},
+        {"hash": "cd34", "msg": "m", "modified_files": [{"new_path": "c.c", "diff": ["@@"]}]},
+    ]
+    path = jsonl(tmp_path / "bad.jsonl", rows)
+    db = tmp_path / "x.db"
+    result = run(db, "import", "items", str(path))
+    assert result.exit_code == 1
+    assert errors(result) == [
+        f"error: {path}:1: 'diff' must be a string, not an object",
+        f"error: {path}:3: 'diff' must be a string, not a list",
+    ]
