@@ -22,10 +22,8 @@ from annotation.importing import (
     ModelInput,
     Prelabel,
     Progress,
-    WholeFile,
     _text,
     item_path,
-    iter_records,
     not_text,
     shape,
     shown_id,
@@ -34,6 +32,7 @@ from annotation.importing import (
 )
 from annotation.label_spelling import label_named
 from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
+from annotation.record_files import WholeFile, iter_records
 from annotation.tool_records import item_rows
 from store import Store
 from store.items import ImportedItem

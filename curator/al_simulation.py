@@ -33,9 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from annotation.adjudication import final_labels
-from annotation.importing import _text, read_records
+from annotation.importing import _text
 from annotation.labeled_import import TEXT_FIELDS
 from annotation.labels import POSITIVE_LABEL, SKIP
+from annotation.record_files import read_records
 from annotation.sets import require_set
 from curator.active_learning import TEXT_FIELD, rerank_queue, training_labels
 from engines.labelers.inloop import InLoopModel, fit_inloop

@@ -35,8 +35,9 @@ from annotation.formats.common import (
     shape,
     text_field,
 )
-from annotation.importing import FileImportError, changed_lines, iter_jsonl, text_digest
+from annotation.importing import FileImportError, changed_lines, text_digest
 from annotation.labels import SKIP
+from annotation.record_files import iter_jsonl
 from store.sets import SetRow
 from store.votes import ADJUDICATOR
 
