@@ -3,7 +3,6 @@ annotation tools people already use (docs/interop.md)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -28,6 +27,7 @@ from curator.presentation.cli_output import (
     EXIT_INPUT,
     EXIT_USAGE,
     fail,
+    print_text,
     to_stdout,
     warn,
     write_error,
@@ -127,7 +127,7 @@ def _export(
 ) -> None:
     write = write_text_atomically
     if to_stdout(path):  # `--out -`: standard output, as for eval and chart
-        path, write = Path("/dev/stdout"), _print_text
+        path, write = Path("/dev/stdout"), print_text
     with open_db(db, create=False) as store:
         try:
             items, votes, files = export_file(store, fmt, set_name, path, binary, force, write)
@@ -148,11 +148,6 @@ def _export(
             f" `curator export label-studio {set_name} --out FILE.json` writes it as"
             " FILE.label-config.xml"
         )
-
-
-def _print_text(_: Path, text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
 
 
 def export_prodigy_command(

@@ -83,13 +83,19 @@ def write_output(
     devices: engines.files), or print it when ``path`` is ``-`` (standard output); a
     failure ends the command in one line naming ``path`` after ``prefix``."""
     if to_stdout(path):
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        print_text(path, text)
         return
     try:
         write(path, text)
     except OSError as exc:
         fail(prefix + write_error(path, exc))
+
+
+def print_text(_: Path, text: str) -> None:
+    """Write ``text`` to standard output as it is (a writer like
+    ``write_text_atomically``, for an output option given as ``-``)."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def write_error(path: Path, exc: OSError) -> str:
