@@ -22,7 +22,7 @@ from a prior of your own. ``--db DB --votes SET`` (repeatable) adds the settled
 perf/non-perf labels of a set in a Curator database, each commit read as ``curator
 train`` reads it (message || diff when it has a diff): the way to teach the prior a new
 source's votes, which a fine-tune at the prior's small step barely moves (see
-docs/labelers.md, Round 17):
+docs/label-quality-rounds.md, Round 17):
 
     python scripts/build_perf_prior.py --shared ../shared/data/perf-commit-messages \
         --set ... --db curator.db --votes ours --version 8 --out build/our-prior
@@ -31,7 +31,7 @@ docs/labelers.md, Round 17):
 ``--seed`` more than once builds a uniform soup: one student per seed (each with its own
 holdout and data order, all from one head initialisation), their weights averaged before
 the cut. ``--jobs N`` trains N of them at once (worth it on a GPU), and ``--members DIR``
-also writes each seed's own prior to ``DIR/seedN`` for comparison (docs/labelers.md,
+also writes each seed's own prior to ``DIR/seedN`` for comparison (docs/label-quality-rounds.md,
 Round 21, measured a soup of four against single builds):
 
     python scripts/build_perf_prior.py --shared ... --set ... --seed 0 --seed 1 --seed 2 \

@@ -303,7 +303,7 @@ def train(
             " fine-tuning the votes whose message the prior already learned (the shared"
             " messages and the team's sets it was built from; they still choose the"
             " threshold); train: it reads them again, which pulls it back toward their"
-            " source (docs/labelers.md, Round 15).",
+            " source (docs/label-quality-rounds.md, Round 15).",
         ),
     ] = "skip",
     exclude_overlap: Annotated[

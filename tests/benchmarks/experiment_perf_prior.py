@@ -14,7 +14,7 @@ messages and every *other* set, then:
 Every score stands on the keyword floor; the threshold is chosen on a 15% slice of the
 training examples, as ``curator train`` does, and a model reads the target's commits as
 ``curator predict`` would feed them: the message alone when it learned from messages
-only, else message || diff. (The runs in docs/labelers.md before 2026-11-26 18:00 UTC
+only, else message || diff. (The runs in docs/label-quality-rounds.md before 2026-11-26 18:00 UTC
 scored every model on message || diff; ``--field model_input`` repeats that.) About 30
 trainings: minutes on a GPU, hours on two CPU cores.
 

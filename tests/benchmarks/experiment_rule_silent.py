@@ -1,5 +1,5 @@
 """Can anything learned from the shared messages go beyond the keyword rules on commits of
-another source? The experiments behind docs/labelers.md's "Tried and not adopted".
+another source? The experiments behind docs/label-quality-rounds.md's "Tried and not adopted".
 
 Usage (from the repository root)::
 

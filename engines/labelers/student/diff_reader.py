@@ -4,7 +4,7 @@ Out of the box a student starts from the packaged base plus the perf prior, whic
 learned message || diff of the team's commits, and is then fine-tuned on messages of the
 shared source alone. That fine-tune helps it on that source and pulls it, a little, away
 from what the prior knew about commits of other sources read with their diff (measured
-on ten clean rounds: docs/labelers.md, "Round 19"). So such a student keeps its start
+on ten clean rounds: docs/label-quality-rounds.md, "Round 19"). So such a student keeps its start
 beside it: ``diff_reader.safetensors`` in its folder is a copy of the prior it started
 from, and the labeler reads texts with a diff through base + prior and texts without one
 through its own weights. Each text is read once, by one of the two.
