@@ -62,6 +62,12 @@ def test_adjudicate_then_settle_a_conflict_then_eval(gt) -> None:  # type: ignor
     assert set(scores["per_class"]) == {"perf", "non-perf"}
     text = gt("eval", "gt-eval", "--labeler", "keyword@5")
     assert "Confusion matrix" in text.output
+    # a labeler that labeled none of the set gets its one-line warning, not a matrix of zeros
+    both = gt("eval", "gt-eval", "--labeler", "keyword@5", "--labeler", "keyword@4")
+    assert both.exit_code == 0, both.output
+    flat = " ".join(both.output.split())
+    assert "keyword@4 has labeled none" in flat
+    assert "Confusion matrix of keyword@5" in flat and "Confusion matrix of keyword@4" not in flat
 
 
 def test_vote_undo_and_bad_input_exit_codes(gt) -> None:  # type: ignore[no-untyped-def]

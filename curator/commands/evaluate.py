@@ -129,6 +129,8 @@ def eval_command(
     if not confusion:
         return
     for r in results:
+        if not r.predicted:  # the warning above names it; an all-zero matrix says nothing
+            continue
         columns = list(next(iter(r.confusion.values()), {}).keys())
         out.print(
             table(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import threading
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import (
@@ -69,6 +69,14 @@ class _BarReporter:
         )
 
 
+def _examples_text(counts: dict[str, Any]) -> str:
+    """``1,200 (perf 400, non-perf 800)``: the total, then each label's share."""
+    by_label = counts.get("train") or {}
+    parts = ", ".join(f"{label} {n:,}" for label, n in sorted(by_label.items()))
+    total = f"{counts.get('train_total') or 0:,}"
+    return f"{total} ({parts})" if parts else total
+
+
 def _summary(outcome: TrainOutcome) -> None:
     assert outcome.model is not None
     model = outcome.model
@@ -80,7 +88,7 @@ def _summary(outcome: TrainOutcome) -> None:
             out.print(line)
     counts = outcome.counts
     if "train_total" in counts:
-        out.print(Text(f"training examples: {counts.get('train_total')} {counts.get('train')}"))
+        out.print(Text(f"training examples: {_examples_text(counts)}"))
     learned = counts.get("prior_learned")
     if learned:
         out.print(Text(skipped_text(learned)))
