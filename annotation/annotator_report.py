@@ -132,7 +132,9 @@ def annotator_quality(
     rows = []
     for name in sorted(set(votes) | set(answers)):
         mine = votes.get(name, [])
-        gold = answers.get(name, [])
+        answered = answers.get(name, [])
+        # a skip on a gold item says "cannot tell", as a skip vote does: neither right nor wrong
+        gold = [a for a in answered if a.label != SKIP]
         events = [
             (v.created_at, v.label == final[v.item_id])
             for v in mine
@@ -140,7 +142,7 @@ def annotator_quality(
         ] + [(a.created_at, a.label == a.expected) for a in gold]
         events.sort(key=lambda e: e[0])  # by time only: votes of one import keep their order
         seconds = [v.seconds for v in mine if v.seconds is not None] + [
-            a.seconds for a in gold if a.seconds is not None
+            a.seconds for a in answered if a.seconds is not None
         ]
         cut = windows_of(events, windows)
         d = drift.get(name)

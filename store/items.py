@@ -137,12 +137,18 @@ def find_by_sha_prefix(store: Store, prefix: str, limit: int = 3) -> list[tuple[
     their sha: the imported commits whose key is an external id, not their sha."""
     if not prefix or not all(c in "0123456789abcdefABCDEF" for c in prefix):
         return []
+    low = prefix.lower()
+    # A range of the commits_sha index (NOCASE: a sha stored in capitals is found too);
+    # LIKE cannot use it and read every commit row.
+    upper = low[:-1] + chr(ord(low[-1]) + 1)
     return [
         (ItemRef(*row[:5]), str(row[5]))
         for row in store._conn.execute(
             "SELECT i.id, i.kind, i.key, i.source, i.language, c.sha FROM commits AS c"
-            " JOIN items AS i ON i.id = c.item_id WHERE c.sha LIKE ? ORDER BY i.id LIMIT ?",
-            (prefix + "%", limit),
+            " JOIN items AS i ON i.id = c.item_id"
+            " WHERE c.sha COLLATE NOCASE >= ? AND c.sha COLLATE NOCASE < ?"
+            " ORDER BY i.id LIMIT ?",
+            (low, upper, limit),
         )
     ]
 

@@ -412,6 +412,30 @@ _LABELER_ITEM_INDEX = (
 )
 
 
+# A commit named by the first digits of its sha (``store.items.find_by_sha_prefix``: an
+# imported commit's key is its external id) is a range of this index; NOCASE as a sha
+# may be stored in capitals. An undone gold answer moves, with when it was undone, to
+# ``gold_answers_undone``: ``gold_answers`` holds the answers in force, as
+# ``live_votes`` holds the votes.
+_SHA_INDEX_GOLD_UNDO = """
+CREATE INDEX IF NOT EXISTS commits_sha ON commits (sha COLLATE NOCASE);
+CREATE TABLE IF NOT EXISTS gold_answers_undone (
+    id INTEGER PRIMARY KEY,
+    answer_id INTEGER NOT NULL,
+    set_id INTEGER NOT NULL REFERENCES sets (id) ON DELETE CASCADE,
+    item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+    annotator TEXT NOT NULL,
+    label TEXT NOT NULL,
+    expected TEXT NOT NULL,
+    seconds REAL,
+    created_at TEXT NOT NULL,
+    undone_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS gold_answers_undone_annotator
+    ON gold_answers_undone (set_id, annotator, item_id);
+"""
+
+
 MIGRATIONS: list[tuple[int, str, Step]] = [
     (1, "initial schema: items, commits, predictions, votes, sets, models, releases", _INITIAL),
     (2, "annotation: vote roles and undo, live votes, set purpose and label options", _ANNOTATION),
@@ -442,6 +466,11 @@ MIGRATIONS: list[tuple[int, str, Step]] = [
     (11, "commits: the model input holds a long message whole", _whole_messages),
     (12, "votes: an index on the vote an undo takes back", _UNDO_INDEX),
     (13, "predictions: an index on each labeler's items", _LABELER_ITEM_INDEX),
+    (
+        14,
+        "commits: an index on the sha; gold answers: undo, the undone ones kept",
+        _SHA_INDEX_GOLD_UNDO,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

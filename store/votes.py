@@ -4,6 +4,10 @@ Every vote and every undo appends a row to ``votes``; ``live_votes`` holds the s
 latest row left behind, updated in the same transaction, so queues and agreement read one
 row per annotator instead of replaying history.
 
+Undo also takes back an answer on a hidden gold item (``gold_answers``, written by
+``store.routing``) when it is the annotator's latest: the answer moves to
+``gold_answers_undone``, kept with the time it was undone.
+
 A live vote counts toward a set only when its label is one of the set's labels or skip
 (:func:`counts_toward`, and :func:`in_set_labels` for SQL): sets with the same labels
 share votes on their common items, a set with other labels does not see them.
@@ -53,12 +57,15 @@ class LiveVote:
 
 @dataclass(frozen=True)
 class UndoResult:
-    """The vote an undo took back and the state it restored (label None: no vote)."""
+    """The vote an undo took back and the state it restored (label None: no vote).
+    ``gold``: it was an answer on a hidden gold item (``undone_vote_id`` is the gold
+    answer's id), which the annotator is not told."""
 
     undone_vote_id: int
     item_id: int
     undone_label: str | None
     restored_label: str | None
+    gold: bool = False
 
 
 def counts_toward(label: str | None, labels: Collection[str]) -> bool:
@@ -153,7 +160,10 @@ def undo_last(
 
     A vote is in effect while every later vote of the annotator on the item has been
     undone: a vote another set's label replaced is not, so undoing within a set never
-    takes away the vote that replaced it."""
+    takes away the vote that replaced it.
+
+    An answer on a hidden gold item (of the set if given) is taken back the same way
+    when it is later than that vote (:func:`_undo_gold_answer`)."""
     with store.transaction() as conn:
         in_set = (
             " AND item_id IN (SELECT item_id FROM set_items WHERE set_id = :set)"
@@ -164,15 +174,19 @@ def undo_last(
             "  AND NOT EXISTS (SELECT 1 FROM votes AS x WHERE x.undoes = w.id))"
         )
         target = conn.execute(
-            "SELECT id, item_id, label FROM votes AS v WHERE annotator = :who AND role = :role"
-            " AND undoes IS NULL AND NOT EXISTS (SELECT 1 FROM votes AS u WHERE u.undoes = v.id)"
+            "SELECT id, item_id, label, created_at FROM votes AS v WHERE annotator = :who"
+            " AND role = :role AND undoes IS NULL"
+            " AND NOT EXISTS (SELECT 1 FROM votes AS u WHERE u.undoes = v.id)"
             + (in_set if set_id is not None else "")
             + " ORDER BY id DESC LIMIT 1",
             {"who": annotator, "role": role, "set": set_id},
         ).fetchone()
+        gold = _latest_gold_answer(conn, annotator, set_id) if role == ANNOTATOR else None
+        if gold is not None and (target is None or gold[1] >= target[3]):
+            return _undo_gold_answer(conn, gold[0])
         if target is None:
             return None
-        vote_id, item_id, label = target
+        vote_id, item_id, label, _ = target
         before = conn.execute(
             "SELECT label, category, note FROM votes WHERE item_id = ? AND annotator = ?"
             " AND role = ? AND id < ? ORDER BY id DESC LIMIT 1",
@@ -192,14 +206,56 @@ def undo_last(
     return UndoResult(vote_id, item_id, label, restored.label)
 
 
+def _latest_gold_answer(
+    conn: sqlite3.Connection, annotator: str, set_id: int | None
+) -> tuple[int, str] | None:
+    """The id and time of the annotator's latest gold answer in force (in the set if
+    given)."""
+    row = conn.execute(
+        "SELECT id, created_at FROM gold_answers WHERE annotator = ?"
+        + (" AND set_id = ?" if set_id is not None else "")
+        + " ORDER BY created_at DESC, id DESC LIMIT 1",
+        (annotator,) if set_id is None else (annotator, set_id),
+    ).fetchone()
+    return None if row is None else (int(row[0]), str(row[1]))
+
+
+def _undo_gold_answer(conn: sqlite3.Connection, answer_id: int) -> UndoResult:
+    """Move a gold answer to ``gold_answers_undone`` (history kept, with when it was
+    undone), in the caller's transaction: it no longer counts as answered or in the
+    annotator's gold accuracy, and routing may serve the item to them again. Their
+    earlier answer on the item, if any, is then the one in force."""
+    set_id, item_id, annotator, label = conn.execute(
+        "SELECT set_id, item_id, annotator, label FROM gold_answers WHERE id = ?", (answer_id,)
+    ).fetchone()
+    conn.execute(
+        "INSERT INTO gold_answers_undone (answer_id, set_id, item_id, annotator, label,"
+        " expected, seconds, created_at, undone_at) SELECT id, set_id, item_id, annotator,"
+        " label, expected, seconds, created_at, ? FROM gold_answers WHERE id = ?",
+        (utc_now(), answer_id),
+    )
+    conn.execute("DELETE FROM gold_answers WHERE id = ?", (answer_id,))
+    before = conn.execute(
+        "SELECT label FROM gold_answers WHERE set_id = ? AND item_id = ? AND annotator = ?"
+        " ORDER BY id DESC LIMIT 1",
+        (set_id, item_id, annotator),
+    ).fetchone()
+    return UndoResult(answer_id, item_id, label, None if before is None else before[0], True)
+
+
 def has_undoable(store: Store, annotator: str, role: str) -> bool:
-    """Whether the annotator has a vote in ``role`` that :func:`undo_last` could take
-    back (anywhere in the store)."""
+    """Whether the annotator has a vote in ``role`` (or, as an annotator, a gold answer)
+    that :func:`undo_last` could take back (anywhere in the store)."""
+    gold = (
+        " UNION ALL SELECT 1 FROM gold_answers WHERE annotator = :who" if role == ANNOTATOR else ""
+    )
     return (
         store._scalar(
-            "SELECT 1 FROM votes AS v WHERE annotator = ? AND role = ? AND undoes IS NULL"
-            " AND NOT EXISTS (SELECT 1 FROM votes AS u WHERE u.undoes = v.id) LIMIT 1",
-            (annotator, role),
+            "SELECT 1 FROM votes AS v WHERE annotator = :who AND role = :role"
+            " AND undoes IS NULL AND NOT EXISTS (SELECT 1 FROM votes AS u WHERE u.undoes = v.id)"
+            + gold
+            + " LIMIT 1",
+            {"who": annotator, "role": role},
         )
         is not None
     )

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
+from annotation.gold import served_gold_set
 from annotation.labels import DEFAULT_LABELS
 from annotation.routing import submit
 from annotation.votes import (
@@ -61,6 +62,9 @@ def vote(
         in_set = load_optional_set(store, set_name)
         try:
             target = resolve_item(store, item, kind)
+            if in_set is None and not adjudicate:
+                # `curator next` served it as hidden gold: the answer is for that set
+                in_set = served_gold_set(store, target.id, who)
             if in_set is not None and not adjudicate:
                 # Through routing: a claim's time is kept, a hidden gold item answered.
                 done = submit(store, in_set, target.id, who, label, category, note)
