@@ -126,10 +126,15 @@ def eval_command(
     )
     if by is not None:
         out.print(eval_table.group_table(f"{s.labels[0]} F1 by {by}", grouped, s.labels))
-    if not confusion:
-        return
+    if confusion:
+        _print_confusions(results)
+
+
+def _print_confusions(results: list[Evaluation]) -> None:
+    """One confusion matrix per labeler that labeled any item (the warning before names
+    one that labeled none; a matrix of zeros would say nothing)."""
     for r in results:
-        if not r.predicted:  # the warning above names it; an all-zero matrix says nothing
+        if not r.predicted:
             continue
         columns = list(next(iter(r.confusion.values()), {}).keys())
         out.print(
