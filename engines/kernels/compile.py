@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,7 @@ from engines.kernels.checker import KernelWorker
 from engines.kernels.features import instruction_count, parse_ir, static_features
 from engines.kernels.hostflags import HostDefine
 from engines.kernels.infer import Assumption, classify_refusal, resolve_build
+from engines.kernels.typesearch import TypeDefinition
 
 MIN_INSTRUCTIONS = 3
 CLANG_TIMEOUT_S = 60.0
@@ -37,6 +39,7 @@ class FilterResult:
     features: dict[str, Any] = field(default_factory=dict)
     assumptions: list[Assumption] = field(default_factory=list)
     builds: int = 1
+    missing_type: str | None = None  # why a struct type the kernel uses was not guessed
 
     @property
     def refusal(self) -> str | None:
@@ -44,7 +47,7 @@ class FilterResult:
         return None if self.accepted else classify_refusal(self.verdict, self.message, self.source)
 
     def assumed(self) -> list[dict[str, str]]:
-        return [{"name": a.name, "line": a.line, "origin": a.origin} for a in self.assumptions]
+        return [a.as_dict() for a in self.assumptions]
 
 
 def clang_path() -> str:
@@ -77,6 +80,14 @@ def run_clang(
             return subprocess.CompletedProcess(argv, _TIMED_OUT, "", f"error: {message}")
 
 
+def opencl_version_define(std: str) -> str:
+    """``-D__OPENCL_VERSION__=120`` for ``CL1.2``: an OpenCL device compiler defines it
+    (PoCL does), clang alone does not, so code the host shares with the device behind
+    ``#ifndef __OPENCL_VERSION__`` (ArrayFire's ``KParam`` methods) would reach clang."""
+    major, _, minor = std.removeprefix("CL").partition(".")
+    return f"-D__OPENCL_VERSION__={major}{minor or '0'}0"
+
+
 def lower_to_ir(source: str, optimize: str = "-O1") -> tuple[str | None, str]:
     """OpenCL C to textual LLVM IR for the SPIR target; (None, message) when clang fails."""
     message = ""
@@ -87,6 +98,7 @@ def lower_to_ir(source: str, optimize: str = "-O1") -> tuple[str | None, str]:
                 "-x",
                 "cl",
                 f"-cl-std={std}",
+                opencl_version_define(std),
                 "-Xclang",
                 "-finclude-default-header",
                 "-Dinline=",
@@ -134,6 +146,7 @@ def rejection_filter(
     source: str,
     min_instructions: int = MIN_INSTRUCTIONS,
     host: dict[str, HostDefine] | None = None,
+    lookup: Callable[[str], TypeDefinition | None] | None = None,
 ) -> FilterResult:
     """Accept ``source`` when it builds on the device (with what the host passes, the
     shim and bounded guesses when it must: :func:`engines.kernels.infer.resolve_build`)
@@ -149,10 +162,12 @@ def rejection_filter(
             again = worker.build(text)
             return again.ok, again.message
 
-        resolved = resolve_build(build, source, built.message, host)
+        resolved = resolve_build(build, source, built.message, host, lookup=lookup)
         builds += resolved.builds
         if not resolved.ok:
-            message = resolved.message if resolved.builds else built.message
+            message = (
+                resolved.message if resolved.builds or resolved.missing_type else built.message
+            )
             return FilterResult(
                 False,
                 "compile-error",
@@ -160,6 +175,7 @@ def rejection_filter(
                 source,
                 assumptions=resolved.assumptions,
                 builds=builds,
+                missing_type=resolved.missing_type,
             )
         compiled, assumptions = resolved.source, resolved.assumptions
     names = [a.name for a in assumptions if a.origin != "no-header"]

@@ -166,6 +166,8 @@ def padded_range(shape: tuple[int, ...], local: tuple[int, ...]) -> tuple[int, .
 
 
 def _scalar(value: np.ndarray) -> Any:
+    if value.dtype.names is not None:  # a struct by value: its bytes, as laid out
+        return value
     if value.ndim == 0:
         return value.dtype.type(value)
     vec = cltypes.vec_types[(value.dtype, value.shape[0])]

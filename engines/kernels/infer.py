@@ -8,21 +8,25 @@ compiler still reports: ``use of undeclared identifier 'X'`` gives ``#define X 1
 ``unknown type name 'T'`` gives ``typedef float T;`` (``floatN`` for a name ending in a
 vector width, ``int`` for an index-like name), and a guessed scalar type used as a
 vector moves to the next width. A missing header's ``#include`` line is dropped so the
-same guesses can stand in for it. Rounds are bounded; a name the kernel declares
-itself, uses as a struct field or calls as a function is never guessed, so a guess
-can only give a value to a name that had none. Every assumption is recorded with its
-origin so an annotator sees what was assumed.
+same guesses can stand in for it. Before a type is guessed, its definition is looked
+for in the kernel's source tree (:mod:`engines.kernels.typesearch`: a struct the host
+prepends, an alias in a header); a type the kernel uses as a struct that is found
+nowhere is not guessed, and the kernel is refused with a line naming it. Rounds are
+bounded; a name the kernel declares itself, uses as a struct field or calls as a
+function is never guessed, so a guess can only give a value to a name that had none.
+Every assumption is recorded with its origin so an annotator sees what was assumed.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from engines.kernels.ctext import KEYWORDS, TYPE_WORDS, blank_comments_and_strings, identifiers
 from engines.kernels.hostflags import HostDefine
 from engines.kernels.shim import SHIM
+from engines.kernels.typesearch import TypeDefinition, struct_use
 
 MAX_ROUNDS = 6
 MAX_GUESSES = 24
@@ -42,8 +46,9 @@ _INCLUDE_LINE = r'^[ \t]*#[ \t]*include[ \t]*["<]{}[">][^\n]*$'
 _DEFINED = re.compile(
     r"#\s*define\s+(\w+)|\btypedef\b[^;{]*?(\w+)\s*;|\b(?:struct|enum|union)\s+(\w+)"
 )
+_STRUCT_NOT_FOUND = re.compile(r"type \w+ is used as a struct \(")
 _VECTOR_SUFFIX = re.compile(r"(2|3|4|8|16)$")
-_INDEX_LIKE = re.compile(r"int|idx|index|size|count", re.IGNORECASE)
+_INDEX_LIKE = re.compile(r"int|idx|index|size|count|dim", re.IGNORECASE)
 _VECTOR_TYPE = re.compile(r"^(?:u?char|u?short|u?int|u?long|float|double|half)(?:2|3|4|8|16)$")
 _NOT_A_TYPE = frozenset({"return", "case", "else", "do", "goto", "sizeof", "typedef"})
 
@@ -67,7 +72,14 @@ class Assumption:
 
     name: str
     line: str
-    origin: str  # "host" (a -D of the host program), "shim", "guess", "no-header"
+    origin: str  # "host" (a -D of the host program), "shim", "tree", "guess", "no-header"
+    file: str | None = None  # where a definition found in the tree ("tree") came from
+
+    def as_dict(self) -> dict[str, str]:
+        found = {"name": self.name, "line": self.line, "origin": self.origin}
+        if self.file is not None:
+            found["file"] = self.file
+        return found
 
 
 @dataclass
@@ -77,12 +89,13 @@ class Resolution:
     message: str
     assumptions: list[Assumption] = field(default_factory=list)
     builds: int = 0
+    missing_type: str | None = None  # a struct type the kernel uses, found nowhere
 
     def names(self) -> list[str]:
         return [a.name for a in self.assumptions if a.origin != "no-header"]
 
     def provenance(self) -> list[dict[str, str]]:
-        return [{"name": a.name, "line": a.line, "origin": a.origin} for a in self.assumptions]
+        return [a.as_dict() for a in self.assumptions]
 
 
 def classify_refusal(verdict: str | None, message: str | None, source: str = "") -> str:
@@ -91,6 +104,8 @@ def classify_refusal(verdict: str | None, message: str | None, source: str = "")
     if verdict == "too-few-instructions":
         return "too-few-instructions"
     text = message or ""
+    if _STRUCT_NOT_FOUND.match(text):
+        return "unknown-type"
     if _MISSING_HEADER.search(text):
         return "missing-header"
     if text.startswith("compiler ") or "compiler crash" in text or "compiler timeout" in text:
@@ -147,15 +162,30 @@ def _line(name: str, type_name: str | None) -> str:
     return f"typedef {type_name} {name};" if type_name else f"#define {name} {GUESSED_INT}"
 
 
+def _in_order(assumptions: Iterable[Assumption]) -> list[Assumption]:
+    """The lines in the order they must come: macros and guessed types first, then the
+    definitions found in the tree, the last found first (a definition found in a later
+    round is one an earlier one needed: ``dim_t`` for ``KParam``'s fields)."""
+    found = list(assumptions)
+    tree = [a for a in found if a.origin == "tree"]
+    return [*(a for a in found if a.origin != "tree"), *reversed(tree)]
+
+
 def resolve_build(
     build: Callable[[str], tuple[bool, str]],
     source: str,
     first_message: str,
     host: dict[str, HostDefine] | None = None,
     max_rounds: int = MAX_ROUNDS,
+    lookup: Callable[[str], TypeDefinition | None] | None = None,
 ) -> Resolution:
     """Build ``source`` again with what it lacks; ``first_message`` is the plain build's
-    failure. Returns the source that built (assumptions prepended) or the last message."""
+    failure. Returns the source that built (assumptions prepended) or the last message.
+
+    ``lookup`` finds an unknown type's definition in the kernel's source tree; it is
+    tried before a guess. A type the kernel uses as a struct that it does not find is
+    never guessed: the build stops there, and the message's first line says so
+    (:attr:`Resolution.missing_type`)."""
     used, defined = _uses(source)
     code = blank_comments_and_strings(source, keep_strings=False)
     body = source
@@ -181,6 +211,25 @@ def resolve_build(
         for name in dict.fromkeys(_UNKNOWN_TYPE.findall(message)):
             if name in chosen or name in KEYWORDS or _declared(code, name):
                 continue
+            found = lookup(name) if lookup is not None else None
+            if found is not None:
+                chosen[name] = Assumption(name, found.text, "tree", found.file)
+                changed = True
+                continue
+            use = struct_use(code, name)
+            if use is not None:
+                why = (
+                    f"type {name} is used as a struct ({use}) and no definition of it was"
+                    " found in the source tree; not guessed"
+                )
+                return Resolution(
+                    False,
+                    source,
+                    f"{why}\n{message}",
+                    [*chosen.values(), *dropped],
+                    builds,
+                    missing_type=why,
+                )
             type_tries[name] = _type_candidates(name)
             chosen[name] = Assumption(name, _line(name, type_tries[name].pop(0)), "guess")
             changed = True
@@ -198,9 +247,9 @@ def resolve_build(
         if not changed or sum(a.origin == "guess" for a in chosen.values()) > MAX_GUESSES:
             break
         changed = False
-        candidate = "".join(a.line + "\n" for a in chosen.values()) + body
+        candidate = "".join(a.line + "\n" for a in _in_order(chosen.values())) + body
         ok, message = build(candidate)
         builds += 1
         if ok:
-            return Resolution(True, candidate, "", [*chosen.values(), *dropped], builds)
+            return Resolution(True, candidate, "", [*_in_order(chosen.values()), *dropped], builds)
     return Resolution(False, source, message, [*chosen.values(), *dropped], builds)

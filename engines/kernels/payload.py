@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from engines.kernels.structs import LayoutError, StructTable, struct_value
+
 _SCALARS: dict[str, Any] = {
     "char": np.int8,
     "uchar": np.uint8,
@@ -259,6 +261,7 @@ def make_payload(
     shape: tuple[int, ...] | None = None,
     guard_seed: int = GUARD_SEED,
     role_names: list[str] | None = None,
+    structs: StructTable | None = None,
 ) -> Payload:
     """A payload for ``specs`` under ``policy`` over the range ``shape`` (1-D ``S`` when
     None); raises :class:`UnsupportedArgument` when no rule applies to an argument.
@@ -267,18 +270,40 @@ def make_payload(
     least 4096 elements), so a kernel that indexes a row of ``S`` by a size of ``S``
     still lands in it; ``guard_seed`` fills it (the probe run changes only that).
     ``role_names`` are the argument names roles are read from (the kernel's names as
-    written, when ``specs`` come from a renamed, normalised kernel)."""
+    written, when ``specs`` come from a renamed, normalised kernel). ``structs``: the
+    kernel source's struct definitions, for structs passed by value
+    (:mod:`engines.kernels.structs`); without them a struct is unsupported."""
     if role_names is None or len(role_names) != len(specs):
         role_names = [spec.name for spec in specs]
     rule = POLICIES[policy] if isinstance(policy, str) else policy
     shape = shape or (global_size,)
     rng = np.random.default_rng(seed)
     guard_rng = np.random.default_rng(guard_seed)
+    # a struct's fields are read by their names' roles under every policy (CLgen's has
+    # no rule for structs): the sides of the range, strides, an offset of 0
+    field_rule = rule if rule.shaped else POLICIES["shaped"]
     values: list[Any] = []
     sizes: dict[int, int] = {}
     for index, spec in enumerate(specs):
         written = role_names[index]
         label = spec.name if written == spec.name else f"{spec.name} ({written} as written)"
+        layout = None
+        if structs is not None and not spec.is_pointer:
+            try:
+                layout = structs.layout(spec.type_name)
+            except LayoutError as exc:
+                raise UnsupportedArgument(f"argument {label}: {exc}") from None
+        if layout is not None:
+            values.append(
+                struct_value(
+                    layout,
+                    rng,
+                    _extents(rule, shape),
+                    lambda name: int_value(name, field_rule, shape, global_size),
+                    RANDOM_INT_RANGE,
+                )
+            )
+            continue
         try:
             dtype, width = spec.element()
         except UnsupportedArgument:
@@ -305,6 +330,12 @@ def make_payload(
         else:
             values.append(_random(rng, dtype, 1).reshape(()))
     return Payload(values, list(specs), sizes, rule.name, tuple(shape))
+
+
+def _extents(rule: Policy, shape: tuple[int, ...]) -> list[int]:
+    """What an array of extents in a struct holds: the range's sides (16 each under a
+    small policy)."""
+    return [SMALL_EXTENT] * len(shape) if rule.small else list(shape)
 
 
 _PARAM_NAME = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*$")

@@ -41,6 +41,7 @@ from engines.kernels.scrape import (
 )
 from engines.kernels.shim import apply_shim, shim_for
 from engines.kernels.tree import SourceTree, is_inside
+from engines.kernels.typesearch import TypeDefinition, TypeIndex
 from engines.pathtext import path_text
 from engines.reporting import SilentReporter, SourceReporter, cumulative_counts, tally
 from store import Store
@@ -163,10 +164,19 @@ class SourceContext:
 
     tree: SourceTree | None
     flags: HostFlagIndex | None = None
+    types: TypeIndex | None = None
 
     def __post_init__(self) -> None:
         if self.tree is not None:
             self.flags = HostFlagIndex(self.tree)
+            self.types = TypeIndex(self.tree)
+
+    def type_lookup(self, cand: Candidate) -> Callable[[str], TypeDefinition | None] | None:
+        """Where a type ``cand`` names but never defines is looked for (None: nowhere)."""
+        types = self.types
+        if types is None:
+            return None
+        return lambda name: types.find(name, cand.file, cand.includes)
 
     def for_file(self, rel: str) -> tuple[Resolver | None, HostFlags]:
         if self.tree is None or self.flags is None:
@@ -183,9 +193,12 @@ def _row(
     min_instructions: int,
     report: SourceReporter,
     flags: HostFlags | None = None,
+    lookup: Callable[[str], TypeDefinition | None] | None = None,
 ) -> KernelRow:
     host = flags.defines if flags is not None else None
-    result = rejection_filter(worker, cand.source, min_instructions, host)
+    result = rejection_filter(worker, cand.source, min_instructions, host, lookup)
+    if result.missing_type:
+        report.problem(f"{cand.file}::{cand.name}: {result.missing_type}")
     normalized: str | None = None
     features: dict[str, Any] = dict(result.features)
     if features:
@@ -349,7 +362,8 @@ def _file_rows(
     text, warning = decode_source(data)
     if warning:
         report.problem(f"{file.rel}: {warning}")
-    resolver, flags = (context or SourceContext(None)).for_file(file.rel)
+    context = context or SourceContext(None)
+    resolver, flags = context.for_file(file.rel)
     scraped = scrape_text(
         text, Path(file.rel).as_posix() if resolver else file.rel, file.path, root, resolver
     )
@@ -361,7 +375,16 @@ def _file_rows(
         if stored_key is None:
             summary.known += 1
             continue
-        yield _row(source, stored_key, cand, worker, min_instructions, report, flags)
+        yield _row(
+            source,
+            stored_key,
+            cand,
+            worker,
+            min_instructions,
+            report,
+            flags,
+            context.type_lookup(cand),
+        )
 
 
 def _key_to_store(store: Store | None, source: str, key: str, text: str) -> str | None:

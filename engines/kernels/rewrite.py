@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from engines.kernels.compile import clang_path, run_clang
+from engines.kernels.compile import clang_path, opencl_version_define, run_clang
 from engines.kernels.ctext import KEYWORDS, TYPE_WORDS
 
 _TOKEN = re.compile(
@@ -49,7 +49,10 @@ class Rewritten:
 
 
 def _clang(args: list[str], source: str) -> str:
-    proc = run_clang([clang_path(), "-x", "cl", "-cl-std=CL1.2", *args, "-"], source)
+    proc = run_clang(
+        [clang_path(), "-x", "cl", "-cl-std=CL1.2", opencl_version_define("CL1.2"), *args, "-"],
+        source,
+    )
     if proc.returncode != 0:
         first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr)
         raise RewriteError(first.replace("<stdin>", "kernel.cl").strip()[:300])

@@ -30,7 +30,11 @@ HOST_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".h
 MAX_INCLUDE_DEPTH = 8
 
 _INCLUDE = re.compile(
-    r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)[^\n]*$', re.MULTILINE
+    r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>'
+    # a computed include, hashcat's M2S(INCLUDE_PATH/inc_vendor.h): the header it names
+    r"|[A-Za-z_]\w*[ \t]*\([ \t]*(?:[A-Za-z_]\w*[ \t]*/[ \t]*)?([\w./-]+\.\w+)[ \t]*\))"
+    r"[^\n]*$",
+    re.MULTILINE,
 )
 _KERNEL_MARK = re.compile(r"\b(?:__kernel|kernel)\b")
 _PP_NAME = re.compile(r"#\s*(\w+)\s*(\w*)")
@@ -181,7 +185,7 @@ def inline_includes(
     refusals = refused if refused is not None else []
 
     def repl(m: re.Match[str]) -> str:
-        name = m.group(1) or m.group(2)
+        name = m.group(1) or m.group(2) or m.group(3)
         try:
             found = resolve(name, here)
         except OutsideTree:
@@ -398,6 +402,35 @@ def _unclosed_warning(code: str, at: int, last: _Chunk, file: str, offset: int |
 _SKIPPED_UNCLOSED = " skipped: its '{' is never closed"
 
 
+_OBJECT_MACRO = re.compile(r"#\s*define\s+([A-Za-z_]\w*)\b(?!\()(.*)", re.S)
+
+
+def _mark_macro_kernels(chunks: list[_Chunk]) -> None:
+    """Functions qualified by a macro that stands for ``__kernel`` (hashcat's
+    ``#define KERNEL_FQ __kernel``, then ``KERNEL_FQ void m00000_mxx(...)``) are kernels
+    too; a macro naming such a macro counts as well."""
+    bodies = {}
+    for chunk in chunks:
+        m = _OBJECT_MACRO.match(blank_comments_and_strings(chunk.text).strip())
+        if chunk.kind == "pp-define" and m:
+            bodies.setdefault(m.group(1), set()).update(IDENT.findall(m.group(2)))
+    qualifiers: set[str] = set()
+    marks = {"__kernel", "kernel"}
+    for _ in range(4):
+        more = {name for name, words in bodies.items() if words & (marks | qualifiers)}
+        if more <= qualifiers:
+            break
+        qualifiers |= more
+    if not qualifiers:
+        return
+    for chunk in chunks:
+        if chunk.kind != "function":
+            continue
+        head = blank_comments_and_strings(chunk.text).split("{", 1)[0].split("(", 1)[0]
+        if set(IDENT.findall(head)) & qualifiers:
+            chunk.kind = "kernel"
+
+
 def split_kernels(
     code: str,
     file: str,
@@ -410,6 +443,7 @@ def split_kernels(
     ``{`` never closed adds a line to ``warnings`` when given (with its line number plus
     ``warning_offset``, unless that is None)."""
     chunks, unclosed = _split(code)
+    _mark_macro_kernels(chunks)
     if unclosed is not None and warnings is not None and chunks:
         warnings.append(_unclosed_warning(code, unclosed, chunks[-1], file, warning_offset))
     providers: dict[str, list[int]] = {}

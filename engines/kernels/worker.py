@@ -84,6 +84,13 @@ def _build(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _plain(value: Any) -> Any:
+    """A scalar argument's value as JSON holds it: a struct's fields by name."""
+    if value.dtype.names is not None:
+        return {name: value[name].tolist() for name in value.dtype.names}
+    return value.item()
+
+
 def _run(request: dict[str, Any], out: BinaryIO) -> None:
     from engines.kernels.payload import (
         POLICIES,
@@ -93,6 +100,7 @@ def _run(request: dict[str, Any], out: BinaryIO) -> None:
         geometry,
         make_payload,
     )
+    from engines.kernels.structs import StructTable
 
     device = _device()
     built = device.build(request["source"])
@@ -107,8 +115,9 @@ def _run(request: dict[str, Any], out: BinaryIO) -> None:
         dims = dimensions(request["source"]) if policy.shaped else 1
         shape = geometry(size, dims)
         names = request.get("role_names")
+        structs = StructTable(request["source"])
         payloads = [
-            make_payload(specs, size, seed, policy, shape, role_names=names)
+            make_payload(specs, size, seed, policy, shape, role_names=names, structs=structs)
             for seed in request["seeds"]
         ]
         local = device.local_shape_for(kernel, shape, request["local_size"])
@@ -125,7 +134,7 @@ def _run(request: dict[str, Any], out: BinaryIO) -> None:
             "local_size": local[0] if len(local) == 1 else list(local),
             "range": list(shape),
             "scalars": {
-                s.name: payloads[0].values[i].item()
+                s.name: _plain(payloads[0].values[i])
                 for i, s in enumerate(specs)
                 if not s.is_pointer and payloads[0].values[i].ndim == 0
             },
@@ -152,7 +161,7 @@ def _run(request: dict[str, Any], out: BinaryIO) -> None:
         )
     if request.get("probe") and request["seeds"]:
         probe = make_payload(
-            specs, size, request["seeds"][0], policy, shape, PROBE_GUARD_SEED, names
+            specs, size, request["seeds"][0], policy, shape, PROBE_GUARD_SEED, names, structs
         )
         try:
             outputs = device.execute(kernel, probe, shape, local)
