@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 
 import llvmlite.binding as llvm
 
+from engines.ir.structural_hash import structural_hash
 from engines.pathtext import path_text
 
 IR_SUFFIXES = (".ll", ".bc")
@@ -205,6 +206,13 @@ def load_module(data: bytes, input_format: str | None = None) -> LoadedModule:
         if module is not None:
             module.close()
         context.close()
+
+
+def stored_text_hash(text: str) -> str:
+    """The structural hash of a stored module's IR text, as ingest computes it today
+    (``curator mine ir --rehash``); raises :class:`IRReadError` when it does not parse."""
+    loaded = load_module(text.encode("utf-8", "surrogatepass"), "ll")
+    return structural_hash(loaded.printed)
 
 
 def read_input(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:

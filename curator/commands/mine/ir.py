@@ -22,7 +22,9 @@ from curator.presentation.cli_output import warn
 from curator.presentation.progress import source_progress
 from curator.presentation.text import labelled, one_line, path_line
 from engines.ir.build import CompilerNotFound, parse_flags
+from engines.ir.ingest import stored_text_hash
 from engines.ir.pipeline import BATCH_ROWS, IROptions, IRRunSummary, mine_ir
+from store.ir_rehash import RehashSummary, rehash_ir
 
 SHOWN_REJECTIONS = 20
 MAX_JOBS = 256  # clangs at once: more would only thrash the machine
@@ -153,11 +155,30 @@ def mine_ir_command(
             help="Skip larger IR files.",
         ),
     ] = 256.0,
+    rehash: Annotated[
+        bool,
+        typer.Option(
+            "--rehash",
+            help="Compute every stored module's structural hash again from its IR text and"
+            " bring keys up to date, merging modules that now match (no PATH).",
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="With --rehash: count what would change; write nothing."),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, hidden=True)] = BATCH_ROWS,
     db: DbOption = None,
 ) -> None:
     """Ingest LLVM IR modules: structural-hash dedup, provenance, license, statistics."""
+    if dry_run and not rehash:
+        raise typer.BadParameter("--dry-run goes with --rehash", param_hint="--dry-run")
+    if rehash:
+        if paths or build:
+            raise typer.BadParameter("--rehash reads the store only: give no PATH or --build")
+        _rehash_command(db, dry_run, as_json)
+        return
     if not paths and not build:
         raise typer.BadParameter("give IR files or folders, or --build SRC_DIR", param_hint="PATH")
     for folder in build or ():
@@ -203,3 +224,71 @@ def mine_ir_command(
         )
     if summary.failed:
         raise typer.Exit(1)
+
+
+def _rehash_command(db: Path | None, dry_run: bool, as_json: bool) -> None:
+    """``--rehash``: stored modules' hashes computed again (:mod:`store.ir_rehash`)."""
+    store = open_db(db, create=False)
+    progress = source_progress("modules")
+    try:
+        with progress:
+            task = progress.add_task("rehashing", total=None)
+            summary = rehash_ir(
+                store,
+                stored_text_hash,
+                dry_run,
+                lambda done, total: progress.update(task, completed=done, total=total),
+            )
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/]: nothing was written; run again")
+        raise typer.Exit(130) from None
+    finally:
+        store.close()
+    if as_json:
+        typer.echo(json.dumps(_rehash_json(summary, dry_run), indent=2, ensure_ascii=True))
+    else:
+        for pair in summary.kept:
+            warn(
+                f"IR item #{pair.item_id} repeats item #{pair.repeats} under the new hash but"
+                f" {pair.reason}: kept apart under its old key (merge it by hand)"
+            )
+        for item_id, why in [*summary.unreadable, *summary.blocked]:
+            warn(f"IR item #{item_id}: kept its key: {why}")
+        out.print(_rehash_line(summary, dry_run), markup=False, highlight=False, soft_wrap=True)
+    if summary.unreadable:
+        raise typer.Exit(1)
+
+
+def _rehash_json(summary: RehashSummary, dry_run: bool) -> dict[str, object]:
+    return {
+        "examined": summary.examined,
+        "current": summary.current,
+        "rehashed": summary.rehashed,
+        "merged": summary.merged,
+        "kept": [
+            {"item_id": p.item_id, "repeats": p.repeats, "reason": p.reason} for p in summary.kept
+        ],
+        "unreadable": [{"item_id": i, "error": why} for i, why in summary.unreadable],
+        "blocked": [{"item_id": i, "reason": why} for i, why in summary.blocked],
+        "dry_run": dry_run,
+        "written": summary.written and summary.changed > 0,
+    }
+
+
+def _rehash_line(summary: RehashSummary, dry_run: bool) -> str:
+    if not summary.examined:
+        return "no IR modules stored: nothing to rehash"
+    verb = "would be" if dry_run else "were"
+    parts = [
+        f"{summary.examined:,} IR modules: {summary.current:,} already current",
+        f"{summary.rehashed:,} {verb} rehashed",
+        f"{summary.merged:,} {verb} merged into the module they repeat",
+    ]
+    if summary.kept:
+        parts.append(f"{len(summary.kept):,} kept apart (they have votes or other rows)")
+    if summary.unreadable:
+        parts.append(f"{len(summary.unreadable):,} unreadable (kept their key)")
+    if summary.blocked:
+        parts.append(f"{len(summary.blocked):,} blocked (kept their key)")
+    line = ", ".join(parts)
+    return line + (" (dry run, nothing written)" if dry_run else "")
