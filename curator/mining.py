@@ -13,8 +13,9 @@ from engines.commits.cluster import DEFAULT_CHUNK, mine_on_cluster
 from engines.commits.options import MineOptions
 from engines.commits.pipeline import (
     BATCH_ROWS,
-    KIND,
+    Checkpoints,
     SourceSummary,
+    all_checkpoints,
     finished_sources,
     mine_commits,
 )
@@ -25,7 +26,6 @@ from engines.labelers.base import Labeler
 from engines.labelers.registry import LabelerError, LabelerSpec, build_labeler, resolve_labeler
 from engines.reporting import ClusterReporter, SourceReporter
 from store import Store
-from store.commits import load_checkpoints
 
 
 class MiningError(Exception):
@@ -85,12 +85,15 @@ class Sources:
     """The sources a run mines, and what was left out: ``skipped`` listed sources an
     earlier run finished, ``repeated`` sources given again, each with the spelling
     that is mined, and ``stored_as`` sources given in another spelling of a source
-    the store holds, each with the stored spelling that is mined (and resumed)."""
+    the store holds, each with the stored spelling that is mined (and resumed).
+    ``checkpoints`` are the store's commit checkpoints, read once to choose the sources
+    and handed to the run, which resumes from them."""
 
     specs: list[str]
     skipped: int = 0
     repeated: list[tuple[str, str]] = field(default_factory=list)
     stored_as: list[tuple[str, str]] = field(default_factory=list)
+    checkpoints: Checkpoints | None = None
 
 
 def sources_to_mine(
@@ -102,7 +105,8 @@ def sources_to_mine(
     under another spelling is mined under that one, so its checkpoint resumes; a new
     one under its :func:`clean_spelling`. Listed sources an earlier run finished are
     left out unless ``refresh``."""
-    stored = _stored_names(store)
+    checkpoints = all_checkpoints(store)
+    stored = _stored_names(checkpoints)
     stored_as: list[tuple[str, str]] = []
 
     def spelling(spec: str) -> str:
@@ -127,19 +131,17 @@ def sources_to_mine(
     if listed and not refresh:
         listed_mined = {first[source_key(spec)] for spec in listed}
         named_mined = {first[source_key(spec)] for spec in named}
-        done = finished_sources(store, sorted(listed_mined - named_mined), options)
+        done = finished_sources(store, sorted(listed_mined - named_mined), options, checkpoints)
         skipped = len(done)
         specs = [spec for spec in specs if spec not in done]
-    return Sources(specs, skipped, repeated, stored_as)
+    return Sources(specs, skipped, repeated, stored_as, checkpoints)
 
 
-def _stored_names(store: Store) -> dict[str, list[str]]:
+def _stored_names(checkpoints: Checkpoints) -> dict[str, list[str]]:
     """The sources the store holds commit checkpoints for, by :func:`source_key`."""
     names: dict[str, list[str]] = {}
-    for checkpoint in load_checkpoints(store, KIND):
-        spellings = names.setdefault(source_key(checkpoint.source), [])
-        if checkpoint.source not in spellings:
-            spellings.append(checkpoint.source)
+    for source in sorted(checkpoints):
+        names.setdefault(source_key(source), []).append(source)
     return names
 
 
@@ -155,6 +157,8 @@ class CommitRun:
     workers: int | None = None  # a local Dask cluster of N processes
     scheduler: str | None = None  # an existing Dask cluster
     chunk: int = DEFAULT_CHUNK
+    # the store's checkpoints, when choosing the sources read them (None: read per source)
+    checkpoints: Checkpoints | None = None
 
     @property
     def on_cluster(self) -> bool:
@@ -168,7 +172,14 @@ def run_in_process(
     labelers = build_labelers(run.labelers)
     started = time.monotonic()
     summaries = mine_commits(
-        store, run.specs, run.options, labelers, reporter, run.clone_dir, run.batch_size
+        store,
+        run.specs,
+        run.options,
+        labelers,
+        reporter,
+        run.clone_dir,
+        run.batch_size,
+        run.checkpoints,
     )
     return summaries, time.monotonic() - started
 
@@ -190,6 +201,7 @@ def run_on_cluster(
                 run.clone_dir,
                 run.chunk,
                 run.batch_size,
+                run.checkpoints,
             )
             return summaries, time.monotonic() - started
     except ClusterError as exc:

@@ -29,12 +29,6 @@ def corpus_stats(store: Store) -> dict[str, Any]:
         " GROUP BY kind, language ORDER BY kind, language"
     ):
         by_kind_language.setdefault(kind, {})[language] = count
-    mining: dict[str, dict[str, Any]] = {}
-    for kind, source, counters in store._query(
-        "SELECT kind, source, counters FROM checkpoints ORDER BY updated_at, source"
-    ):
-        # the latest scope (set of filters) mined for each source
-        mining[f"{kind}:{source}"] = json.loads(counters)
     return {
         "database": str(store.path),
         "schema_version": SCHEMA_VERSION,
@@ -52,7 +46,32 @@ def corpus_stats(store: Store) -> dict[str, Any]:
         "votes": int(store._scalar("SELECT COUNT(*) FROM votes") or 0),
         "live_votes": int(store._scalar("SELECT COUNT(*) FROM live_votes") or 0),
         "sets": int(store._scalar("SELECT COUNT(*) FROM sets") or 0),
-        "mining": mining,
+        "mining": mining_stats(store),
         "ir": ir_counts(store),
         "kernels_by_verdict": kernel_verdict_counts(store),
     }
+
+
+def mining_stats(store: Store) -> dict[str, dict[str, Any]]:
+    """Per ``kind:source``, the counters of the latest walk (scope, i.e. set of filters)
+    with ``stored`` the items the store holds from that source, of that kind, from every
+    walk: a walk that started over (history rewritten, a deepened clone, other filters
+    or another window) recognises what earlier walks stored instead of storing it, so
+    its own count (kept as ``stored_by_walk``) leaves those out."""
+    held = {
+        (str(kind), str(source)): int(count)
+        for kind, source, count in store._query(
+            "SELECT kind, source, COUNT(*) FROM items GROUP BY kind, source"
+        )
+    }
+    mining: dict[str, dict[str, Any]] = {}
+    for kind, source, counters in store._query(
+        "SELECT kind, source, counters FROM checkpoints ORDER BY updated_at, source"
+    ):
+        walk = json.loads(counters)
+        mining[f"{kind}:{source}"] = {
+            **walk,
+            "stored_by_walk": walk.get("stored", 0),
+            "stored": held.get((kind, source), 0),
+        }
+    return mining

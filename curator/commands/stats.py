@@ -138,22 +138,22 @@ def _print_overview(data: dict[str, Any]) -> None:
             soft_wrap=True,
         )
     if data["mining"]:
-        out.print(
-            _table(
-                "Mining runs (latest filters per source)",
-                ("source", "seen", "filtered", "duplicates", "stored"),
-                [
-                    (
-                        source.split(":", 1)[1],
-                        c.get("seen", 0),
-                        sum(c.get("filtered", {}).values()),
-                        c.get("duplicates", 0),
-                        c.get("stored", 0),
-                    )
-                    for source, c in data["mining"].items()
-                ],
-            )
+        runs = _table(
+            "Mining runs (latest filters per source)",
+            ("source", "seen", "filtered", "duplicates", "stored"),
+            [
+                (
+                    source.split(":", 1)[1],
+                    c.get("seen", 0),
+                    sum(c.get("filtered", {}).values()),
+                    c.get("duplicates", 0),
+                    c.get("stored", 0),
+                )
+                for source, c in data["mining"].items()
+            ],
         )
+        runs.caption = "stored: the items held from the source, whichever run stored them"
+        out.print(runs)
     if any(data["ir"][k] for k in ("stored", "duplicates", "rejected", "filtered")):
         out.print(counts_table(data["ir"]))
     if data["kernels_by_verdict"]:

@@ -28,6 +28,7 @@ from engines.commits.options import MineOptions
 from engines.commits.pipeline import (
     BATCH_ROWS,
     KIND,
+    Checkpoints,
     SourceSummary,
     cumulative,
     save_rows,
@@ -69,11 +70,13 @@ def mine_on_cluster(
     clone_dir: Path | None = None,
     chunk: int = DEFAULT_CHUNK,
     batch_rows: int = BATCH_ROWS,
+    checkpoints: Checkpoints | None = None,
 ) -> list[SourceSummary]:
-    """Mine every source on the cluster behind ``client``; summaries in ``specs`` order."""
+    """Mine every source on the cluster behind ``client``; summaries in ``specs`` order.
+    ``checkpoints``: the store's, when the caller read them to choose the sources."""
     report = reporter or SilentClusterReporter()
     run = _ClusterRun(store, options, client, tuple(labelers), report, clone_dir, chunk, batch_rows)
-    return run.mine(specs)
+    return run.mine(specs, checkpoints)
 
 
 class _ClusterRun:
@@ -98,8 +101,12 @@ class _ClusterRun:
         self.waiting: deque[_Source] = deque()
         self.running: dict[str, tuple[_Source, Future]] = {}
         self.watch = WorkerWatch(client)
+        self.checkpoints: Checkpoints | None = None  # None: each source's read as it starts
 
-    def mine(self, specs: Sequence[str]) -> list[SourceSummary]:
+    def mine(
+        self, specs: Sequence[str], checkpoints: Checkpoints | None = None
+    ) -> list[SourceSummary]:
+        self.checkpoints = checkpoints
         sources = [_Source(i, s, SourceSummary(source_name(s))) for i, s in enumerate(specs)]
         self.waiting.extend(sources)
         self.report.run_started(len(sources), len(self.watch.workers), dashboard_link(self.client))
@@ -134,7 +141,7 @@ class _ClusterRun:
             budget=self.chunk if limit is None else min(self.chunk, limit - done),
             labelers=self.labelers,
             clone_dir=self.clone_dir,
-            checkpoints={} if after else source_checkpoints(self.store, src.summary.source),
+            checkpoints={} if after else self._checkpoints(src.summary.source),
             continuation=after.continuation() if after else None,
         )
         key = f"mine-commits-{self.token}-{src.index}-{src.slices}"
@@ -144,6 +151,11 @@ class _ClusterRun:
             mine_chunk, task, key=key, workers=near, allow_other_workers=near is not None
         )
         self.running[key] = (src, future)
+
+    def _checkpoints(self, source: str) -> dict[str, Checkpoint]:
+        if self.checkpoints is None:
+            return source_checkpoints(self.store, source)
+        return dict(self.checkpoints.get(source, {}))
 
     def _collect(self) -> None:
         """Take in every finished slice (or failed task) since the last look."""

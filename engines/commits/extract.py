@@ -13,6 +13,7 @@ exactly PyDriller's ``changed_methods`` rule.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 from bisect import bisect_left
@@ -412,7 +413,9 @@ def decode_message(raw: bytes) -> tuple[str, bool]:
             encoding = line[9:].decode("ascii", "replace").strip()
     try:
         return body.decode(encoding).strip(), True
-    except LookupError:
-        return body.decode("utf-8", "replace").strip(), False
     except UnicodeDecodeError:
-        return body.decode(encoding, "replace").strip(), False
+        with contextlib.suppress(UnicodeError):
+            return body.decode(encoding, "replace").strip(), False
+    except (LookupError, UnicodeError):  # no such codec; one that fails otherwise (punycode)
+        pass
+    return body.decode("utf-8", "replace").strip(), False

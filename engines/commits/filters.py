@@ -33,10 +33,10 @@ def diff_bytes_verdict(sha: str, diff: str, options: MineOptions) -> Rejected | 
     size = len(diff.encode("utf-8", "surrogatepass"))
     if size <= options.max_diff_bytes:
         return None
-    limit = options.max_diff_bytes / 2**20
-    return Rejected(
-        sha, "diff-too-large", f"diff is {size / 2**20:.1f} MB, over the limit of {limit:.1f} MB"
-    )
+    said, limit = f"{size / 2**20:.1f} MB", f"{options.max_diff_bytes / 2**20:.1f} MB"
+    if said == limit:  # a small --max-diff-mb: "0.0 MB, over the limit of 0.0 MB"
+        said, limit = f"{size:,} bytes", f"{options.max_diff_bytes:,} bytes"
+    return Rejected(sha, "diff-too-large", f"diff is {said}, over the limit of {limit}")
 
 
 def size_verdict(sha: str, files: Sequence[FileStat], options: MineOptions) -> Rejected | None:

@@ -15,7 +15,7 @@ import os
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 HEADER = "\x1e"
@@ -131,12 +131,22 @@ def run_git(repo: Path, *args: str, timeout: float | None = None) -> bytes:
 
 
 _GENERIC_REMOTE = "could not read from remote repository"
+# how a transfer that broke off ends, whatever broke it
+_BROKEN_OFF = (
+    "early eof",
+    "invalid index-pack output",
+    "index-pack failed",
+    "the remote end hung up unexpectedly",
+)
 
 
 def last_line(stderr: bytes) -> str:
     """git's last error line; or, when that is only "Could not read from remote
     repository.", the line before it, which says why (``ssh: Could not resolve hostname
-    ...``, ``fatal: '/path' does not appear to be a git repository``)."""
+    ...``, ``fatal: '/path' does not appear to be a git repository``); or, when a
+    transfer broke off (``fatal: early EOF``, ``fetch-pack: invalid index-pack
+    output``), the remote's own error (``remote: fatal: unable to read OID``: it lacks
+    objects), else the first other error line (``error: RPC failed; curl 18 ...``)."""
     lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
     errors = [ln for ln in lines if ln.lower().startswith(("fatal", "error"))]
     line = (errors or lines or [""])[-1]
@@ -145,7 +155,17 @@ def last_line(stderr: bytes) -> str:
         why = next((ln for ln in reversed(lines[:k]) if not ln.startswith("Cloning ")), None)
         if why is not None:
             return why
+    if any(_broken_off(ln) for ln in errors):  # git prints the lines in no fixed order
+        # the remote's own words first: its side of the broken transfer says why
+        said = [ln for ln in lines if ln.lower().startswith(("remote: fatal", "remote: error"))]
+        said += [ln for ln in lines if ln.lower().startswith(("fatal", "error"))]
+        return next((" ".join(ln.split()) for ln in said if not _broken_off(ln)), line)
     return line
+
+
+def _broken_off(line: str) -> bool:
+    lowered = line.lower()
+    return any(tail in lowered for tail in _BROKEN_OFF)
 
 
 def is_repository(path: Path) -> bool:
@@ -219,10 +239,27 @@ def _branches(repo: Path) -> list[str]:
 def _range_args(rev: str, since: str | None, until: str | None) -> list[str]:
     args = ["--no-merges"]
     if since:
-        args.append(f"--since={since}")
+        args.append(f"--since={git_date(since)}")
     if until:
-        args.append(f"--until={until}")
+        args.append(f"--until={git_date(until)}")
     return [*args, rev, "--"]
+
+
+def git_date(value: str) -> str:
+    """A ``--since``/``--until`` date as git must be given it: with its time and zone.
+
+    git reads a date without a time (``2024-03-01``) as that day at the time of day the
+    command runs, so a window moved with the clock: run in the afternoon,
+    ``--since 2024-03-01`` left out that morning's commits, and a rerun could find its
+    checkpoint outside the window. A date is midnight, and a time without a zone is
+    UTC, as the CLI compares them; anything ``datetime`` cannot read goes as given."""
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.isoformat()
 
 
 def is_ancestor(repo: Path, sha: str, rev: str) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -70,15 +71,20 @@ class GitStreams:
     def __init__(self, repo: Path) -> None:
         self.repo = repo
         self._cat = self._start("cat-file", "--batch")
-        self._diff = self._start("diff-tree", "--stdin", *_DIFF_ARGS)
+        # diff-tree's complaints, for the line saying why it stopped (a file, not a pipe:
+        # a pipe nobody reads would fill with warnings and stall git)
+        self._diff_errors = tempfile.TemporaryFile()  # noqa: SIM115  # closed by close()
+        self._diff = self._start("diff-tree", "--stdin", *_DIFF_ARGS, stderr=self._diff_errors)
         self._buffer = bytearray()  # what was read of diff-tree's output past the last answer
 
-    def _start(self, *args: str) -> subprocess.Popen[bytes]:
+    def _start(
+        self, *args: str, stderr: IO[bytes] | int = subprocess.DEVNULL
+    ) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             ["git", "-C", str(self.repo), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=stderr,
             env=git_env(),
         )
 
@@ -150,8 +156,26 @@ class GitStreams:
     def _read_more(self, out: IO[bytes], sha: str) -> None:
         chunk = out.read1(1 << 16)  # type: ignore[attr-defined]
         if not chunk:
-            raise GitError(f"git diff-tree stopped while reading {sha[:12]}")
+            raise GitError(f"git diff-tree stopped while reading {sha[:12]}{self._why()}")
         self._buffer += chunk
+
+    def _why(self) -> str:
+        """``: `` and git's last complaint (``fatal: unable to read OID``, an object
+        missing from the clone), or nothing when it said nothing."""
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            self._diff.wait(timeout=2)  # its stdout closed: it is exiting
+        try:
+            end = self._diff_errors.seek(0, 2)
+            self._diff_errors.seek(max(0, end - 4096))
+            tail = self._diff_errors.read()
+        except OSError:
+            return ""
+        lines = [line.strip() for line in tail.decode("utf-8", "replace").splitlines()]
+        lines = [line for line in lines if line]
+        if not lines:
+            return ""
+        said = next((x for x in reversed(lines) if x.startswith(("fatal:", "error:"))), lines[-1])
+        return f": {' '.join(said.split())[:200]}"
 
     def close(self) -> None:
         """End both processes. Closing a pipe to a git that already died (Ctrl-C reaches
@@ -165,6 +189,7 @@ class GitStreams:
             proc.wait()
             if proc.stdout is not None:
                 proc.stdout.close()
+        self._diff_errors.close()
 
 
 def parse_patch(out: bytes) -> list[FilePatch]:

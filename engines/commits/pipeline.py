@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,20 +49,50 @@ class SourceSummary:
     undated: int = 0  # kept commits whose author date git could not read (stored undated)
 
 
+# every commit checkpoint of a store: by source, then by scope
+Checkpoints = Mapping[str, Mapping[str, Checkpoint]]
+
+
 def source_checkpoints(store: Store, source: str) -> dict[str, Checkpoint]:
     """A source's checkpoints by scope."""
     return {cp.scope: cp for cp in load_checkpoints(store, KIND, source)}
 
 
-def finished_sources(store: Store, specs: Sequence[str], options: MineOptions) -> set[str]:
-    """The specs whose branch an earlier run walked to the end under these options."""
+def all_checkpoints(store: Store) -> dict[str, dict[str, Checkpoint]]:
+    """Every commit checkpoint of the store, by source then scope: read once by a run
+    that chooses its sources by them, then handed to the driver."""
+    return _by_source(load_checkpoints(store, KIND))
+
+
+def _by_source(checkpoints: Iterable[Checkpoint]) -> dict[str, dict[str, Checkpoint]]:
+    grouped: dict[str, dict[str, Checkpoint]] = {}
+    for cp in checkpoints:
+        grouped.setdefault(cp.source, {})[cp.scope] = cp
+    return grouped
+
+
+def finished_sources(
+    store: Store,
+    specs: Sequence[str],
+    options: MineOptions,
+    checkpoints: Checkpoints | None = None,
+) -> set[str]:
+    """The specs whose branch an earlier run walked to the end under these options
+    (``checkpoints``: the store's, when the caller has read them already)."""
     wanted = {source_name(spec): spec for spec in specs}
+    known = all_checkpoints(store) if checkpoints is None else checkpoints
     done = {
-        cp.source
-        for cp in load_checkpoints(store, KIND)
-        if cp.source in wanted and finished_in(cp, options)
+        source
+        for source in wanted
+        if any(finished_in(cp, options) for cp in known.get(source, {}).values())
     }
     return {wanted[source] for source in done}
+
+
+def _checkpoints_of(
+    store: Store, source: str, checkpoints: Checkpoints | None
+) -> Mapping[str, Checkpoint]:
+    return source_checkpoints(store, source) if checkpoints is None else checkpoints.get(source, {})
 
 
 def save_rows(
@@ -114,15 +144,21 @@ def mine_commits(
     reporter: SourceReporter | None = None,
     clone_dir: Path | None = None,
     batch_rows: int = BATCH_ROWS,
+    checkpoints: Checkpoints | None = None,
 ) -> list[SourceSummary]:
-    """Mine every source in turn; a failing source is reported and skipped."""
+    """Mine every source in turn; a failing source is reported and skipped.
+    ``checkpoints``: the store's (:func:`all_checkpoints`), when the caller read them
+    to choose the sources; else each source's are read as it starts."""
     report = reporter or SilentReporter()
     summaries = []
     for spec in specs:
         summary = SourceSummary(spec)
         summaries.append(summary)
+        resumes = _checkpoints_of(store, source_name(spec), checkpoints)
         try:
-            _mine_source(store, spec, options, labelers, report, clone_dir, batch_rows, summary)
+            _mine_source(
+                store, spec, options, labelers, report, clone_dir, batch_rows, summary, resumes
+            )
         except SourceError as exc:
             summary.failed, summary.reason = str(exc), exc.reason
         except GitError as exc:
@@ -142,8 +178,9 @@ def _mine_source(
     clone_dir: Path | None,
     batch_rows: int,
     summary: SourceSummary,
+    checkpoints: Mapping[str, Checkpoint],
 ) -> None:
-    start = start_source(spec, options, source_checkpoints(store, source_name(spec)), clone_dir)
+    start = start_source(spec, options, checkpoints, clone_dir)
     repo, rev = start.repo, start.branch
     summary.source, summary.branch = repo.source, rev
     for warning in start.warnings:
@@ -197,6 +234,9 @@ def _mine_source(
         finished = True
         if start.examined is not None:  # the walk skipped commits listed after its last one
             last_sha = newest_commit(repo.path, rev, options.since, options.until) or last_sha
-    if finished and not unflushed and last_sha is not None:
-        save_checkpoint(store, checkpoint_for([]))  # the end came right after a batch
+    if finished and not unflushed:
+        # the end came right after a batch, or the walk had no commit to examine (a
+        # window without any): recorded as finished all the same, without a commit, so
+        # that a list's next run skips the source as a cluster run does
+        save_checkpoint(store, checkpoint_for([]))
     flush()

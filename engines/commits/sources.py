@@ -63,10 +63,14 @@ def clean_spelling(spec: str) -> str:
     """The spelling a new source is mined under: a URL with its scheme and host in lower
     case and no trailing ``/`` (still a URL git clones as given); a path as given (it is
     stored absolute, see :func:`source_name`), but a work tree's ``.git`` folder as the
-    work tree."""
+    work tree, and a submodule's git folder (``super/.git/modules/X``) as its checkout
+    (``super/X``) when that is checked out."""
     if not is_url(spec):
         resolved = Path(spec).expanduser().resolve()
-        return _local_key(resolved) if resolved.name == ".git" else spec
+        if resolved.name == ".git" and resolved.is_dir():
+            return str(resolved.parent)
+        work_tree = _submodule_work_tree(resolved)
+        return str(work_tree) if work_tree is not None else spec
     url = spec.rstrip("/") or spec
     if m := _SCHEME_HOST.match(url):
         user, at, host = m.group(2).rpartition("@")
@@ -89,10 +93,85 @@ def source_key(spec: str) -> str:
 
 
 def _local_key(path: Path) -> str:
+    """A local repository's key: the folder of its own git folder (``repo`` for
+    ``repo/.git``), so that a submodule's checkout ``super/X`` (its ``.git`` a file
+    pointing at ``super/.git/modules/X``) and that git folder are one repository. A
+    ``git worktree``'s git folder is its own (``repo/.git/worktrees/W``, with its own
+    HEAD), so a worktree stays a source apart from its main work tree."""
     resolved = path.expanduser().resolve()
-    if resolved.name == ".git" and resolved.is_dir():
-        return str(resolved.parent)  # ``repo/.git`` is the repository ``repo``
-    return str(resolved)
+    git_dir = _git_dir(resolved)
+    if git_dir is None:
+        return str(resolved)
+    return str(git_dir.parent if git_dir.name == ".git" else git_dir)
+
+
+def _git_dir(path: Path) -> Path | None:
+    """The git folder of a repository's top folder, judged from its files alone (no git
+    process: every local source of a long list is keyed): ``path/.git`` (a folder, or
+    a file naming one, as in a submodule's checkout or a worktree), ``path`` itself
+    when it is a git folder (``repo/.git``, a bare repository, ``.git/modules/X``),
+    else None."""
+    try:
+        if path.name == ".git" and path.is_dir():
+            return path
+        dot = path / ".git"
+        if dot.is_dir():
+            return dot
+        if dot.is_file():
+            pointed = _gitdir_file(dot)
+            return pointed if pointed is not None and pointed.is_dir() else None
+        if (path / "HEAD").is_file() and (path / "objects").is_dir():
+            return path
+    except OSError:  # unreadable: keyed by its path
+        return None
+    return None
+
+
+def _gitdir_file(dot_git: Path) -> Path | None:
+    """The folder a ``.git`` file names (``gitdir: ../.git/modules/X``), resolved."""
+    text = dot_git.read_bytes()[:4096].decode("utf-8", "surrogateescape")
+    first = text.splitlines()[0] if text else ""
+    if not first.startswith("gitdir:"):
+        return None
+    return (dot_git.parent / first[len("gitdir:") :].strip()).resolve()
+
+
+def _submodule_work_tree(git_dir: Path) -> Path | None:
+    """The checkout of a submodule's git folder: the ``core.worktree`` it names, when
+    that folder's ``.git`` file points back at this git folder (a submodule whose
+    checkout was removed, ``git submodule deinit``, has none)."""
+    try:
+        if git_dir.name == ".git" or not (git_dir / "config").is_file():
+            return None
+        worktree = _core_worktree(git_dir / "config")
+        if worktree is None:
+            return None
+        tree = (git_dir / worktree).resolve()
+        dot = tree / ".git"
+        if dot.is_file() and _gitdir_file(dot) == git_dir.resolve():
+            return tree
+    except OSError:
+        return None
+    return None
+
+
+_SECTION = re.compile(r"^\s*\[\s*([A-Za-z0-9.-]+)\s*\]")
+_WORKTREE = re.compile(r"^\s*worktree\s*=\s*(.*?)\s*$", re.IGNORECASE)
+
+
+def _core_worktree(config: Path) -> str | None:
+    """``core.worktree`` as git writes it into a submodule's config (a plain relative
+    path on its own line); anything fancier is not a submodule git made."""
+    section = ""
+    for line in config.read_bytes()[:65536].decode("utf-8", "surrogateescape").splitlines():
+        if m := _SECTION.match(line):
+            section = m.group(1).lower()
+        elif section == "core" and (m := _WORKTREE.match(line)):
+            value = m.group(1)
+            if len(value) >= 2 and value[0] == value[-1] == '"':
+                value = value[1:-1]
+            return value or None
+    return None
 
 
 def resolve_source(spec: str, clone_dir: Path | None = None, fetch: bool = True) -> LocalRepo:
@@ -339,9 +418,12 @@ def _clone_or_fetch(url: str, clone_dir: Path, fetch: bool = True) -> LocalRepo:
         except GitError as exc:
             return LocalRepo(url, dest, warning=f"fetch failed, mining the cached copy ({exc})")
         return LocalRepo(url, dest)
-    clone_dir.mkdir(parents=True, exist_ok=True)
-    _remove_abandoned_clones(clone_dir)
-    tmp = Path(tempfile.mkdtemp(prefix=f".clone-{_host()}+{os.getpid()}+", dir=clone_dir))
+    try:
+        clone_dir.mkdir(parents=True, exist_ok=True)
+        _remove_abandoned_clones(clone_dir)
+        tmp = Path(tempfile.mkdtemp(prefix=f".clone-{_host()}+{os.getpid()}+", dir=clone_dir))
+    except OSError as exc:  # a file of that name, no permission, a full disk
+        raise SourceError(_folder_problem(clone_dir, exc), "clone") from None
     try:
         run_git(
             clone_dir, "clone", "--quiet", "--bare", url, str(tmp / "repo"), timeout=CLONE_TIMEOUT_S
@@ -351,6 +433,17 @@ def _clone_or_fetch(url: str, clone_dir: Path, fetch: bool = True) -> LocalRepo:
         (tmp / "repo").rename(dest)
     except GitError as exc:
         raise SourceError(f"cannot clone: {exc}", "clone") from exc
+    except OSError as exc:
+        raise SourceError(_folder_problem(dest, exc), "clone") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return LocalRepo(url, dest)
+
+
+def _folder_problem(folder: Path, exc: OSError) -> str:
+    """One line for a clone folder that cannot be used: what and why, without the
+    traceback's detail (a clone folder that is a file said only "File exists")."""
+    where = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if where is not None and not where.is_dir():
+        return f"cannot clone into {folder}: {where} is a file, not a folder"
+    return f"cannot clone into {folder}: {exc.strerror or exc}"

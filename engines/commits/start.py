@@ -82,7 +82,23 @@ def start_source(
     examined = None
     if after is not None and counters.get("tip") != tip:
         examined = _examined(repo.path, counters.get("tip"), after, options)
+    elif after is not None and _outside_window(repo.path, rev, after, options):
+        # the walk would skip every commit looking for it, and call the branch finished
+        warnings.append(
+            f"{repo.source}: checkpoint {after[:12]} is outside the walked range"
+            " (--since/--until); walking it all again, stored commits are skipped"
+        )
+        after, counters = None, {}
     return SourceStart(repo, rev, scope, after, counters, tuple(warnings), tip, examined, shallow)
+
+
+def _outside_window(repo: Path, rev: str, after: str, options: MineOptions) -> bool:
+    """Whether a checkpoint's commit, on the branch, is not among the commits the
+    window lists: a checkpoint written while git read a date without a time as the time
+    of day the command ran (so the window moved with the clock)."""
+    if not (options.since or options.until):
+        return False  # the whole branch: on it is listed (a checkpoint is never a merge)
+    return after not in set(list_commits(repo, rev, options.since, options.until))
 
 
 def _deepened(counters: Mapping[str, Any], shallow: tuple[str, ...]) -> bool:

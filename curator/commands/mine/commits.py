@@ -176,10 +176,20 @@ def mine_commits_command(
         ),
     ] = "python,cpp,java",
     since: Annotated[
-        str | None, typer.Option("--since", callback=_date, help="Only commits after this date.")
+        str | None,
+        typer.Option(
+            "--since",
+            callback=_date,
+            help="Only commits from this date on (YYYY-MM-DD: its midnight, UTC; or an ISO time).",
+        ),
     ] = None,
     until: Annotated[
-        str | None, typer.Option("--until", callback=_date, help="Only commits before this date.")
+        str | None,
+        typer.Option(
+            "--until",
+            callback=_date,
+            help="Only commits before this date (YYYY-MM-DD: its midnight, UTC; or an ISO time).",
+        ),
     ] = None,
     max_files: Annotated[
         int, typer.Option("--max-files", min=1, help="Drop commits touching more files.")
@@ -280,6 +290,7 @@ def mine_commits_command(
             workers,
             scheduler,
             chunk,
+            chosen.checkpoints,
         )
         with _terminate_as_interrupt():
             summaries, seconds = _run(store, run)
