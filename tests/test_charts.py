@@ -268,3 +268,21 @@ async def test_charts_screen_switches_charts_in_a_worker(store: Store) -> None:
         await pilot.press("4")  # gt is no audit: said on the status line, no chart
         await until(pilot, lambda: screen.chart is None, "the audit refusal")
         assert "not an audit set" in str(screen.query_one("#status").content)
+
+
+def test_cli_chart_refuses_to_write_svg_over_the_database(store: Store, tmp_path: Path) -> None:
+    """`--svg` naming the database (or a link to it) used to replace the store with a
+    chart: every item and vote lost."""
+    db = store.path
+    before = db.read_bytes()
+    link = tmp_path / "link.db"
+    link.symlink_to(db)
+    runner = CliRunner()
+    for target in (str(db), str(tmp_path / "." / db.name), str(link)):
+        result = runner.invoke(
+            app, ["chart", "labels", "--set", "gt", "--svg", target, "--db", str(db)]
+        )
+        assert result.exit_code == 2, result.output
+        assert result.output.startswith(f"error: --svg {target}: that is the database")
+    assert db.read_bytes() == before
+    assert raw_sql.query(store, "SELECT count(*) FROM items")[0][0] > 0

@@ -11,7 +11,15 @@ import typer
 from rich.text import Text
 
 from annotation.sets import SetError
-from curator.charts import CHARTS, ChartError, build_chart, render_svg, render_text, write_svg
+from curator.charts import (
+    CHARTS,
+    ChartError,
+    build_chart,
+    names_file,
+    render_svg,
+    render_text,
+    write_svg,
+)
 from curator.cli_context import open_db
 from curator.commands.options import DbOption
 from curator.console import out
@@ -70,6 +78,8 @@ def chart_command(
     if svg is not None and not svg.name:
         fail(f"--svg {str(svg)!r}: give the name of the file to write", EXIT_USAGE)
     with open_db(db, create=False) as store:
+        if svg is not None and not to_stdout(svg) and names_file(svg, store.path):
+            fail(f"--svg {svg}: that is the database; name another file", EXIT_USAGE)
         try:
             chart = build_chart(store, name, set_name, labeler, family or "student")
         except (ChartError, SetError) as exc:
