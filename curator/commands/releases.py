@@ -10,7 +10,7 @@ import typer
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from curator.cli_context import open_db
+from curator.cli_context import open_db, settings
 from curator.commands.options import DbOption, JsonOption, given_path
 from curator.console import err, out
 from curator.presentation.cli_output import EXIT_INPUT, EXIT_USAGE, fail, print_json, warn
@@ -279,6 +279,13 @@ def import_release_command(
     if require_signature and key is None:
         fail("--require-signature needs --key PUBLIC_KEY (curator keys generate)", EXIT_USAGE)
     _checked_key(key)
+    target = Path(settings(db=db).db)
+    if target.resolve().is_relative_to(release.resolve()):
+        fail(
+            f"--db {target} lies inside the release {release}: the database (and its"
+            " journal) would be files its manifest does not list; choose a --db outside it",
+            EXIT_USAGE,
+        )
     report = validate_release(release, key)  # before the database is opened (or made)
     if not report.ok:
         _refuse_import(release, report.problems, as_json)

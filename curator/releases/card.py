@@ -86,18 +86,27 @@ def render_card(version: str, files: dict[str, dict[str, Any]], datasheet: str) 
     holds no creation time, so a re-export gives the same bytes (only the manifest
     differs)."""
     kinds = sorted({e["kind"] for e in files.values() if "kind" in e})
-    loads = [f'load_dataset("path/to/{version}", "{kind}")' for kind in kinds]
+    # only the kinds the header gives a config: a kind without records has none
+    loadable = sorted({e["kind"] for e in files.values() if "kind" in e and e.get("records")})
+    loads = [f'load_dataset("path/to/{version}", "{kind}")' for kind in loadable]
+    how = (
+        [
+            "Load it with Hugging Face `datasets` (one config per kind; the first is the default):",
+            "",
+            "```python",
+            "from datasets import load_dataset",
+            "",
+            f'ds = load_dataset("path/to/{version}")',
+            *loads,
+            "```",
+        ]
+        if loadable
+        else ["This release holds no records: there is nothing for `datasets` to load."]
+    )
     body = [
         f"# Curator release {version}",
         "",
-        "Load it with Hugging Face `datasets` (one config per kind; the first is the default):",
-        "",
-        "```python",
-        "from datasets import load_dataset",
-        "",
-        f'ds = load_dataset("path/to/{version}")',
-        *loads,
-        "```",
+        *how,
         "",
         "`manifest.json` lists every file with its sha256 and `schema/` holds each kind's"
         " JSON Schema; `curator validate DIR` checks them.",

@@ -8,6 +8,7 @@ order with fixed rounding and no timestamp, so the same store gives the same tex
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections import Counter
 from typing import Any
@@ -71,9 +72,35 @@ def _num(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
+class _Markdown(str):
+    """A cell this module wrote as Markdown (e.g. a Wilson interval's brackets), kept as
+    it is; every other text cell is data from the store (set names, sources, labels,
+    labelers), shown as written."""
+
+
+MARKDOWN_SPECIALS = "\\`*[]<>&|"
+"""What a table cell escapes with a backslash, so that a name such as ``<b>x</b>``,
+``a*b*`` or ``[x](http://...)`` reads as written instead of as HTML, emphasis or a link
+(``_`` stays: CommonMark does not emphasise inside a word, and paths hold many)."""
+
+
+def _md_text(text: str) -> str:
+    return "".join("\\" + c if c in MARKDOWN_SPECIALS else c for c in text)
+
+
+def _code(text: str) -> str:
+    """``text`` as a Markdown code span, fenced by more backticks than it holds in a row
+    (a set named ``a`b`` stays one span)."""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     def cell(value: Any) -> str:
-        return str(value).replace("|", "\\|").replace("\n", " ")
+        text = str(value).replace("\n", " ")
+        return text.replace("|", "\\|") if isinstance(value, _Markdown) else _md_text(text)
 
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
@@ -193,7 +220,7 @@ def _labeling(store: Store, facts: ReleaseFacts) -> list[str]:
     if f.get("audited_only"):
         how += " Only items drawn into an audit set are included."
     if f.get("sets"):
-        named = ", ".join(f"`{name}`" for name in f["sets"])
+        named = ", ".join(_code(name) for name in f["sets"])
         which = "the set" if len(f["sets"]) == 1 else "the sets"
         how += f" Only items of {which} {named} are included, labeled as settled there."
     lines = ["## Labeling", "", how, ""]
@@ -265,7 +292,7 @@ def _audits(store: Store, facts: ReleaseFacts) -> list[str]:
                 report.population,
                 p.judged,
                 _num(p.value),
-                f"[{_num(p.low)}, {_num(p.high)}] at {100 * report.confidence:g}%",
+                _Markdown(f"[{_num(p.low)}, {_num(p.high)}] at {100 * report.confidence:g}%"),
             ]
         )
     if not rows:

@@ -113,21 +113,31 @@ Progress = Callable[[str, int], None]
 
 
 def creation_time(explicit: str | None = None) -> str:
-    """The manifest's creation time: as given, else ``$SOURCE_DATE_EPOCH``, else now."""
+    """The manifest's creation time in UTC (``2026-01-01T00:00:00Z``): the time given
+    (one without a zone, or a date alone, is read as UTC), else ``$SOURCE_DATE_EPOCH``,
+    else now."""
     if explicit:
         try:
-            datetime.fromisoformat(explicit)
-        except ValueError:
+            moment = datetime.fromisoformat(explicit)
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+            moment = moment.astimezone(UTC)
+        except (ValueError, OverflowError):
             raise ExportUsageError(
                 f"--created-at {explicit!r}: give an ISO 8601 time, e.g. 2026-01-01T00:00:00Z"
             ) from None
-        return explicit
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch:
+    elif epoch := os.environ.get("SOURCE_DATE_EPOCH"):
         try:
-            moment = datetime.fromtimestamp(int(epoch), UTC)
+            seconds = int(epoch)
         except ValueError:
             raise ExportUsageError(f"SOURCE_DATE_EPOCH={epoch!r} is not whole seconds") from None
+        try:
+            moment = datetime.fromtimestamp(seconds, UTC)
+        except (ValueError, OverflowError, OSError):
+            raise ExportUsageError(
+                f"SOURCE_DATE_EPOCH={epoch!r} is out of range (seconds since 1970-01-01 UTC"
+                " up to the year 9999)"
+            ) from None
     else:
         moment = datetime.now(UTC)
     return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")

@@ -23,6 +23,7 @@ from curator.releases.files import open_lines
 from curator.releases.manifest import data_files
 from curator.releases.validate import ValidationReport, validate_release
 from store import DatabaseError, Store
+from store.decisions import decide
 from store.ir import IRModuleRow, save_ir_batch
 from store.kernel_records import KernelCheck, KernelRow
 from store.kernels import save_checks, save_kernel_batch
@@ -86,6 +87,9 @@ class _Labels:
                 problem = f"annotator name {name!r} has spaces around it"
             if problem is not None:
                 self.problem(f"{where}: vote: {problem}")
+        problem = _label_problem(record)
+        if problem is not None:
+            self.problem(f"{where}: {problem}")
         wanted = [(v["label"], "vote label") for v in record["votes"] if v["label"] != SKIP]
         labeler = record["labeler"] or ""
         if record["label"] is not None and not labeler.startswith("teacher-category:"):
@@ -101,6 +105,40 @@ class _Labels:
                     f"{where}: {what} {label!r} is not one of the set's labels ({known});"
                     " --allow-new-labels adds it"
                 )
+
+
+def _label_problem(record: dict[str, Any]) -> str | None:
+    """Why the record's label would not come back from what the import stores, if it
+    would not: an adjudicated label must be the one its votes settle (they are all the
+    import keeps of it), a predicted one needs its labeler, and only adjudicated labels
+    carry votes. A record an export wrote always passes; an edited one that fails would
+    lose or change its label without a word."""
+    label, source, votes = record["label"], record["label_source"], record["votes"]
+    if source != "adjudicated":
+        if votes:
+            return f"label_source {source!r} carries votes: only adjudicated labels have them"
+        if source is None and label is not None:
+            return f"label {label!r} has no label_source (adjudicated or predicted)"
+        if source == "predicted" and (label is None or not record["labeler"]):
+            return "a predicted label needs both label and labeler"
+        return None
+    seen: set[tuple[str, str]] = set()
+    for vote in votes:
+        who = (vote["annotator"], vote["role"])
+        if who in seen:
+            return f"{vote['role']} {vote['annotator']!r} has two votes on the item"
+        seen.add(who)
+    if label is None:
+        return "an adjudicated record has no label"
+    ordered = _settling_order(record)
+    annotators = {v["annotator"]: v["label"] for v in ordered if v["role"] != ADJUDICATOR}
+    judges = [(v["annotator"], v["label"]) for v in ordered if v["role"] == ADJUDICATOR]
+    settled = decide(0, annotators, 1, "majority", judges[-1] if judges else None).label
+    if settled != label:
+        shown = ", ".join(f"{v['annotator']!r}: {v['label']!r}" for v in votes) or "none"
+        got = "nothing" if settled is None else repr(settled)
+        return f"label {label!r} is not what its votes settle ({got}; votes: {shown})"
+    return None
 
 
 def _commit(record: dict[str, Any]) -> CommitRow:
