@@ -102,7 +102,14 @@ def labels_of(store: Store, who: str, set_row: SetRow | None = None) -> dict[int
     predicted = latest_predictions(store, name)
     if predicted:
         return {item_id: label for item_id, (label, _) in predicted.items()}
-    voted = {i: label for i, label in _annotator_labels(store, who).items() if label != SKIP}
+    # an adjudicator's decision is their vote too, and on an item they also voted on as
+    # an annotator, the one in force
+    voted = {
+        i: label
+        for role in ("annotator", "adjudicator")
+        for i, label in _annotator_labels(store, who, role).items()
+        if label != SKIP
+    }
     if voted:
         return voted
     raise SearchError(f"{who!r} is neither a labeler with predictions nor an annotator with votes")
@@ -188,9 +195,16 @@ def _syntax_problem(query: str, reason: str, kind: str | None = None) -> str:
     elif reason.startswith("no such column"):
         column = reason.split(":", 1)[-1].strip()
         kinds = {src.kind for src in SOURCES if column in src.columns}
-        if kind is not None and column in FIELDS and kind not in kinds:
+        if kind is not None and column in FIELDS and kind not in kinds and None not in kinds:
             owners = "/".join(sorted(map(str, kinds)))
             reason = f"column {column!r} holds {owners} text: --kind {kind} has none"
+        elif column in FIELDS:  # a real column, beside one of another index
+            groups = " | ".join(", ".join(src.columns) for src in SOURCES)
+            reason = (
+                f"column {column!r} is not in the same index as the query's other columns:"
+                f" each index is searched on its own ({groups}), so one query filters on"
+                " columns of one of them"
+            )
         else:
             reason += f" (columns: {', '.join(FIELDS)})"
     # code (std::vector, a->b, x.y()) reads as FTS5 syntax; a phrase matches it as written

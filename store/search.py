@@ -376,8 +376,9 @@ def _snippet(store: Store, source: FtsSource, query: str, rowid: int) -> tuple[s
             f" FROM [{source.table}] AS t WHERE t.rowid = ?",
             (rowid,),
         )
+    # as bytes: text another tool stored as invalid UTF-8 would stop the whole search
     snippets = ", ".join(
-        f"snippet({table}, {i}, ?, ?, '…', 12)" for i in range(len(source.columns))
+        f"CAST(snippet({table}, {i}, ?, ?, '…', 12) AS BLOB)" for i in range(len(source.columns))
     )
     row = conn.execute(
         f"SELECT {snippets} FROM {where}{table} WHERE {table} MATCH ? AND rowid = ?",
@@ -385,11 +386,19 @@ def _snippet(store: Store, source: FtsSource, query: str, rowid: int) -> tuple[s
     ).fetchone()
     if row is None and cut_down:  # the cut text no longer matches: its start
         row = conn.execute(
-            f"SELECT {', '.join(f'substr(t.[{c}], 1, 200)' for c in source.columns)}"
+            f"SELECT {', '.join(f'CAST(substr(t.[{c}], 1, 200) AS BLOB)' for c in source.columns)}"
             f" FROM [{source.table}] AS t WHERE t.rowid = ?",
             (rowid,),
         ).fetchone()
-    return _best_snippet(source.columns, list(row) if row else [None] * len(source.columns))
+    texts = [_text(v) for v in row] if row else [None] * len(source.columns)
+    return _best_snippet(source.columns, texts)
+
+
+def _text(value: bytes | str | None) -> str | None:
+    """Stored text read as bytes, decoded with U+FFFD for what is not UTF-8."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return value
 
 
 def _scratch(conn: sqlite3.Connection, source: FtsSource) -> str:
@@ -416,9 +425,11 @@ def _items(store: Store, ids: list[int]) -> dict[int, tuple[str, str, str, str |
         return {}
     marks = ",".join("?" * len(ids))
     return {
-        int(r[0]): (r[1], r[2], r[3], r[4])
+        int(r[0]): (r[1], _text(r[2]) or "", _text(r[3]) or "", _text(r[4]))
         for r in store._conn.execute(
-            f"SELECT id, kind, key, source, path FROM items WHERE id IN ({marks})", ids
+            "SELECT id, kind, CAST(key AS BLOB), CAST(source AS BLOB), CAST(path AS BLOB)"
+            f" FROM items WHERE id IN ({marks})",
+            ids,
         )
     }
 
@@ -436,11 +447,17 @@ def scoped_items(store: Store, scope: Scope, limit: int) -> list[Hit]:
     if scope.item_ids is not None:
         _load_scope(store, scope.item_ids)
         where.append("i.id IN (SELECT item_id FROM temp.search_scope)")
-    sql = "SELECT id, kind, key, source, path FROM items AS i"
+    sql = (
+        "SELECT id, kind, CAST(key AS BLOB), CAST(source AS BLOB), CAST(path AS BLOB)"
+        " FROM items AS i"
+    )
     if where:
         sql += " WHERE " + " AND ".join(where)
     rows = store._conn.execute(sql + " ORDER BY i.id LIMIT ?", [*params, limit])
-    return [Hit(int(r[0]), r[1], r[2], r[3], r[4], 0.0, "", "") for r in rows]
+    return [
+        Hit(int(r[0]), r[1], _text(r[2]) or "", _text(r[3]) or "", _text(r[4]), 0.0, "", "")
+        for r in rows
+    ]
 
 
 def annotator_labels(store: Store, annotator: str, role: str = "annotator") -> dict[int, str]:

@@ -16,10 +16,15 @@ from store.search import RANK_WINDOW
 
 MAX_RESULTS = 1_000_000
 
-WINDOW_NOTE = (
-    f"more than {RANK_WINDOW:,} items match: ranked among the newest {RANK_WINDOW:,};"
-    " narrow the query (a phrase, a column, --set) for a full ranking"
-)
+
+def window_note(limit: int) -> str:
+    """What a ranking cut to the newest matches says: the window is ``RANK_WINDOW``, or
+    ``--limit`` when that is larger (curator.search.run_search)."""
+    window = max(RANK_WINDOW, limit)
+    return (
+        f"more than {window:,} items match: ranked among the newest {window:,};"
+        " narrow the query (a phrase, a column, --set) for a full ranking"
+    )
 
 
 def _kind(value: str | None) -> str | None:
@@ -74,7 +79,7 @@ def search_command(
     if as_json:
         print_json(hits_json(found.hits))
         if found.windowed:  # on stderr: the JSON on stdout stays a list of hits
-            warn(WINDOW_NOTE)
+            warn(window_note(limit))
         return
     if not found.hits:
         out.print("no item matches")
@@ -82,4 +87,4 @@ def search_command(
     hits = found.hits
     out.print(hits_table(hits, f"{len(hits)} best matches" if len(hits) == limit else None))
     if found.windowed:
-        out.print(WINDOW_NOTE)
+        out.print(window_note(limit))
