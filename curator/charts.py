@@ -12,7 +12,6 @@ removed), the SVG writer escapes it."""
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -389,17 +388,6 @@ def render_svg(chart: Chart, width: int = 640, height: int = 360) -> str:
             f' fill="#555">{escape(chart.xlabel)}</text>'
         )
     return "\n".join([*out, "</svg>"]) + "\n"
-
-
-def names_file(path: Path, target: Path) -> bool:
-    """Whether ``path`` is ``target`` however it is spelled (``./x/../c.db``, a link to
-    it): writing there would replace ``target``, e.g. the database."""
-    try:
-        if path.exists() and target.exists():
-            return os.path.samefile(path, target)
-        return path.resolve() == target.resolve()
-    except (OSError, RuntimeError):  # a link loop: compare the spelling
-        return os.path.abspath(path) == os.path.abspath(target)
 
 
 def write_svg(path: Path, svg: str) -> None:

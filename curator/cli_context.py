@@ -13,7 +13,7 @@ import getpass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from curator.presentation.cli_output import EXIT_USAGE, fail, warn
+from curator.presentation.cli_output import EXIT_USAGE, fail, protect_database, warn
 from curator.presentation.migration_progress import MigrationBar
 from curator.settings import Settings, SettingsError, load_settings
 from store import Store, open_store
@@ -68,6 +68,7 @@ def open_db(db: Path | None, create: bool = True) -> Store:
             " create one; --db or $CURATOR_DB names another)",
             EXIT_USAGE,
         )
+    protect_database(Path(path))
     try:
         return open_store(path, progress=bar, waiting=_say_waiting)
     except StoreError as exc:

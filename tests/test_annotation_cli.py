@@ -146,3 +146,25 @@ def test_eval_before_any_vote_says_so(cli) -> None:  # type: ignore[no-untyped-d
     assert result.exit_code == 1
     assert "no settled items yet" in result.output
     assert "{" not in result.output
+
+
+def test_no_output_option_writes_over_the_database(gt, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`--out`/`--markdown` naming the store (or its journal, or a link to it) would
+    replace the database with a report; each is refused before anything is written."""
+    db = tmp_path / "cli.db"
+    before = db.read_bytes()
+    link = tmp_path / "report.json"
+    link.symlink_to(db)
+    for option, target in [
+        ("--out", str(db)),
+        ("--markdown", str(tmp_path / "x" / ".." / "cli.db")),
+        ("--out", str(link)),
+        ("--out", str(db) + "-wal"),
+    ]:
+        result = gt("eval", "gt-eval", "--labeler", "keyword@5", option, target)
+        assert result.exit_code == 2, (option, target, result.output)
+        assert "that is the database" in " ".join(result.output.split())
+    assert db.read_bytes() == before and link.is_symlink()
+    assert gt("stats").exit_code == 0
+    ok = gt("eval", "gt-eval", "--labeler", "keyword@5", "--out", str(tmp_path / "e.json"))
+    assert ok.exit_code == 0 and (tmp_path / "e.json").exists()

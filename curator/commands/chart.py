@@ -11,19 +11,17 @@ import typer
 from rich.text import Text
 
 from annotation.sets import SetError
-from curator.charts import (
-    CHARTS,
-    ChartError,
-    build_chart,
-    names_file,
-    render_svg,
-    render_text,
-    write_svg,
-)
+from curator.charts import CHARTS, ChartError, build_chart, render_svg, render_text, write_svg
 from curator.cli_context import open_db
 from curator.commands.options import DbOption
 from curator.console import out
-from curator.presentation.cli_output import EXIT_USAGE, fail, to_stdout, write_output
+from curator.presentation.cli_output import (
+    EXIT_USAGE,
+    fail,
+    names_file,
+    to_stdout,
+    write_output,
+)
 from engines.labelers.registry import TRAINED_FAMILIES, near_miss
 
 EMPTY_WHY = {

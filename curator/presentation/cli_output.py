@@ -85,10 +85,43 @@ def write_output(
     if to_stdout(path):
         print_text(path, text)
         return
+    if (database := open_database_named(path)) is not None:
+        fail(f"{path}: that is the database {database}; name another file", EXIT_USAGE)
     try:
         write(path, text)
     except OSError as exc:
         fail(prefix + write_error(path, exc))
+
+
+_DATABASES: set[Path] = set()
+_DATABASE_SIDE_FILES = ("", "-wal", "-shm", "-journal")
+
+
+def protect_database(path: Path) -> None:
+    """Remember a database this command opened: no output option may write over it
+    or over its journal files (:func:`write_output` refuses them)."""
+    _DATABASES.add(Path(path))
+
+
+def open_database_named(path: Path) -> Path | None:
+    """The database this command opened that ``path`` names (it, or its ``-wal``,
+    ``-shm`` or ``-journal`` file), however it is spelled; None if none."""
+    for database in _DATABASES:
+        for suffix in _DATABASE_SIDE_FILES:
+            if names_file(path, database.with_name(database.name + suffix)):
+                return database
+    return None
+
+
+def names_file(path: Path, target: Path) -> bool:
+    """Whether ``path`` is ``target`` however it is spelled (``./x/../c.db``, a link to
+    it): writing there would replace ``target``, e.g. the database."""
+    try:
+        if path.exists() and target.exists():
+            return os.path.samefile(path, target)
+        return path.resolve() == target.resolve()
+    except (OSError, RuntimeError):  # a link loop: compare the spelling
+        return os.path.abspath(path) == os.path.abspath(target)
 
 
 def print_text(_: Path, text: str) -> None:
