@@ -65,3 +65,18 @@ def test_cli_search_reads_past_the_bad_row(store: Store) -> None:
         result = CliRunner().invoke(app, ["search", *args, "--json", "--db", str(store.path)])
         assert result.exit_code == 0, result.output
         assert '"key": "bad"' in result.stdout and '"key": "good"' in result.stdout
+
+
+def test_an_export_names_the_item_whose_stored_text_cannot_be_read(
+    store: Store, tmp_path: Path
+) -> None:
+    """`export prodigy` ended in a bare database error naming no item."""
+    out = tmp_path / "tasks.jsonl"
+    result = CliRunner().invoke(
+        app, ["--db", str(store.path), "export", "prodigy", "gt", "--out", str(out)]
+    )
+    assert result.exit_code == 1, result.output
+    line = " ".join(result.output.split())
+    bad = raw_sql.scalar(store, "SELECT id FROM items WHERE key = 'bad'")
+    assert f"item #{bad}" in line and "cannot be read" in line
+    assert not out.exists()

@@ -12,6 +12,7 @@ label), resolved against the set's labels here, so both formats map answers one 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from annotation.importing import (
 )
 from annotation.label_spelling import label_named
 from annotation.labels import SKIP, taxonomy_slugs
-from annotation.sets import require_set
+from annotation.sets import SetError, require_set
 from annotation.votes import VoteError, append_changed, prepare_vote
 from store import Store
 from store.ir import ir_module
@@ -341,8 +342,13 @@ def set_for_export(store: Store, set_name: str) -> tuple[SetRow, list[ExportItem
         votes.setdefault(vote.item_id, []).append(vote)
     items = []
     for item_id in set_item_ids(store, target.id):
-        row = item_row(store, item_id) or {}
-        text, fields = _item_text(store, item_id, target.kind)
+        try:
+            row = item_row(store, item_id) or {}
+            text, fields = _item_text(store, item_id, target.kind)
+        except sqlite3.OperationalError as exc:  # e.g. text another tool stored as non-UTF-8
+            raise SetError(
+                f"set {set_name!r}: item #{item_id}: stored data cannot be read ({exc})"
+            ) from exc
         fields = {"language": row.get("language"), **fields}
         items.append(
             ExportItem(
