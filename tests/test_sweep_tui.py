@@ -26,26 +26,20 @@ from store import open_store
 from store.models import register_model
 from store.sets import get_set
 from tests import raw_sql
-from tests.tui_helpers import screen_text, text_of, until
-from tests.tui_store import build, copy_of
+from tests.tui_helpers import (  # noqa: F401 - fixtures
+    asyncio_backend,
+    screen_text,
+    store_copy,
+    store_template,
+    text_of,
+    until,
+)
 from tests.tui_store import curator as curator_cli
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build(tmp_path_factory.mktemp("sweep-tui") / "template.db")
-
-
-@pytest.fixture
-def db(template: Path, tmp_path: Path) -> Path:
-    return copy_of(template, tmp_path / "t.db")
+template = store_template("sweep-tui")
 
 
 async def open_charts(pilot, app: CuratorApp, set_name: str) -> ChartsScreen:  # type: ignore[no-untyped-def]

@@ -24,25 +24,12 @@ from curator.tui.widgets.item_panel import ItemPanel
 from store import open_store
 from store.sets import get_set
 from tests import raw_sql
-from tests.tui_helpers import until
-from tests.tui_store import build, copy_of
+from tests.tui_helpers import asyncio_backend, store_copy, store_template, until  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build(tmp_path_factory.mktemp("esc") / "template.db", with_engines=False)
-
-
-@pytest.fixture
-def db(template: Path, tmp_path: Path) -> Path:
-    return copy_of(template, tmp_path / "t.db")
+template = store_template("esc", with_engines=False)
 
 
 def votes_of(db: Path, annotator: str) -> list[tuple[int, str]]:

@@ -32,8 +32,7 @@ from curator.tui.screens.train import TrainScreen
 from store import open_store
 from store.sets import get_set
 from tests import raw_sql
-from tests.tui_helpers import until
-from tests.tui_store import build, copy_of
+from tests.tui_helpers import asyncio_backend, store_copy, store_template, until  # noqa: F401 - fixtures
 from tests.tui_store import curator as curator_cli
 
 pytestmark = pytest.mark.anyio
@@ -68,24 +67,14 @@ NEVER = frozenset({"q", "ctrl+q", "ctrl+c", "m"})
 screen where s would train a student for minutes (the train sweep sends m, never s)."""
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = build(tmp_path_factory.mktemp("monkey") / "template.db")
-    # a routed set, and a kernel and an IR set beside the blind, open and audit ones
+def more_sets(db: Path) -> None:
+    """A routed set, and a kernel and an IR set beside the blind, open and audit ones."""
     curator_cli(db, "set", "edit", "inbox", "--overlap", "routed", "--votes-per-item", "2")
     curator_cli(db, "set", "create", "kset", "--kind", "kernel", "--sample", "1", "--open")
     curator_cli(db, "set", "create", "irset", "--kind", "ir", "--sample", "1")
-    return db
 
 
-@pytest.fixture
-def db(template: Path, tmp_path: Path) -> Path:
-    return copy_of(template, tmp_path / "t.db")
+template = store_template("monkey", then=more_sets)
 
 
 def key_event(key: str) -> events.Key:
@@ -405,3 +394,22 @@ REPLAYS = [("category-prompt", 1, 3), ("train", 4, 1)]
 async def test_sequences_that_found_bugs(db: Path, name: str, seed: int, sequences: int) -> None:
     opener, avoid, _ = SCREENS[name]
     await sweep(db, opener, avoid, seed, sequences, 40, (120, 40))
+
+
+async def test_a_choice_prompt_in_a_terminal_a_few_columns_wide(db: Path) -> None:
+    # label-hostile seed 6 on a mined store, resized to 8 columns with the category list
+    # open: the option list had no room left for its text and Textual's wrapping raised
+    # ValueError (range() arg 3 must not be zero), which closed the app.
+    app = CuratorApp(db, "monkey")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await home(pilot, app)
+        await label_then("c", ChoicePrompt)(pilot, app)
+        for width in (8, 5, 1, 12):
+            await pilot.resize_terminal(width, 24)
+            await pilot.pause()
+            await pilot.pause()
+            assert app.is_running and app._exception is None, (width, app._exception)
+        assert isinstance(app.screen, ChoicePrompt)
+        await pilot.resize_terminal(80, 24)
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, LabelScreen), "the prompt closed")

@@ -27,17 +27,16 @@ from store.search import HIGHLIGHT_START, SNIPPET_CHARS
 from store.sets import NewSet, create_set, get_set
 from store.votes import VoteRow, append_votes
 from tests import raw_sql
-from tests.tui_helpers import text_of, until
+from tests.tui_helpers import (
+    asyncio_backend,  # noqa: F401 - fixtures
+    text_of,
+    until,
+)
 
 pytestmark = pytest.mark.anyio
 
 LONG_LINES = PAGE_LINES * 2 + 10  # three pages
 LINE = "+static int table_{i} = {i}; /* generated lookup entry */"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def commit(key: str, message: str, diff: str) -> ImportedItem:

@@ -15,28 +15,16 @@ from curator.tui.app import CuratorApp
 from curator.tui.screens.home import HomeScreen
 from curator.tui.screens.label import LabelScreen
 from curator.tui.screens.prompts import ChoicePrompt
+from curator.tui.service import CurationService
 from store import open_store
 from tests import raw_sql
-from tests.tui_helpers import text_of, until
-from tests.tui_store import build, copy_of
+from tests.tui_helpers import asyncio_backend, store_copy, store_template, text_of, until  # noqa: F401 - fixtures
 from tests.tui_store import curator as curator_cli
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build(tmp_path_factory.mktemp("tui-annotator") / "template.db", with_engines=False)
-
-
-@pytest.fixture
-def db(template: Path, tmp_path: Path) -> Path:
-    return copy_of(template, tmp_path / "t.db")
+template = store_template("tui-annotator", with_engines=False)
 
 
 def live_label(db: Path, annotator: str, item_id: int) -> str | None:
@@ -263,3 +251,29 @@ async def test_a_note_left_behind_without_a_vote_is_named_and_one_voted_with_is_
             s, "SELECT note FROM live_votes WHERE annotator = 'dave' AND item_id = ?", (first,)
         )
     assert [r[0] for r in rows] == ["hot loop"]
+
+
+async def test_the_count_follows_votes_the_same_annotator_casts_from_another_process(
+    db: Path,
+) -> None:
+    app = CuratorApp(db, "dave", open_set="gt-sample")
+    async with app.run_test() as pilot:
+        screen = await open_label(pilot, app)
+        status = screen.query_one("#status", Static)
+        assert "you: 0 labeled, 40 to do" in text_of(status)
+        # dave, in a second app on the same store, votes on another item of the set
+        elsewhere = CurationService(db, "dave")
+        try:
+            with open_store(db) as s:
+                members = raw_sql.query(
+                    s,
+                    "SELECT item_id FROM set_items WHERE set_id = ? ORDER BY item_id DESC",
+                    (screen.set_row.id,),
+                )
+            other = next(i for (i,) in members if i != shown(screen))
+            elsewhere.vote(screen.set_row, other, "perf")
+        finally:
+            elsewhere.close()
+        await vote_and_wait(pilot, screen, "1")
+        await until(pilot, lambda: "you: 2 labeled" in text_of(status), "the count re-read")
+        assert "you: 2 labeled, 38 to do" in text_of(status)

@@ -16,25 +16,12 @@ from curator.tui.screens.review import ReviewScreen
 from store import open_store
 from store.sets import get_set
 from tests import raw_sql
-from tests.tui_helpers import until
-from tests.tui_store import build, copy_of
+from tests.tui_helpers import asyncio_backend, store_copy, store_template, until  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build(tmp_path_factory.mktemp("hunt-deleted") / "template.db", with_engines=False)
-
-
-@pytest.fixture
-def db(template: Path, tmp_path: Path) -> Path:
-    return copy_of(template, tmp_path / "t.db")
+template = store_template("hunt-deleted", with_engines=False)
 
 
 def delete_items(db: Path, *item_ids: int) -> None:

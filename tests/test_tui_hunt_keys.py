@@ -9,43 +9,39 @@ the label screen before ``d`` ran, and ``c`` then esc opened the home screen's c
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual import events
+from textual.screen import Screen
 
 from curator.tui.app import CuratorApp
+from curator.tui.screens.agreement import AgreementScreen
+from curator.tui.screens.audit import AuditScreen
+from curator.tui.screens.charts import ChartsScreen
 from curator.tui.screens.detail import ItemDetailScreen
+from curator.tui.screens.help import HelpScreen
 from curator.tui.screens.home import HomeScreen
 from curator.tui.screens.label import LabelScreen
+from curator.tui.screens.prompts import ChoicePrompt
 from curator.tui.screens.review import ReviewScreen
+from curator.tui.screens.search import SearchScreen
+from curator.tui.screens.train import TrainScreen
 from store import open_store
 from store.sets import get_set
-from tests.tui_helpers import screen_text, until
-from tests.tui_store import build, copy_of
+from tests.tui_helpers import asyncio_backend, screen_text, store_copy, store_template, until  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build(tmp_path_factory.mktemp("hunt-keys") / "template.db", with_engines=False)
-
-
-@pytest.fixture
-def db(template: Path, tmp_path: Path) -> Path:
-    return copy_of(template, tmp_path / "t.db")
+template = store_template("hunt-keys", with_engines=False)
 
 
 async def post_at_once(pilot, app: CuratorApp, *keys: str) -> None:  # type: ignore[no-untyped-def]
     """Every key in the app's queue before it handles the first (one terminal read)."""
-    chars = {"escape": "\x1b", "slash": "/", "question_mark": "?"}
+    chars = {"escape": "\x1b", "slash": "/", "question_mark": "?", "ctrl+o": "\x0f"}
     for key in keys:
-        event = events.Key(key, chars.get(key, key))
+        event = events.Key(key, chars.get(key, key if len(key) == 1 else None))
         event.set_sender(app)
         app.post_message(event)
     await pilot.pause()
@@ -136,3 +132,94 @@ async def test_a_key_reaching_the_detail_screen_before_it_is_composed(
         await pilot.pause()
         await app.workers.wait_for_complete()
         assert app.is_running and app._exception is None
+
+
+SUB_SCREENS = {
+    "label": (["enter"], LabelScreen),
+    "review": (["r"], ReviewScreen),
+    "agreement": (["a"], AgreementScreen),
+    "audit": (["t"], AuditScreen),
+    "train": (["m"], TrainScreen),
+    "charts": (["c"], ChartsScreen),
+    "help": (["question_mark"], HelpScreen),
+    "detail": (["g", *"#1", "enter"], ItemDetailScreen),
+}
+
+
+@pytest.mark.parametrize("name", list(SUB_SCREENS))
+@pytest.mark.parametrize("keys", [("q", "q"), ("escape", "q")])
+async def test_q_typed_fast_behind_a_leave_key_never_quits(
+    db: Path, name: str, keys: tuple[str, str]
+) -> None:
+    # Both keys were typed on the sub-screen: the first goes back, the second was for
+    # the sub-screen too and does nothing (it used to quit from the home screen). A q
+    # typed once home is shown quits, as two deliberate presses do.
+    opener, cls = SUB_SCREENS[name]
+    app = CuratorApp(db, "erin")
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen) and app.screen.sets, "sets")
+        home = app.screen
+        await pilot.press(*opener)
+        await until(pilot, lambda: isinstance(app.screen, cls), name)
+        await post_at_once(pilot, app, *keys)
+        await until(pilot, lambda: app.screen is home, "back home")
+        await pilot.pause(0.3)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.is_running and app.screen is home
+        await pilot.press("q")
+        await until(pilot, lambda: not app.is_running, "quit")
+
+
+async def test_q_q_typed_fast_on_a_detail_over_the_label_screen_goes_back_once(
+    db: Path,
+) -> None:
+    app = CuratorApp(db, "dave", open_set="gt-sample")
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: isinstance(app.screen, LabelScreen) and app.screen.view, "label")
+        label = app.screen
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, ItemDetailScreen), "detail")
+        await post_at_once(pilot, app, "q", "q")
+        await until(pilot, lambda: app.screen is label, "back on the label screen")
+        await pilot.pause(0.3)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.screen is label
+
+
+def screens_to_open(db: Path) -> dict[str, tuple[Screen[Any], str]]:
+    with open_store(db) as s:
+        sample = get_set(s, "gt-sample")
+    assert sample is not None
+    return {
+        "search": (SearchScreen(sample), "scope"),
+        "search query": (SearchScreen(sample), "focus_query"),
+        "choice list": (ChoicePrompt("pick", ["a", "b"]), "move(1)"),
+        "train": (TrainScreen(), "curve"),
+        "charts": (ChartsScreen(sample), "step(1)"),
+        "detail": (ItemDetailScreen(1), "toggle_side"),
+        "review": (ReviewScreen(sample), "refresh"),
+    }
+
+
+@pytest.mark.parametrize(
+    "name", ["search", "search query", "choice list", "train", "charts", "detail", "review"]
+)
+async def test_a_key_typed_right_behind_the_one_that_opens_a_screen(db: Path, name: str) -> None:
+    # Found by random keys on a mined store (/ then ctrl+o): the key that opened a
+    # screen ran on the screen it was typed on, and the key behind it reached the app
+    # while the new screen had not composed its widgets; its action raised NoMatches,
+    # which closed the app. Its binding now does nothing until the screen is mounted.
+    app = CuratorApp(db, "erin")
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen) and app.screen.sets, "sets")
+        screen, action = screens_to_open(db)[name]
+        app.push_screen(screen)
+        assert not screen.is_mounted
+        assert await app.run_action(action, screen) is False  # no widgets yet: not run
+        await until(pilot, lambda: screen.is_mounted, "mounted")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.is_running and app._exception is None, app._exception
+        assert app.screen is screen

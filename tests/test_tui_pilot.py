@@ -28,8 +28,15 @@ from store import open_store
 from store.kernels import get_kernel
 from store.sets import get_set
 from tests import raw_sql
-from tests.tui_helpers import screen_text, text_of, until
-from tests.tui_store import ROOT, build, copy_of
+from tests.tui_helpers import (  # noqa: F401 - fixtures
+    asyncio_backend,
+    screen_text,
+    store_copy,
+    store_template,
+    text_of,
+    until,
+)
+from tests.tui_store import ROOT
 from tests.tui_store import curator as curator_cli
 
 pytestmark = pytest.mark.anyio
@@ -38,19 +45,7 @@ pytestmark = pytest.mark.anyio
 CURRENT_KEYWORD = packaged_versions()[-1]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build(tmp_path_factory.mktemp("tui") / "template.db")
-
-
-@pytest.fixture
-def db(template: Path, tmp_path: Path) -> Path:
-    return copy_of(template, tmp_path / "t.db")
+template = store_template("tui")
 
 
 def live_votes(db: Path, annotator: str) -> list[tuple[int, str, str | None, str | None]]:

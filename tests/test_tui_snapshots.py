@@ -30,7 +30,8 @@ from store import open_store
 from store.sets import get_set
 from tests import raw_sql
 from tests.al_data import store_fixed_simulation
-from tests.tui_store import build, copy_of
+from tests.tui_helpers import store_copy  # noqa: F401 - fixtures
+from tests.tui_store import build
 
 SIZES = [(80, 24), (120, 40)]
 
@@ -55,11 +56,6 @@ def template() -> Path:
             build(db)
             built.write_text(run)
     return db
-
-
-@pytest.fixture
-def db(template: Path, tmp_path: Path) -> Path:
-    return copy_of(template, tmp_path / "t.db")
 
 
 async def settle(pilot: Pilot, done: Callable[[], object]) -> None:

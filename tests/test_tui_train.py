@@ -4,11 +4,18 @@ leave the store as it was."""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, ProgressBar, Static
 
+from curator.training_child import ChildFailed, Report, run_in_child
 from curator.tui.app import CuratorApp
 from curator.tui.screens.home import HomeScreen
 from curator.tui.screens.prompts import ChoicePrompt, TextPrompt
@@ -16,31 +23,28 @@ from curator.tui.screens.train import TrainScreen
 from curator.tui.train_form import SETTINGS, FormError, TrainForm
 from store import open_store
 from store.models import current_model, list_models, promote_model, promotions, register_model
-from tests.tui_helpers import screen_text, text_of, until
-from tests.tui_store import build, copy_of
+from tests.tui_helpers import (  # noqa: F401 - fixtures
+    asyncio_backend,
+    screen_text,
+    store_copy,
+    store_template,
+    text_of,
+    until,
+)
+from tests.tui_store import ROOT
 from tests.tui_store import curator as curator_cli
 
 pytestmark = pytest.mark.anyio
 ROW = {s.key: i for i, s in enumerate(SETTINGS)}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = build(tmp_path_factory.mktemp("train") / "template.db", with_engines=False)
+def split_sample(db: Path) -> None:
     curator_cli(
         db, "set", "split", "--from-set", "gt-sample", "--into", "tr:60,gt-dev:20,gt-eval:20"
     )
-    return db
 
 
-@pytest.fixture
-def db(template: Path, tmp_path: Path) -> Path:
-    return copy_of(template, tmp_path / "t.db")
+template = store_template("train", with_engines=False, then=split_sample)
 
 
 async def open_train(pilot, app: CuratorApp) -> TrainScreen:  # type: ignore[no-untyped-def]
@@ -299,3 +303,178 @@ def test_the_form_starts_from_the_perf_prior_unless_turned_off() -> None:
     assert form.request().config.prior_examples == "train" and form.request().config.lr == 2e-5
     form.set_number("lr", "")
     assert form.request().config.lr is None
+
+
+# Training in a child process ------------------------------------------------------------
+
+
+def training_children() -> list[int]:
+    """Training child processes this process started that are still running."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text()
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        state, parent = stat.rsplit(")", 1)[1].split()[:2]
+        if int(parent) == os.getpid() and "curator.training_child" in cmd and state != "Z":
+            found.append(int(proc.name))
+    return found
+
+
+async def long_run(pilot, screen: TrainScreen, epochs: str) -> None:  # type: ignore[no-untyped-def]
+    """A small run without a dev set (no early stop): it lasts until cancelled."""
+    await small_run(pilot, screen)
+    await edit(pilot, screen, "dev")
+    await pilot.press(*"none", "enter")
+    await back_on(pilot, screen)
+    assert value_shown(screen, "dev") == "none"
+    await type_value(pilot, screen, "epochs", epochs)
+
+
+async def watch_the_loop_while_training(db: Path) -> dict[str, object]:
+    """Run in a fresh interpreter by the test below: train, and see the app's timer tick
+    and a key answered while the child trains; then esc. What it saw, as a dict."""
+    app = CuratorApp(db, "dave")
+    seen: dict[str, object] = {}
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_train(pilot, app)
+        await long_run(pilot, screen, "40")
+        ticks = [0]
+        app.set_interval(0.01, lambda: ticks.__setitem__(0, ticks[0] + 1))
+        run, table = screen.query_one("#run", Static), screen.query_one("#settings", DataTable)
+        await pilot.press("s")
+        await until(pilot, lambda: "/40 · step" in text_of(run), "first report", tries=6000)
+        first_report, ticks_then = text_of(run), ticks[0]
+        row = table.cursor_row
+        await pilot.press("up")
+        training = screen.cancel is not None
+        seen["key answered while training"] = table.cursor_row == row - 1 and training
+        await until(pilot, lambda: text_of(run) != first_report, "a later report", tries=6000)
+        seen["ticks between two reports"] = ticks[0] - ticks_then
+        seen["training children"] = len(training_children())
+        await pilot.press("escape")
+        await until(pilot, lambda: screen.cancel is None, "training stopped", tries=6000)
+        seen["run line"] = text_of(run)
+    seen["torch in the app's process"] = "torch" in sys.modules
+    with open_store(db) as s:
+        seen["models"] = [m.name for m in list_models(s)]
+    seen["models dir"] = sorted(p.name for p in (db.parent / "models").iterdir())
+    return seen
+
+
+def test_training_runs_in_a_child_and_the_app_keeps_answering(db: Path) -> None:
+    # torch's import (and each training step) holds the interpreter lock: in the app's
+    # own process, training froze the screen. A fresh interpreter, so that no other
+    # test's import of torch hides one by the app.
+    probe = (
+        "import asyncio, json, sys\n"
+        "from pathlib import Path\n"
+        "from tests.test_tui_train import watch_the_loop_while_training as watch\n"
+        "print(json.dumps(asyncio.run(watch(Path(sys.argv[1])))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(db)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["torch in the app's process"] is False
+    assert seen["training children"] == 1
+    assert seen["key answered while training"] is True
+    assert isinstance(seen["ticks between two reports"], int)
+    assert seen["ticks between two reports"] > 0
+    assert "cancelled" in str(seen["run line"])
+    assert seen["models"] == [] and seen["models dir"] == []  # esc: nothing half-written
+
+
+async def test_a_training_child_that_dies_is_one_line_and_the_app_goes_on(db: Path) -> None:
+    app = CuratorApp(db, "dave")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_train(pilot, app)
+        await long_run(pilot, screen, "40")
+        await pilot.press("s")
+        await until(
+            pilot,
+            lambda: "/40 · step" in text_of(screen.query_one("#run", Static)),
+            "training under way",
+            tries=6000,
+        )
+        [child] = training_children()
+        os.kill(child, signal.SIGKILL)  # as the kernel's out-of-memory killer would
+        await until(pilot, lambda: screen.cancel is None, "failure shown", tries=3000)
+        line = text_of(screen.query_one("#run", Static))
+        assert line.startswith("training failed: the training process was killed by signal 9")
+        assert "\n" not in line
+        assert app.is_running and app.screen is screen
+        assert training_children() == []
+        await pilot.press("escape")  # the screen works on: esc leaves
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+    with open_store(db) as s:
+        assert list_models(s) == []
+
+
+async def test_an_error_in_the_training_child_is_one_line(db: Path) -> None:
+    (db.parent / "models").write_text("a file where the models directory belongs")
+    app = CuratorApp(db, "dave")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_train(pilot, app)
+        await small_run(pilot, screen)
+        await pilot.press("s")
+        await until(pilot, lambda: screen.cancel is None, "failure shown", tries=6000)
+        line = text_of(screen.query_one("#run", Static))
+        assert line.startswith("training failed: FileExistsError:"), line
+        assert "models" in line and "\n" not in line
+        assert training_children() == []
+    with open_store(db) as s:
+        assert list_models(s) == []
+
+
+def report_then_fail(report: Report, cancel: threading.Event, how: str) -> None:
+    """A job for :func:`run_in_child` (imported by the child by name)."""
+    report("progress", "halfway")
+    if how == "raise":
+        raise ValueError("bad row 7\nsecond line")
+    print("the last words of the child", file=sys.stderr, flush=True)
+    os._exit(3)
+
+
+def echo_until_cancelled(report: Report, cancel: threading.Event, value: int) -> int:
+    report("progress", value)
+    cancel.wait()
+    return value + 1
+
+
+def test_the_child_runner_relays_reports_and_says_how_the_child_failed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(ROOT)  # the child imports this module as tests.test_tui_train
+    heard: list[tuple[str, object]] = []
+
+    def hear(kind: str, value: object) -> None:
+        heard.append((kind, value))
+
+    with pytest.raises(ChildFailed) as failed:
+        run_in_child(report_then_fail, ("raise",), hear, threading.Event())
+    assert str(failed.value) == "ValueError: bad row 7 second line"
+    assert heard == [("progress", "halfway")]
+    with pytest.raises(ChildFailed) as died:
+        run_in_child(report_then_fail, ("exit",), hear, threading.Event())
+    assert str(died.value) == (
+        "the training process exited (3) without an answer: the last words of the child"
+    )
+    cancel = threading.Event()
+
+    def cancel_once_heard(kind: str, value: object) -> None:
+        hear(kind, value)
+        cancel.set()
+
+    # cancelling closes the child's stdin: the job sees its cancel flag and returns
+    assert run_in_child(echo_until_cancelled, (41,), cancel_once_heard, cancel) == 42
+    assert heard[-1] == ("progress", 41)

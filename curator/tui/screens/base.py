@@ -24,6 +24,7 @@ from curator.tui.keys import (
     label_keys,
     settling_keys,
 )
+from curator.tui.screens.ordered import closed, keys_in_order, ready, run_binding_now
 from curator.tui.service import CurationService, labels_of
 from curator.tui.widgets.header import TitleHeader
 from curator.tui.widgets.item_panel import ItemPanel
@@ -39,7 +40,15 @@ class CuratorScreen(Screen[None]):
 
     A key is delivered to the widget that had focus when it arrived: of keys typed
     fast (enter enter), the second is handled after the first has left the screen.
-    Message handlers that open or close screens act only while :attr:`is_active`."""
+    Message handlers that open or close screens act only while :attr:`is_active`, and
+    keys run their bindings in the order typed, each on the screen it was typed on
+    (:mod:`.ordered`)."""
+
+    async def on_key(self, event: events.Key) -> None:
+        await keys_in_order(self, event)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return ready(self)
 
     @property
     def curator_app(self) -> CuratorApp:
@@ -115,10 +124,12 @@ class LabelKeysScreen(CuratorScreen):
         once its key has bubbled up to the app, after the keys already queued for the
         screen. Esc then 1 typed fast (one read from a terminal with the kitty keyboard
         protocol, or keys queued while the app was busy) thus acted on the item still
-        shown, then left. Here esc leaves first, and a label key that reaches the screen
-        after it has left does nothing. The other bindings run here for the same reason:
-        ``d`` then esc typed fast left the label screen before ``d``'s binding ran, and
-        ``c`` then esc opened the home screen's charts.
+        shown, then left. Here esc leaves first, and a key that reaches the screen after
+        it has left does nothing (``q`` ``q`` goes home once, never quits). The other
+        bindings run here for the same reason: ``d`` then esc typed fast left the label
+        screen before ``d``'s binding ran, and ``c`` then esc opened the home screen's
+        charts. A key reaching the screen while one it opened covers it (``d`` then esc)
+        goes on to that screen, except a label key (:mod:`.ordered`).
 
         A key with Alt or Ctrl never acts: a legacy terminal sends Alt+s, or esc then s
         typed within Textual's ESCDELAY, as ``\\x1bs``, which arrives as ``alt+s`` carrying
@@ -126,7 +137,7 @@ class LabelKeysScreen(CuratorScreen):
         Textual maps from macOS Option+digit: neither a label key nor a way out.)"""
         if not self.is_active:
             event.prevent_default()  # no vote, no "not a label key" note
-            if key_for(self.keys, event.character or event.key) is not None:
+            if closed(self) or key_for(self.keys, event.character or event.key) is not None:
                 event.stop()  # typed for this screen: not for the one now shown
             return
         if event.key in LEAVE_KEYS:
@@ -141,8 +152,9 @@ class LabelKeysScreen(CuratorScreen):
             return
         label = key_for(self.keys, event.character or event.key)
         if label is None:
-            if not await self._run_binding(event):
+            if not await run_binding_now(self, event):
                 self._not_a_label_key(event)
+                event.prevent_default()  # no binding to run again in CuratorScreen.on_key
             return
         event.stop()
         event.prevent_default()
@@ -150,17 +162,6 @@ class LabelKeysScreen(CuratorScreen):
         if panel is not None and panel.showing_all:
             panel.toggle_all()
         self.on_label(label)
-
-    async def _run_binding(self, event: events.Key) -> bool:
-        """Run the key's binding now, as the app would once the key reached it (later,
-        after keys typed after it); whether there was one."""
-        active = self.active_bindings.get(event.key)
-        if active is None or active.binding.priority or not active.enabled:
-            return False
-        event.stop()
-        event.prevent_default()
-        await self.app.run_action(active.binding.action, active.node)
-        return True
 
     def _not_a_label_key(self, event: events.Key) -> None:
         """Say which keys vote when the annotator presses a digit no label has, or the

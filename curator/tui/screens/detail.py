@@ -168,7 +168,7 @@ class ItemDetailScreen(CuratorScreen):
         self.query_one("#actions", Static).update(out)
 
     def on_key(self, event: events.Key) -> None:
-        if self.view is None:
+        if self.view is None or not self.is_active:  # typed for this screen, now left
             return
         action = next(
             (a for a in self._actions(self.view.kind) if a.key == event.character),

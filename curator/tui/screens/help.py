@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
@@ -13,6 +14,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from curator.tui import STYLES
+from curator.tui.screens.ordered import keys_in_order, ready
 
 _NAMES = {
     "question_mark": "?",
@@ -72,5 +74,12 @@ class HelpScreen(ModalScreen[None]):
             yield Static(table)
             yield Static(Text("any of esc ? q closes this", style="dim"))
 
+    async def on_key(self, event: events.Key) -> None:
+        await keys_in_order(self, event)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return ready(self)
+
     def action_close(self) -> None:
-        self.dismiss(None)
+        if self.is_active:  # q q typed fast: the second q was for this screen too
+            self.dismiss(None)

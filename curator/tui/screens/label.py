@@ -117,11 +117,15 @@ class LabelScreen(LabelKeysScreen):
             self.from_worker(
                 self.curator_app.say, f"passed over deleted items: {ids}", warning=True
             )
-        self.from_worker(self._show, entry, view, fresh)
+        # Once counted (the set's counters then exist), the count is read again with each
+        # item: the annotator may be voting in this set from another process too.
+        mine = self.curation.my_votes(fresh) if self.state is not None else None
+        self.from_worker(self._show, entry, view, fresh, mine)
 
     def count_votes(self) -> None:
         """Count the set's size and the annotator's votes (slow lane); votes and undos
-        on this screen then keep the count by themselves."""
+        on this screen then keep the count, and each item shown reads the annotator's
+        count again (:meth:`_recount`)."""
         self._count(self._changes)
 
     @work(thread=True, exclusive=True, group="state")
@@ -145,9 +149,28 @@ class LabelScreen(LabelKeysScreen):
                 self.state.size, self.state.mine + delta, max(self.state.to_do - delta, 0)
             )
 
+    def _recount(self, mine: int) -> None:
+        """Take the annotator's vote count as just read from the store; what is left to
+        do moves with it."""
+        state = self.state
+        if state is None or mine == state.mine:
+            return
+        to_do = (
+            max(state.to_do - (mine - state.mine), 0)
+            if self.set_row.overlap == "routed"
+            else max(state.size - mine, 0)
+        )
+        self.state = QueueState(state.size, mine, to_do)
+
     def _show(
-        self, entry: QueueEntry | None, view: ItemView | None, fresh: SetRow | None = None
+        self,
+        entry: QueueEntry | None,
+        view: ItemView | None,
+        fresh: SetRow | None = None,
+        mine: int | None = None,
     ) -> None:
+        if mine is not None:
+            self._recount(mine)
         if fresh is not None:
             self.adopt_set(fresh)
             if self.cursor is not None:

@@ -6,6 +6,7 @@ import contextlib
 from typing import ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -14,6 +15,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from curator.tui import STYLES
+from curator.tui.screens.ordered import keys_in_order, ready
 
 
 class ChoiceList(OptionList):
@@ -39,6 +41,12 @@ class Prompt(ModalScreen[str | None]):
     def answer(self, value: str | None) -> None:
         if self.is_active:
             self.dismiss(value)
+
+    async def on_key(self, event: events.Key) -> None:
+        await keys_in_order(self, event)  # esc esc: the second esc was for the prompt
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return ready(self)
 
 
 class TextPrompt(Prompt):

@@ -4,14 +4,16 @@ newest stored active-learning simulation (``curator simulate active-learning``) 
 as a chart, F1 against votes with the queue re-ranked, in a fixed order and at random;
 ``c`` gives it the screen (the settings fold away).
 
-Training runs in a thread worker through the service, which gives it a database
-connection of its own (the store is read before and written after training, never
-during), reporting epoch, step, loss and dev
-F1 to a progress bar; esc sets the cancel flag and the run stops after the current step
-with nothing registered. Once the model is registered there is nothing left to cancel:
-esc then leaves the screen, saying so. When a model is registered the worker scores the
-previous version (the family's current one, else the newest older one) on the same eval set, so
-the two can be compared side by side before ``p`` promotes the new one.
+Training runs in a child process (torch's import and its steps hold the interpreter
+lock: in a thread they froze the screen), started by the service from a thread worker
+that only relays the child's reports: epoch, step, loss and dev F1 go to a progress bar.
+The child has a database connection of its own (the store is read before and written
+after training, never during). esc tells the child to stop: it stops after the current
+step with nothing registered; a failure in the child is one line on the screen. Once
+the model is registered there is nothing left to cancel: esc then leaves the screen,
+saying so. When a model is registered the child scores the previous version (the
+family's current one, else the newest older one) on the same eval set, so the two can
+be compared side by side before ``p`` promotes the new one.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, ProgressBar, Static
+from textual.worker import get_current_worker
 
 from curator.charts import Chart, draw
 from curator.presentation import tables
@@ -35,7 +38,7 @@ from curator.training import KINDS, TrainingRefused, perf_f1, train_total
 from curator.tui import STYLES
 from curator.tui.screens.base import CuratorScreen
 from curator.tui.screens.prompts import ChoicePrompt, TextPrompt
-from curator.tui.service import Comparison, LearningCurve
+from curator.tui.service import ChildFailed, Comparison, LearningCurve
 from curator.tui.train_form import NONE, SETTINGS, FormError, Setting, TrainForm, initial_form
 from curator.tui.widgets.header import TitleHeader
 from engines.labelers.student import TrainProgress
@@ -362,10 +365,16 @@ class TrainScreen(CuratorScreen):
         def registered(model: ModelRow) -> None:
             call(self._registered, model.name)
 
+        worker = get_current_worker()
         try:
-            comparison = self.curation.train(request, progress, cancel, registered)
+            comparison = self.curation.train(
+                request, progress, cancel, registered, lambda: worker.is_cancelled
+            )
         except TrainingRefused as exc:
             call(self._stopped, str(exc), True)
+            return
+        except ChildFailed as exc:  # the child's error, or how it died, named already
+            call(self._stopped, f"training failed: {exc}", True)
             return
         except Exception as exc:  # reported on screen, never fatal to the app
             call(self._stopped, f"training failed: {type(exc).__name__}: {exc}", True)

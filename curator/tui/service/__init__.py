@@ -4,7 +4,7 @@ engines through: :class:`CurationService`, named and typed methods only.
 Screens call these methods from Textual thread workers, never on the event loop. The
 service holds two connections ("lanes", :mod:`.lanes`): the quick lane serves the item
 on screen and votes, the slow lane serves counts and reports; training opens a
-connection of its own. Each concern lives in its own module:
+connection of its own, in a child process. Each concern lives in its own module:
 
 - :mod:`.queue`: sets, the queue, items, votes, search
 - :mod:`.reports`: conflicts, audit, agreement
@@ -18,6 +18,7 @@ connection of its own. Each concern lives in its own module:
 from __future__ import annotations
 
 from annotation.routing import ItemTaken
+from curator.training_child import ChildFailed
 from curator.tui.service.active import ActiveLearningService
 from curator.tui.service.charts import ChartService
 from curator.tui.service.kernels import KernelService
@@ -49,6 +50,7 @@ class CurationService(
 
 
 __all__ = [
+    "ChildFailed",
     "Comparison",
     "CurationService",
     "ItemGone",

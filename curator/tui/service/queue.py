@@ -143,6 +143,12 @@ class QueueService(ServiceBase):
     def advance(self, cursor: QueueCursor) -> QueueEntry | None:
         return self._quick(cursor.advance)
 
+    def my_votes(self, set_row: SetRow) -> int:
+        """The annotator's votes counting toward the set, as stored now (one lookup in
+        the set's counters, which :meth:`queue_state` makes for an old set): the same
+        annotator may be labeling from another process too."""
+        return self._quick(lambda s: annotator_count(s, set_row.id, self.annotator))
+
     def queue_state(self, set_row: SetRow) -> QueueState:
         def work(store: Store) -> QueueState:
             ensure_tracked(store, set_row)

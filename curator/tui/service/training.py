@@ -1,9 +1,10 @@
 """Training, registered models and promotions: what the Train screen asks of the
 service.
 
-A training run takes minutes, so it runs on a connection of its own, opened for the
-run and closed after it, and never holds the app's lanes; the store is read before and
-written after training, never during.
+A training run takes minutes and imports torch, which holds the interpreter lock: it
+runs in a child process (:mod:`curator.training_child`) on a connection of its own and
+never holds the app's lanes; the store is read before and written after training,
+never during. The worker that started it only relays the child's reports.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from curator.adaptation import CurvePoint, curve_points
@@ -23,6 +25,7 @@ from curator.training import (
     run_training,
     score_model,
 )
+from curator.training_child import Report, run_in_child
 from curator.tui.service.lanes import ServiceBase
 from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import TrainProgress
@@ -127,25 +130,44 @@ class TrainingService(ServiceBase):
         progress: Callable[[TrainProgress], None],
         cancel: threading.Event,
         registered: Callable[[ModelRow], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> Comparison | None:
-        """Train, register and compare with the previous version; call from a worker.
+        """Train, register and compare with the previous version, in a child process;
+        call from a worker, which only waits on the child and relays its reports.
 
-        None when ``cancel`` stopped the run (nothing registered). ``registered`` hears
-        of the new model before the previous version is scored. Raises
-        :class:`TrainingRefused` when the request cannot be trained."""
-        try:
-            base = resolve_base(request.config.base, self.cache)
-        except (OSError, ValueError) as exc:
-            raise TrainingRefused(f"base model {exc}") from exc
-        request = replace(request, config=replace(request.config, base=base))
-        with open_store(self.db_path) as store:
-            outcome = run_training(store, request, progress, cancel)
-            if outcome.model is None:
-                return None
-            if registered is not None:
-                registered(outcome.model)
-            compared = _compare(store, outcome, request.eval_set or request.dev_set)
-            return replace(compared, warnings=tuple(outcome.notes))
+        None when ``cancel`` (or ``should_stop()``) stopped the run (nothing
+        registered). ``registered`` hears of the new model before the previous version
+        is scored. Raises :class:`TrainingRefused` when the request cannot be trained
+        and :class:`~curator.training_child.ChildFailed` (one line) when the run failed."""
+
+        def heard(kind: str, value: Any) -> None:
+            if kind == "progress":
+                progress(value)
+            elif kind == "registered" and registered is not None:
+                registered(value)
+
+        job = (self.db_path, self.cache, request)
+        result: Comparison | None = run_in_child(_train_here, job, heard, cancel, should_stop)
+        return result
+
+
+def _train_here(
+    report: Report, cancel: threading.Event, db_path: Path, cache: Path, request: TrainRequest
+) -> Comparison | None:
+    """The training run itself, in the child (:mod:`curator.training_child`): torch is
+    imported here, never in the app's process."""
+    try:
+        base = resolve_base(request.config.base, cache)
+    except (OSError, ValueError) as exc:
+        raise TrainingRefused(f"base model {exc}") from exc
+    request = replace(request, config=replace(request.config, base=base))
+    with open_store(db_path) as store:
+        outcome = run_training(store, request, lambda r: report("progress", r), cancel)
+        if outcome.model is None:
+            return None
+        report("registered", outcome.model)
+        compared = _compare(store, outcome, request.eval_set or request.dev_set)
+        return replace(compared, warnings=tuple(outcome.notes))
 
 
 def _compare(store: Store, outcome: TrainOutcome, on: str | None) -> Comparison:
