@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from store.commits import save_checkpoint
 from store.connection import Store, utc_now
@@ -246,3 +247,174 @@ def kernel_reason_counts(store: Store) -> dict[str, dict[str, int]]:
     ):
         policies[f"{verdict} / {policy}"] = int(n)
     return {"refusals": refusals, "verdicts_by_policy": policies}
+
+
+def stored_kernel_item(store: Store, key: str, original_source: str) -> tuple[int, bool] | None:
+    """The kernel stored under ``key`` with this very source, and whether the rejection
+    filter accepted it; None when the key holds no kernel or another source."""
+    row = store._conn.execute(
+        "SELECT k.item_id, k.filter_status FROM items i JOIN kernels k ON k.item_id = i.id"
+        " WHERE i.kind = 'kernel' AND i.key = ? AND k.original_source = ?",
+        (key, original_source),
+    ).fetchone()
+    return None if row is None else (int(row[0]), row[1] == "accepted")
+
+
+# what mining writes in a kernel's provenance from the filter's result: a re-filter
+# replaces these and keeps the rest (where it was found, what it includes, ...)
+_FILTER_PROVENANCE = ("assumed", "build_flags", "device", "refusal", "rewrite_error")
+_OWN_TABLES = frozenset({"items", "kernels", "duplicates"})
+
+
+@dataclass(frozen=True)
+class RefilterResult:
+    """What became of one stored kernel given the filter's result again: ``updated``
+    (written in place: same item, votes and sets kept), ``unchanged`` (the result is the
+    one stored), ``merged`` (it now repeats kernel ``into`` and had nothing hanging on
+    it: linked as a duplicate of it, as mining links one, and deleted), ``kept`` (it
+    repeats ``into`` but has votes or other rows: written in place, not merged; ``why``
+    names them) or ``gone`` (deleted or changed since it was read: left alone)."""
+
+    item_id: int
+    status: str
+    into: int | None = None
+    why: str = ""
+
+
+def _dependents(conn: sqlite3.Connection, item_id: int) -> list[str]:
+    """The tables (besides the kernel's own) that hold rows naming this item."""
+    found = []
+    for (table,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        " ORDER BY name"
+    ).fetchall():
+        if table in _OWN_TABLES:
+            continue
+        for fk in conn.execute(f'PRAGMA foreign_key_list("{table}")').fetchall():
+            if fk["table"] != "items":
+                continue
+            column = fk["from"]
+            hit = conn.execute(
+                f'SELECT 1 FROM "{table}" WHERE "{column}" = ? LIMIT 1', (item_id,)
+            ).fetchone()
+            if hit is not None:
+                found.append(table)
+                break
+    return found
+
+
+def _refilter_one(
+    conn: sqlite3.Connection, item_id: int, row: KernelRow, now: str
+) -> RefilterResult:
+    old = conn.execute(
+        "SELECT k.original_source, k.normalized_source, k.normalized_hash, k.filter_status,"
+        " k.verdict, k.message, k.instructions, k.shim_names, k.features, i.provenance, i.key,"
+        " i.source FROM kernels k JOIN items i ON i.id = k.item_id WHERE k.item_id = ?",
+        (item_id,),
+    ).fetchone()
+    if old is None or old["original_source"] != row.original_source:
+        return RefilterResult(item_id, "gone")
+    provenance = {
+        k: v
+        for k, v in json.loads(old["provenance"] or "{}").items()
+        if k not in _FILTER_PROVENANCE
+    }
+    provenance.update({k: v for k, v in row.provenance.items() if k in _FILTER_PROVENANCE})
+    status = "accepted" if row.accepted else "rejected"
+    features = json.dumps(row.features, sort_keys=True)
+    same_build = (
+        old["filter_status"] == status
+        and old["normalized_source"] == row.normalized_source
+        and old["normalized_hash"] == row.normalized_hash
+    )
+    if (
+        same_build
+        and old["message"] == row.message
+        and old["instructions"] == row.instructions
+        and json.loads(old["shim_names"]) == row.shim_names
+        and json.loads(old["provenance"] or "{}") == provenance
+        and (status == "accepted" or old["verdict"] == row.verdict)
+    ):
+        return RefilterResult(item_id, "unchanged")
+    result = RefilterResult(item_id, "updated")
+    if row.accepted and old["normalized_hash"] != row.normalized_hash:
+        repeats = conn.execute(
+            "SELECT item_id FROM kernels WHERE normalized_hash = ? AND item_id != ?"
+            " ORDER BY item_id LIMIT 1",
+            (row.normalized_hash, item_id),
+        ).fetchone()
+        if repeats is not None:
+            into = int(repeats[0])
+            hanging = _dependents(conn, item_id)
+            if hanging:
+                result = RefilterResult(item_id, "kept", into, "has " + ", ".join(hanging))
+            else:
+                # mined today it would be a duplicate of ``into``: it becomes one
+                link_duplicate(conn, KIND, old["key"], old["source"], into, "normalized_hash", now)
+                conn.execute(
+                    "UPDATE duplicates SET original_item_id = ? WHERE original_item_id = ?",
+                    (into, item_id),
+                )
+                conn.execute("DELETE FROM kernels WHERE item_id = ?", (item_id,))
+                conn.execute("DELETE FROM items WHERE id = ? AND kind = ?", (item_id, KIND))
+                return RefilterResult(item_id, "merged", into)
+    if same_build:
+        # the build is the one checked: a stored check verdict still holds
+        conn.execute(
+            "UPDATE kernels SET shim_needed = ?, shim_names = ?, instructions = ?,"
+            " message = ? WHERE item_id = ?",
+            (
+                int(row.shim_needed),
+                json.dumps(row.shim_names),
+                row.instructions,
+                row.message,
+                item_id,
+            ),
+        )
+    else:
+        conn.execute(
+            "UPDATE kernels SET normalized_source = ?, normalized_hash = ?, shim_needed = ?,"
+            " shim_names = ?, filter_status = ?, instructions = ?, message = ?, features = ?,"
+            " verdict = ?, check_details = '{}', checked_at = NULL WHERE item_id = ?",
+            (
+                row.normalized_source,
+                row.normalized_hash,
+                int(row.shim_needed),
+                json.dumps(row.shim_names),
+                status,
+                row.instructions,
+                row.message,
+                features,
+                row.verdict,
+                item_id,
+            ),
+        )
+    conn.execute(
+        "UPDATE items SET dedup_hash = ?, provenance = ? WHERE id = ?",
+        (row.normalized_hash, json.dumps(provenance, sort_keys=True), item_id),
+    )
+    return result
+
+
+class _DryRun(Exception):
+    """Raised to roll back a dry run's writes."""
+
+
+def save_refiltered(
+    store: Store, rows: Sequence[tuple[int, KernelRow]], dry_run: bool = False
+) -> list[RefilterResult]:
+    """Write kernels the rejection filter has seen again, in one transaction (item id,
+    the row mining would store today). A kernel keeps its item, so its votes, sets and
+    duplicates stay; one that now repeats another kernel's normalised source is merged
+    into it as mining would link it, unless rows hang on it. ``dry_run`` works it all
+    out the same way and rolls it back."""
+    now = utc_now()
+    results: list[RefilterResult] = []
+    try:
+        with store.transaction() as conn:
+            results = [_refilter_one(conn, item_id, row, now) for item_id, row in rows]
+            if dry_run:
+                raise _DryRun
+    except _DryRun:
+        pass
+    return results

@@ -5,10 +5,12 @@ normalised source's hash -> features -> store, in batches, each batch written wi
 source's checkpoint (the last file done) in one transaction, so a killed run resumes
 after the last file it saved. A run that goes through every file clears that resume
 point: the next one reads every file again, and skips before compiling each kernel
-whose source is stored already (a changed kernel is stored anew). Checking: stored
-kernels -> the dynamic checker in the worker child -> verdicts stored in batches.
-Neither prints: progress goes to a reporter (the CLI draws it; a TUI worker thread can
-pass its own).
+whose source is stored already (a changed kernel is stored anew). Re-filtering
+(``mine kernels --refilter``): the sources walked and scraped again, and each kernel
+stored with the same source run through the filter and rewriter again and written in
+place. Checking: stored kernels -> the dynamic checker in the worker child -> verdicts
+stored in batches. None of them prints: progress goes to a reporter (the CLI draws it;
+a TUI worker thread can pass its own).
 """
 
 from __future__ import annotations
@@ -47,7 +49,14 @@ from engines.reporting import SilentReporter, SourceReporter, cumulative_counts,
 from store import Store
 from store.commits import load_checkpoint, save_checkpoint
 from store.kernel_records import KernelCheck, KernelRow, StoredKernel
-from store.kernels import save_checks, save_kernel_batch, stored_kernel_state
+from store.kernels import (
+    RefilterResult,
+    save_checks,
+    save_kernel_batch,
+    save_refiltered,
+    stored_kernel_item,
+    stored_kernel_state,
+)
 from store.records import Checkpoint, SaveResult
 
 KIND = "kernel"
@@ -345,31 +354,11 @@ def _file_rows(
     context: SourceContext | None = None,
     store: Store | None = None,
 ) -> Iterator[KernelRow]:
-    try:
-        data = file.read()
-    except (OSError, GitError) as exc:
-        summary.unreadable += 1
-        report.problem(f"{file.rel}: cannot read ({getattr(exc, 'strerror', None) or exc})")
+    scraped = _scrape_file(root, file, report, summary, context)
+    if scraped is None:
         return
-    if len(data) > MAX_FILE_BYTES:
-        summary.unreadable += 1
-        report.problem(f"{file.rel}: skipped, larger than {MAX_FILE_BYTES // 1024} KiB")
-        return
-    if b"\0" in data:
-        summary.unreadable += 1
-        report.problem(f"{file.rel}: skipped, binary content")
-        return
-    text, warning = decode_source(data)
-    if warning:
-        report.problem(f"{file.rel}: {warning}")
-    context = context or SourceContext(None)
-    resolver, flags = context.for_file(file.rel)
-    scraped = scrape_text(
-        text, Path(file.rel).as_posix() if resolver else file.rel, file.path, root, resolver
-    )
-    for warning in scraped.warnings:
-        report.problem(warning)
-    for cand, key in zip(scraped.candidates, candidate_keys(scraped.candidates), strict=True):
+    candidates, flags, context = scraped
+    for cand, key in candidates:
         summary.seen += 1
         stored_key = _key_to_store(store, source, f"{source}::{key}", cand.source)
         if stored_key is None:
@@ -387,6 +376,47 @@ def _file_rows(
         )
 
 
+def _scrape_file(
+    root: Path,
+    file: SourceFile,
+    report: SourceReporter,
+    summary: SourceSummary | RefilterSummary,
+    context: SourceContext | None,
+) -> tuple[list[tuple[Candidate, str]], HostFlags, SourceContext] | None:
+    """The kernels of one file with the key each is stored under (within its source),
+    the host's build options for it, and the context used; None (after a line naming
+    the file) when it cannot be read."""
+    try:
+        data = file.read()
+    except (OSError, GitError) as exc:
+        summary.unreadable += 1
+        report.problem(f"{file.rel}: cannot read ({getattr(exc, 'strerror', None) or exc})")
+        return None
+    if len(data) > MAX_FILE_BYTES:
+        summary.unreadable += 1
+        report.problem(f"{file.rel}: skipped, larger than {MAX_FILE_BYTES // 1024} KiB")
+        return None
+    if b"\0" in data:
+        summary.unreadable += 1
+        report.problem(f"{file.rel}: skipped, binary content")
+        return None
+    text, warning = decode_source(data)
+    if warning:
+        report.problem(f"{file.rel}: {warning}")
+    context = context or SourceContext(None)
+    resolver, flags = context.for_file(file.rel)
+    scraped = scrape_text(
+        text, Path(file.rel).as_posix() if resolver else file.rel, file.path, root, resolver
+    )
+    for warning in scraped.warnings:
+        report.problem(warning)
+    return (
+        list(zip(scraped.candidates, candidate_keys(scraped.candidates), strict=True)),
+        flags,
+        context,
+    )
+
+
 def _key_to_store(store: Store | None, source: str, key: str, text: str) -> str | None:
     """The key to store a kernel under, or None when this very source is stored already.
     A kernel whose file changed since it was stored keeps the old item and gets a key of
@@ -398,8 +428,12 @@ def _key_to_store(store: Store | None, source: str, key: str, text: str) -> str 
         return None
     if state != "other":
         return key
-    versioned = f"{key}@{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+    versioned = _versioned(key, text)
     return None if stored_kernel_state(store, versioned, source, text) else versioned
+
+
+def _versioned(key: str, text: str) -> str:
+    return f"{key}@{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
 
 
 _COUNTED = ("files", "seen", "stored", "duplicates", "known", "unreadable")
@@ -407,6 +441,170 @@ _COUNTED = ("files", "seen", "stored", "duplicates", "known", "unreadable")
 
 def _cumulative(base: dict[str, Any], summary: SourceSummary) -> dict[str, Any]:
     return cumulative_counts(base, summary, _COUNTED)
+
+
+@dataclass
+class RefilterSummary:
+    """What re-filtering the stored kernels of one source found (and, unless a dry
+    run, wrote): each count is of stored kernels the filter saw again."""
+
+    source: str
+    files: int = 0
+    seen: int = 0  # kernels scraped from the files
+    not_stored: int = 0  # scraped, but no kernel with this source is stored: mine them
+    skipped: int = 0  # accepted before and left alone (without ``everything``)
+    refiltered: int = 0
+    now_accepted: int = 0  # refused before, accepted now
+    still_accepted: int = 0
+    still_refused: Counter[str] = field(default_factory=Counter)  # by reason
+    now_refused: Counter[str] = field(default_factory=Counter)  # accepted before; by reason
+    merged: int = 0  # now repeat another kernel: linked as its duplicate
+    kept: list[str] = field(default_factory=list)  # would be merged but have votes etc.
+    unchanged: int = 0  # the filter gave what is stored already
+    gone: int = 0  # deleted or changed in the store meanwhile
+    unreadable: int = 0
+    failed: str | None = None
+
+
+def refilter_kernels(
+    store: Store,
+    specs: Sequence[str],
+    min_instructions: int = MIN_INSTRUCTIONS,
+    reporter: SourceReporter | None = None,
+    clone_dir: Path | None = None,
+    worker: KernelWorker | None = None,
+    everything: bool = False,
+    dry_run: bool = False,
+    batch_rows: int = BATCH_ROWS,
+) -> list[RefilterSummary]:
+    """Run the rejection filter and the rewriter again on the stored kernels found in
+    each source (the tree is needed: a type a kernel uses is looked up in its headers,
+    and the host's build options are read there), and write what they give now.
+
+    Only kernels stored with this very source are seen again (a kernel whose file
+    changed since is new: ``mine_kernels`` stores it), refused ones only unless
+    ``everything``. Writes go in batches, each one transaction
+    (:func:`store.kernels.save_refiltered`); ``dry_run`` works out every batch the same
+    way and rolls it back."""
+    report = reporter or SilentReporter()
+    own_worker = worker is None
+    worker = worker or KernelWorker()
+    summaries = []
+    try:
+        for spec in specs:
+            summary = RefilterSummary(spec)
+            summaries.append(summary)
+            try:
+                _refilter_source(
+                    store,
+                    spec,
+                    min_instructions,
+                    report,
+                    clone_dir,
+                    worker,
+                    summary,
+                    everything,
+                    dry_run,
+                    batch_rows,
+                )
+            except (SourceError, GitError, ToolError, OSError) as exc:
+                summary.failed = str(exc)
+            report.source_finished(summary)
+    finally:
+        if own_worker:
+            worker.close()
+    return summaries
+
+
+def _refilter_source(
+    store: Store,
+    spec: str,
+    min_instructions: int,
+    report: SourceReporter,
+    clone_dir: Path | None,
+    worker: KernelWorker,
+    summary: RefilterSummary,
+    everything: bool,
+    dry_run: bool,
+    batch_rows: int,
+) -> None:
+    source, root, files, tree = _walk(spec, clone_dir)
+    context = SourceContext(tree)
+    summary.source = source
+    report.source_started(source, len(files), 0)
+    pending: list[tuple[int, bool, KernelRow]] = []
+    unflushed = 0
+    flushed_at = time.monotonic()
+
+    def flush() -> None:
+        nonlocal pending, unflushed, flushed_at
+        if pending:
+            results = save_refiltered(store, [(i, r) for i, _, r in pending], dry_run)
+            for (_, was_accepted, row), result in zip(pending, results, strict=True):
+                _count_refiltered(summary, was_accepted, row, result)
+        report.advance(source, unflushed)
+        pending, unflushed, flushed_at = [], 0, time.monotonic()
+
+    for file in files:
+        summary.files += 1
+        unflushed += 1
+        scraped = _scrape_file(root, file, report, summary, context)
+        for cand, key in scraped[0] if scraped else []:
+            summary.seen += 1
+            full = f"{source}::{key}"
+            stored_key, found = full, stored_kernel_item(store, full, cand.source)
+            if found is None:
+                stored_key = _versioned(full, cand.source)
+                found = stored_kernel_item(store, stored_key, cand.source)
+            if found is None:
+                summary.not_stored += 1
+                continue
+            item_id, was_accepted = found
+            if was_accepted and not everything:
+                summary.skipped += 1
+                continue
+            row = _row(
+                source,
+                stored_key,
+                cand,
+                worker,
+                min_instructions,
+                report,
+                scraped[1] if scraped else None,
+                context.type_lookup(cand),
+            )
+            pending.append((item_id, was_accepted, row))
+        if len(pending) >= batch_rows or time.monotonic() - flushed_at > BATCH_SECONDS:
+            flush()
+    flush()
+
+
+def _count_refiltered(
+    summary: RefilterSummary, was_accepted: bool, row: KernelRow, result: RefilterResult
+) -> None:
+    if result.status == "gone":
+        summary.gone += 1
+        return
+    summary.refiltered += 1
+    reason = str(row.provenance.get("refusal", row.verdict))
+    if row.accepted:
+        if was_accepted:
+            summary.still_accepted += 1
+        else:
+            summary.now_accepted += 1
+    elif was_accepted:
+        summary.now_refused[reason] += 1
+    else:
+        summary.still_refused[reason] += 1
+    if result.status == "unchanged":
+        summary.unchanged += 1
+    elif result.status == "merged":
+        summary.merged += 1
+    elif result.status == "kept":
+        summary.kept.append(
+            f"kernel item #{result.item_id} ({row.source_file}::{row.kernel_name}) now repeats"
+            f" item #{result.into} but {result.why}: kept apart (merge it by hand)"
+        )
 
 
 @dataclass(frozen=True)
