@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from engines.commits.representation import approximate_tokens, cut_to_budget
 from engines.labelers.base import Prediction
@@ -81,6 +81,8 @@ class TeacherConfig:
             raise ValueError("the category task needs a list of categories")
         if not self.model.strip():
             raise ValueError("the model name is empty")
+        if not self.model.isprintable():  # it names the labeler: stored, listed, drawn
+            raise ValueError(f"model name {self.model!r} holds a control character")
         if not self.endpoint.startswith(("http://", "https://")):
             hint = "" if "://" in self.endpoint else f"; did you mean http://{self.endpoint}?"
             raise ValueError(f"endpoint {self.endpoint!r} is not an http(s) URL{hint}")
@@ -93,6 +95,12 @@ class TeacherConfig:
             raise ValueError(f"endpoint {self.endpoint!r} is not a valid URL ({exc})") from None
         if not host:
             raise ValueError(f"endpoint {self.endpoint!r} names no host")
+        try:  # what the resolver will do with it: an empty or over-long label fails there
+            host.encode("idna").decode("idna")
+        except UnicodeError as exc:
+            raise ValueError(
+                f"endpoint {self.endpoint!r}: host {host!r} is not valid ({exc})"
+            ) from None
         if self.concurrency < 1 or self.retries < 0 or self.timeout <= 0:
             raise ValueError("concurrency must be >= 1, retries >= 0 and timeout > 0")
         if self.concurrency > MAX_CONCURRENCY:  # each request in flight is a thread
@@ -108,15 +116,33 @@ class TeacherConfig:
         return f"{prefix}:{self.model}"
 
     @property
+    def shown_url(self) -> str:
+        """:attr:`url` as messages name it: no user:password, no query (either may hold
+        a secret)."""
+        parts = urlsplit(self.url)
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+    @property
     def url(self) -> str:
-        base = self.endpoint.rstrip("/")
+        """The endpoint with the API's path added to its path (a query string, such as
+        ``?api-version=...``, stays at the end; a #fragment is never sent)."""
+        parts = urlsplit(self.endpoint)
+        base = parts.path.rstrip("/")
         if self.api == "ollama":
             if base.endswith("/api/chat"):
-                return base
-            return f"{base}/chat" if base.endswith("/api") else f"{base}/api/chat"
-        if base.endswith("/chat/completions"):
-            return base
-        return f"{base}/chat/completions" if base.endswith("/v1") else f"{base}/v1/chat/completions"
+                path = base
+            else:
+                path = f"{base}/chat" if base.endswith("/api") else f"{base}/api/chat"
+        elif base.endswith("/chat/completions"):
+            path = base
+        else:
+            path = (
+                f"{base}/chat/completions"
+                if base.endswith("/v1")
+                else f"{base}/v1/chat/completions"
+            )
+        return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
 @dataclass(frozen=True)
@@ -287,6 +313,10 @@ class Teacher:
             raise _Retryable("timeout", f"no answer within {self.config.timeout:g} s") from exc
         except httpx.TransportError as exc:
             raise _Retryable("connection", f"{type(exc).__name__}: {exc}") from exc
+        except httpx.DecodingError as exc:  # a body that does not match its Content-Encoding
+            raise _Final(
+                "bad-response", f"the server's answer could not be decoded: {exc}"
+            ) from exc
         if status in _RETRY_STATUS or status >= 500:
             raise _Retryable(
                 f"http-{status}", _error_text(status, reason, payload), _retry_after(headers)
@@ -300,7 +330,7 @@ class Teacher:
             )
         try:
             data = json.loads(payload)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # nested too deep, digits past the cap
             raise _Final("bad-response", "the server's answer is not JSON") from exc
         return self._content(data)
 

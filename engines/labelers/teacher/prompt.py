@@ -140,7 +140,7 @@ def extract_object(content: str) -> dict[str, Any]:
             continue
         try:
             found, _ = decoder.raw_decode(candidate)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # nested too deep, digits past the cap
             continue
         if isinstance(found, dict):
             return found

@@ -132,7 +132,8 @@ def teach(
                 if endpoint_failures == summary.asked == GIVE_UP_AFTER:
                     summary.failed = (
                         f"the first {GIVE_UP_AFTER} requests all failed ({result.reason}:"
-                        f" {result.detail}); check --endpoint, --api and --model"
+                        f" {result.detail}) at {teacher.config.shown_url}; check --endpoint,"
+                        " --api and --model"
                     )
                     break
             else:
