@@ -166,9 +166,13 @@ class CommitRun:
 
 
 def run_in_process(
-    store: Store, run: CommitRun, reporter: SourceReporter
+    store: Store,
+    run: CommitRun,
+    reporter: SourceReporter,
+    into: list[SourceSummary] | None = None,
 ) -> tuple[list[SourceSummary], float]:
-    """Mine in this process; returns the summaries and the seconds it took."""
+    """Mine in this process; returns the summaries and the seconds it took. ``into``
+    gets each summary as its source starts (what an interrupted run saved)."""
     labelers = build_labelers(run.labelers)
     started = time.monotonic()
     summaries = mine_commits(
@@ -180,14 +184,19 @@ def run_in_process(
         run.clone_dir,
         run.batch_size,
         run.checkpoints,
+        into,
     )
     return summaries, time.monotonic() - started
 
 
 def run_on_cluster(
-    store: Store, run: CommitRun, reporter: ClusterReporter
+    store: Store,
+    run: CommitRun,
+    reporter: ClusterReporter,
+    into: list[SourceSummary] | None = None,
 ) -> tuple[list[SourceSummary], float]:
-    """Mine on a Dask cluster; the time returned leaves out starting or joining it."""
+    """Mine on a Dask cluster; the time returned leaves out starting or joining it.
+    ``into`` gets the summaries as the run starts (what an interrupted run saved)."""
     try:
         with dask_client(run.workers, run.scheduler) as client:
             started = time.monotonic()
@@ -202,6 +211,7 @@ def run_on_cluster(
                 run.chunk,
                 run.batch_size,
                 run.checkpoints,
+                into,
             )
             return summaries, time.monotonic() - started
     except ClusterError as exc:

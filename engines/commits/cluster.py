@@ -71,12 +71,15 @@ def mine_on_cluster(
     chunk: int = DEFAULT_CHUNK,
     batch_rows: int = BATCH_ROWS,
     checkpoints: Checkpoints | None = None,
+    into: list[SourceSummary] | None = None,
 ) -> list[SourceSummary]:
     """Mine every source on the cluster behind ``client``; summaries in ``specs`` order.
-    ``checkpoints``: the store's, when the caller read them to choose the sources."""
+    ``checkpoints``: the store's, when the caller read them to choose the sources.
+    ``into``: a list the summaries are added to as the run starts, so that a caller
+    interrupted (Ctrl-C) still holds what was saved so far."""
     report = reporter or SilentClusterReporter()
     run = _ClusterRun(store, options, client, tuple(labelers), report, clone_dir, chunk, batch_rows)
-    return run.mine(specs, checkpoints)
+    return run.mine(specs, checkpoints, into)
 
 
 class _ClusterRun:
@@ -104,10 +107,15 @@ class _ClusterRun:
         self.checkpoints: Checkpoints | None = None  # None: each source's read as it starts
 
     def mine(
-        self, specs: Sequence[str], checkpoints: Checkpoints | None = None
+        self,
+        specs: Sequence[str],
+        checkpoints: Checkpoints | None = None,
+        into: list[SourceSummary] | None = None,
     ) -> list[SourceSummary]:
         self.checkpoints = checkpoints
         sources = [_Source(i, s, SourceSummary(source_name(s))) for i, s in enumerate(specs)]
+        if into is not None:
+            into.extend(src.summary for src in sources)
         self.waiting.extend(sources)
         self.report.run_started(len(sources), len(self.watch.workers), dashboard_link(self.client))
         if not self.watch.workers:

@@ -140,6 +140,7 @@ class _Changed:
     names: list[str] = field(default_factory=list)
     files: list[_Touched] = field(default_factory=list)
     overflow: bool = False  # more functions than a commit may change: no need to go on
+    moved: int = 0  # functions the diff touches whose code is the same before and after
 
 
 def changed_lines(diff: str) -> tuple[list[int], list[int]]:
@@ -257,7 +258,7 @@ def extract_fast(
         if changed.overflow:
             return Filtered(stat.sha, "too-many-functions")
     if not changed.names:
-        return Filtered(stat.sha, "no-function")
+        return Filtered(stat.sha, "no-code-change" if changed.moved else "no-function")
     before_code: list[str] = []
     after_code: list[str] = []
     for touched in changed.files:
@@ -315,13 +316,14 @@ def _collect(
     if has_before and (not has_after or cache.has(p.old_oid)):
         before = cache.get(p.old_oid, p.old_path or path, lambda: git.blob(p.old_oid))
         before_spans, before_touched = _side(before, old_ranges, deleted, last_wins=False)
-        if len(before_touched) > limit:
+        if _surely_over(before_touched, before, lambda: git.blob(p.new_oid), has_after, limit):
             out.overflow = True
             return
     if has_after:
         after = cache.get(p.new_oid, path, lambda: git.blob(p.new_oid), before)
     after_spans, after_touched = _side(after, new_ranges, added, last_wins=True)
-    if len(after_touched) > limit:
+    other = (lambda: before.text) if before is not None else (lambda: git.blob(p.old_oid))
+    if _surely_over(after_touched, after, other, has_before, limit):
         out.overflow = True
         return
     if has_before and before is None and (deleted or after_touched):
@@ -330,21 +332,23 @@ def _collect(
         )
         before_spans, before_touched = _side(before, old_ranges, deleted, last_wins=False)
     touched = before_touched | after_touched  # the new side wins, as in PyDriller's union
+    before_by_name = {s.long_name: s for s in before_spans}
+    after_by_name = {s.long_name: s for s in after_spans}
+    # a function the diff takes out and puts back unchanged (moved within the file, or
+    # the hunks cut through it so) did not change: the definition that holds the deleted
+    # lines is the same as the one that holds the added lines (not the one of that name
+    # a hunk's context reaches: Python's `forward(self, x)` of another class)
+    for name in before_touched.keys() & after_touched.keys():
+        if _same_code(before, before_touched[name], after, after_touched[name]):
+            del touched[name]
+            out.moved += 1
     if not touched:
         return
     spans = sorted(touched.values(), key=lambda s: (s.start, s.long_name))
     out.names.extend(s.name for s in spans)
     if len(spans) > limit:
         out.overflow = True
-    out.files.append(
-        _Touched(
-            spans,
-            before,
-            after,
-            {s.long_name: s for s in before_spans},
-            {s.long_name: s for s in after_spans},
-        )
-    )
+    out.files.append(_Touched(spans, before, after, before_by_name, after_by_name))
 
 
 def _side(
@@ -360,6 +364,42 @@ def _side(
     if not last_wins:
         touched.reverse()
     return spans, {s.long_name: s for s in touched}
+
+
+def _code(parsed: Parsed, span: Span) -> bytes:
+    """The lines of ``span`` in ``parsed`` as they are in the file."""
+    lines = parsed.text.split(b"\n", span.end)
+    return b"\n".join(lines[span.start - 1 : span.end])
+
+
+def _same_code(
+    before: Parsed | None, old: Span | None, after: Parsed | None, new: Span | None
+) -> bool:
+    """Whether a function's code is byte for byte the same before and after."""
+    if before is None or after is None or old is None or new is None:
+        return False
+    if old.end - old.start != new.end - new.start:
+        return False
+    return _code(before, old) == _code(after, new)
+
+
+def _surely_over(
+    touched: dict[str, Span],
+    side: Parsed | None,
+    other: Callable[[], bytes | None],
+    other_exists: bool,
+    limit: int,
+) -> bool:
+    """Whether more than ``limit`` of the functions ``touched`` on one side of a file
+    changed for sure, before the other side is parsed: a function whose code does not
+    occur in the other version of the file changed; one whose code does may only have
+    moved, and is left to the count of both sides."""
+    if len(touched) <= limit:
+        return False
+    if side is None or not other_exists:
+        return True
+    text = other() or b""
+    return sum(1 for s in touched.values() if _code(side, s) not in text) > limit
 
 
 _MANY = 64  # occurrences of a name beyond which the whole file is read instead

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+from engines.commits.languages import suffix
 
 HEADER = "\x1e"
 FIELD = "\x1f"
@@ -290,6 +293,13 @@ def newest_commit(
     """The last commit :func:`list_commits` lists (None when it lists none)."""
     out = run_git(repo, "rev-list", "-n", "1", *_range_args(rev, since, until))
     return out.decode().strip() or None
+
+
+def tree_suffixes(repo: Path, rev: str) -> Counter[str]:
+    """How many files of each extension (lower case, ``""`` for none) ``rev``'s tree holds."""
+    out = run_git(repo, "ls-tree", "-r", "-z", "--name-only", rev)
+    names = out.decode("utf-8", "surrogateescape").split("\0")
+    return Counter(suffix(name).lower() for name in names if name)
 
 
 def count_commits(repo: Path, rev: str, since: str | None = None, until: str | None = None) -> int:

@@ -22,8 +22,28 @@ def register_language(
 
 
 register_language("python", [".py"], ("py",))
+# C++ also covers the files a header includes for its templates' bodies (``.ipp``,
+# ``.inl``, ``.tpp``, ``.txx``) and CUDA (``.cu``, ``.cuh``), which tree-sitter's C++
+# grammar reads well enough to find its kernels and functions (docs/mining.md)
 register_language(
-    "cpp", [".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".hh", ".hxx"], ("c++", "c", "cxx")
+    "cpp",
+    [
+        ".c",
+        ".cc",
+        ".cpp",
+        ".cxx",
+        ".h",
+        ".hpp",
+        ".hh",
+        ".hxx",
+        ".ipp",
+        ".inl",
+        ".tpp",
+        ".txx",
+        ".cu",
+        ".cuh",
+    ],
+    ("c++", "c", "cxx"),
 )
 register_language("java", [".java"])
 

@@ -316,9 +316,29 @@ def rewrite_each(grammar: str, paragraphs: list[bytes]) -> list[bytes]:
     for part in paragraphs:
         done = cache.get(part)
         if done is None:
-            done = cache[part] = pattern.sub(_rewrite, part) if _MAYBE.search(part) else part
+            done = _cuda(part) if grammar == "cpp" else part
+            done = cache[part] = pattern.sub(_rewrite, done) if _MAYBE.search(done) else done
         out.append(done)
     return out
 
 
 _PARAGRAPHS = 50_000  # rewritten paragraphs kept per thread and grammar
+
+# CUDA's qualifiers, blanked: ``__global__ void __launch_bounds__(256, 2) k(`` is read
+# as ``void k(`` (tree-sitter's C++ grammar took the launch bounds for the name)
+_CUDA_WORDS = re.compile(
+    rb"\b__(?:global|device|host|forceinline|noinline|shared|constant|managed)__\b"
+    rb"|\b__(?:launch_bounds|align)__[ \t]*" + _ARGS
+)
+# a kernel launch ``k<<<grid, block>>>(args)`` as the call ``k(  grid, block  )(args)``
+_LAUNCH = re.compile(rb"(?<=[\w>)\]])([ \t]*)<<<([^;{}<>]*(?:<[^;{}<>]*>[^;{}<>]*)*)>>>(?=\s*\()")
+
+
+def _cuda(part: bytes) -> bytes:
+    """``part`` with CUDA's qualifiers blanked and its launches read as calls, in text of
+    the same length (a paragraph of plain C++ is returned as it is)."""
+    if b"__" in part:
+        part = _CUDA_WORDS.sub(_blank, part)
+    if b"<<<" in part:
+        part = _LAUNCH.sub(lambda m: m[1] + b"(  " + m[2] + b"  )", part)
+    return part

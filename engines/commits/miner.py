@@ -17,6 +17,7 @@ the changed functions are found differs.
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -36,6 +37,7 @@ from engines.commits.gitlog import (
     shallow_boundary,
 )
 from engines.commits.gitstream import FilePatch, GitStreams
+from engines.commits.languages import language_of
 from engines.commits.options import MineOptions
 from engines.commits.outcomes import (
     Filtered,
@@ -73,6 +75,7 @@ def _stream_file_class() -> type[ModifiedFile]:
     """
     global _STREAM_FILE
     if _STREAM_FILE is None:
+        from lizard_languages import get_reader_for
         from pydriller.domain.commit import ModifiedFile
 
         class _StreamFile(ModifiedFile):
@@ -100,6 +103,15 @@ def _stream_file_class() -> type[ModifiedFile]:
             def new_path(self) -> str | None:
                 return self._patch.new_path
 
+            @property
+            def filename(self) -> str:
+                # lizard picks its reader by extension and knows no .ipp, .inl, .cu:
+                # the C++ files it does not know are read as .cpp, as tree-sitter does
+                name = super().filename
+                if language_of(name) == "cpp" and get_reader_for(name) is None:
+                    return name + ".cpp"
+                return name
+
         _STREAM_FILE = _StreamFile
     return _STREAM_FILE
 
@@ -112,6 +124,7 @@ class _FunctionChange:
     names: list[str] = field(default_factory=list)
     before: list[str] = field(default_factory=list)
     after: list[str] = field(default_factory=list)
+    moved: int = 0  # functions the diff touches whose code is the same before and after
 
 
 def mine_repository(
@@ -232,7 +245,7 @@ def lizard_extract(
     for p, text in zip(read.patches, read.texts, strict=True):
         _collect_functions(stream_file(git, p, text), change)
     if not change.names:
-        return Filtered(stat.sha, "no-function")
+        return Filtered(stat.sha, "no-code-change" if change.moved else "no-function")
     if len(change.names) > options.max_functions:
         return Filtered(stat.sha, "too-many-functions")
     return kept_outcome(source, rev, stat, read, change.names, change.before, change.after, options)
@@ -246,14 +259,33 @@ def _collect_functions(m: ModifiedFile, change: _FunctionChange) -> None:
     before_by_name = {f.long_name: f for f in m.methods_before}
     before_lines = (m.source_code_before or "").splitlines()
     after_lines = (m.source_code or "").splitlines()
+    # the definitions that hold a deleted line (before) and an added one (after): one
+    # whose text is the same on both sides was taken out and put back unchanged
+    deleted = _holding(m.methods_before, [n for n, _ in m.diff_parsed["deleted"]])
+    added = _holding(m.methods, [n for n, _ in m.diff_parsed["added"]])
     seen: set[str] = set()
     for method in sorted(changed, key=lambda f: (f.start_line, f.long_name)):
         if method.long_name in seen:
             continue
         seen.add(method.long_name)
+        old, new = deleted.get(method.long_name), added.get(method.long_name)
+        moved = old is not None and new is not None
+        if moved and _slice(before_lines, old) == _slice(after_lines, new):
+            change.moved += 1  # not a changed function
+            continue
         change.names.append(method.name)
         change.before.append(_slice(before_lines, before_by_name.get(method.long_name)))
         change.after.append(_slice(after_lines, after_by_name.get(method.long_name)))
+
+
+def _holding(methods: list[Method], lines: list[int]) -> dict[str, Method]:
+    """The methods that hold one of ``lines``, by long name."""
+    ordered = sorted(lines)
+    return {
+        f.long_name: f
+        for f in methods
+        if (k := bisect_left(ordered, f.start_line)) < len(ordered) and ordered[k] <= f.end_line
+    }
 
 
 def _slice(lines: list[str], method: Method | None) -> str:

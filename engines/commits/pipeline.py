@@ -15,8 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engines.commits.gitlog import BranchNotFound, GitError, count_commits, newest_commit
+from engines.commits.gitlog import (
+    BranchNotFound,
+    GitError,
+    count_commits,
+    newest_commit,
+    tree_suffixes,
+)
 from engines.commits.labeling import label_rows
+from engines.commits.languages import language_of
 from engines.commits.options import MineOptions
 from engines.commits.sources import SourceError, source_name
 from engines.commits.start import finished_in, start_source
@@ -47,6 +54,51 @@ class SourceSummary:
     resumed_after: str | None = None
     requeued: int = 0  # slices run again after a worker was lost (cluster runs)
     undated: int = 0  # kept commits whose author date git could not read (stored undated)
+
+
+# the reasons the file list alone decides: a walk with no other kept no commit to read
+_FILE_LIST_REASONS = frozenset({"no-files", "too-many-files", "language"})
+
+
+def _no_language_note(
+    path: Path, source: str, rev: str, options: MineOptions, summary: SourceSummary
+) -> str | None:
+    """A line for a branch whose tip holds no file of the chosen languages, when the
+    file lists filtered every commit of the walk (a Rust or Go repository under the
+    default ``--lang``): its summary, all ``language`` and ``too-many-files``, does not
+    say that the repository is of another language."""
+    if not summary.seen or summary.stored or summary.duplicates or summary.known:
+        return None
+    if not set(summary.filtered) <= _FILE_LIST_REASONS:
+        return None
+    try:
+        found = tree_suffixes(path, rev)
+    except GitError:  # a tree git cannot list: the run said what it had to
+        return None
+    if any(language_of(f"x{ext}") in options.languages for ext in found):
+        return None
+    chosen = ", ".join(sorted(options.languages))
+    common = sorted(found.items(), key=lambda item: (-item[1], item[0]))[:3]
+    most = ", ".join(f"{ext or 'no extension'} {n}" for ext, n in common)
+    return (
+        f"{source}: no file of the chosen languages ({chosen}) at the tip of {rev}"
+        f" (its files: {most or 'none'}); nothing in it to mine"
+    )
+
+
+_COUNTS = ("seen", "stored", "duplicates", "known", "undated")
+
+
+def _counts(summary: SourceSummary) -> tuple[tuple[int, ...], Counter[str]]:
+    """A summary's counters, to restore when a run is interrupted."""
+    return tuple(getattr(summary, name) for name in _COUNTS), Counter(summary.filtered)
+
+
+def _restore(summary: SourceSummary, counts: tuple[tuple[int, ...], Counter[str]]) -> None:
+    values, filtered = counts
+    for name, value in zip(_COUNTS, values, strict=True):
+        setattr(summary, name, value)
+    summary.filtered = Counter(filtered)
 
 
 # every commit checkpoint of a store: by source, then by scope
@@ -145,12 +197,16 @@ def mine_commits(
     clone_dir: Path | None = None,
     batch_rows: int = BATCH_ROWS,
     checkpoints: Checkpoints | None = None,
+    into: list[SourceSummary] | None = None,
 ) -> list[SourceSummary]:
     """Mine every source in turn; a failing source is reported and skipped.
     ``checkpoints``: the store's (:func:`all_checkpoints`), when the caller read them
-    to choose the sources; else each source's are read as it starts."""
+    to choose the sources; else each source's are read as it starts. ``into``: a list
+    each source's summary is added to as it starts, so that a caller interrupted
+    (Ctrl-C, SIGTERM) still holds what was saved so far: the summary of the source
+    mined then counts the commits up to its last saved batch."""
     report = reporter or SilentReporter()
-    summaries = []
+    summaries = [] if into is None else into
     for spec in specs:
         summary = SourceSummary(spec)
         summaries.append(summary)
@@ -206,37 +262,50 @@ def _mine_source(
             KIND, repo.source, start.scope, last_sha, cumulative(base, summary, **state)
         )
 
+    saved = _counts(summary)  # the summary as of the last saved batch
+
     def flush() -> None:
-        nonlocal pending, unflushed, flushed_at
+        nonlocal pending, unflushed, flushed_at, saved
         if not unflushed:
             return
         label_rows(pending, labelers)
         save_commit_batch(store, pending, checkpoint_for)
+        saved = _counts(summary)
         report.advance(repo.source, unflushed)
         pending, unflushed, flushed_at = [], 0, time.monotonic()
 
-    # Imported here: PyDriller (and GitPython) load when a run mines, not when the CLI starts.
-    from engines.commits.miner import file_outcome, mine_repository
+    try:
+        # Imported here: PyDriller (and GitPython) load when a run mines, not when the CLI starts.
+        from engines.commits.miner import file_outcome, mine_repository
 
-    walk = mine_repository(repo.path, repo.source, rev, options, after, examined=start.examined)
-    for outcome in walk:
-        summary.seen += 1
-        unflushed += 1
-        last_sha = outcome.sha
-        kept = len(pending)
-        file_outcome(outcome, repo.source, pending, summary.filtered, report.problem)
-        summary.undated += sum(1 for row in pending[kept:] if row.author_date is None)
-        if len(pending) >= batch_rows or time.monotonic() - flushed_at > BATCH_SECONDS:
-            flush()
-        if options.limit is not None and summary.seen >= options.limit:
-            break
-    else:
-        finished = True
-        if start.examined is not None:  # the walk skipped commits listed after its last one
-            last_sha = newest_commit(repo.path, rev, options.since, options.until) or last_sha
-    if finished and not unflushed:
-        # the end came right after a batch, or the walk had no commit to examine (a
-        # window without any): recorded as finished all the same, without a commit, so
-        # that a list's next run skips the source as a cluster run does
-        save_checkpoint(store, checkpoint_for([]))
-    flush()
+        walk = mine_repository(repo.path, repo.source, rev, options, after, examined=start.examined)
+        for outcome in walk:
+            summary.seen += 1
+            unflushed += 1
+            last_sha = outcome.sha
+            kept = len(pending)
+            file_outcome(outcome, repo.source, pending, summary.filtered, report.problem)
+            summary.undated += sum(1 for row in pending[kept:] if row.author_date is None)
+            if len(pending) >= batch_rows or time.monotonic() - flushed_at > BATCH_SECONDS:
+                flush()
+            if options.limit is not None and summary.seen >= options.limit:
+                break
+        else:
+            finished = True
+            if start.examined is not None:  # the walk skipped commits listed after its last one
+                last_sha = newest_commit(repo.path, rev, options.since, options.until) or last_sha
+        if finished and not unflushed:
+            # the end came right after a batch, or the walk had no commit to examine (a
+            # window without any): recorded as finished all the same, without a commit, so
+            # that a list's next run skips the source as a cluster run does
+            save_checkpoint(store, checkpoint_for([]))
+        flush()
+        if finished:
+            note = _no_language_note(repo.path, repo.source, rev, options, summary)
+            if note:
+                report.problem(note)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM as the command raises it
+        # interrupted: what was not saved is mined again by the next run, so the summary
+        # counts only what was (a batch interrupted while it was saved is rolled back)
+        _restore(summary, saved)
+        raise

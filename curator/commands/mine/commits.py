@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -273,6 +274,8 @@ def mine_commits_command(
         max_diff_bytes=int(max_diff_mb * 1024 * 1024),
     )
     store = open_db(db)
+    partial: list[SourceSummary] = []  # what an interrupted run saved, source by source
+    started, skipped = time.monotonic(), 0
     try:
         label_specs = labeler_specs(store, labeler_names or [])
         chosen = sources_to_mine(store, list(sources or []), listed, options, refresh)
@@ -292,21 +295,18 @@ def mine_commits_command(
             chunk,
             chosen.checkpoints,
         )
+        started = time.monotonic()
         with _terminate_as_interrupt():
-            summaries, seconds = _run(store, run)
+            summaries, seconds = _run(store, run, partial)
     except MiningError as exc:
         fail(str(exc))
-    except Terminated:
-        err.print(
-            "[yellow]terminated[/] (SIGTERM): everything up to the last batch is saved;"
-            " run again to resume"
-        )
-        raise typer.Exit(128 + signal.SIGTERM) from None
-    except KeyboardInterrupt:
-        err.print(
-            "[yellow]interrupted[/]: everything up to the last batch is saved; run again to resume"
-        )
-        raise typer.Exit(130) from None
+    except KeyboardInterrupt as stop:
+        terminated = isinstance(stop, Terminated)
+        what = "[yellow]terminated[/] (SIGTERM)" if terminated else "[yellow]interrupted[/]"
+        err.print(f"{what}: everything up to the last batch is saved; run again to resume")
+        # the summary of what was saved, so that a script reading --json has its answer
+        _print_summary(partial, time.monotonic() - started, skipped, as_json, interrupted=True)
+        raise typer.Exit(128 + signal.SIGTERM if terminated else 130) from None
     finally:
         store.close()
     _print_summary(summaries, seconds, skipped, as_json)
@@ -333,13 +333,15 @@ def _say_choices(chosen: Sources) -> None:
         )
 
 
-def _run(store: Store, run: CommitRun) -> tuple[list[SourceSummary], float]:
+def _run(
+    store: Store, run: CommitRun, partial: list[SourceSummary]
+) -> tuple[list[SourceSummary], float]:
     """The run with its progress display: a bar per source, or two rows of totals for a
-    long list or a cluster."""
+    long list or a cluster. ``partial`` gets the summaries as the run goes."""
     if run.on_cluster:
         progress = cluster_progress()
         with progress:
-            return run_on_cluster(store, run, ClusterProgress(progress))
+            return run_on_cluster(store, run, ClusterProgress(progress), partial)
     # drawn by the reporter, not a thread of its own: the run's extraction workers
     # are forked only from a process that runs one thread
     reporter: SourceReporter | ClusterProgress
@@ -351,7 +353,7 @@ def _run(store: Store, run: CommitRun) -> tuple[list[SourceSummary], float]:
         progress = source_progress("commits", drawn_by_reporter=True)
         reporter = SourceReporter(progress)
     with progress:
-        return run_in_process(store, run, reporter)
+        return run_in_process(store, run, reporter, partial)
 
 
 def _from_repos_file(path: Path, min_stars: int | None, languages: frozenset[str]) -> list[str]:
@@ -387,10 +389,11 @@ def _totals(summaries: list[SourceSummary]) -> tuple[Counter[str], Counter[str]]
 
 
 def _summary_json(
-    summaries: list[SourceSummary], seconds: float, skipped: int
+    summaries: list[SourceSummary], seconds: float, skipped: int, interrupted: bool = False
 ) -> dict[str, object]:
     filtered, failures = _totals(summaries)
     return {
+        "interrupted": interrupted,
         "sources": [
             {
                 "source": s.source,
@@ -420,11 +423,19 @@ def _summary_json(
 
 
 def _print_summary(
-    summaries: list[SourceSummary], seconds: float, skipped: int, as_json: bool
+    summaries: list[SourceSummary],
+    seconds: float,
+    skipped: int,
+    as_json: bool,
+    interrupted: bool = False,
 ) -> None:
+    """The run's summary; an interrupted run's counts what it saved (the commits after
+    the last saved batch are mined again by the next run)."""
     if as_json:
-        print_json(_summary_json(summaries, seconds, skipped))
+        print_json(_summary_json(summaries, seconds, skipped, interrupted))
         return
+    if not summaries and interrupted:
+        return  # stopped before any source started: the line on stderr says it all
     if not summaries:
         out.print(
             "nothing to mine: every chosen repository was finished by an earlier run"
@@ -455,7 +466,8 @@ def _print_summary(
     known = sum(s.known for s in summaries)
     already = f", already stored {known}" if known else ""
     rate = f", {seen / seconds:,.0f} commits/s" if seconds > 0 and seen else ""
+    saved = "saved before the interruption: " if interrupted else ""
     out.print(
-        f"seen {seen}, filtered {sum(filtered.values())}, duplicates {dups}{already},"
+        f"{saved}seen {seen}, filtered {sum(filtered.values())}, duplicates {dups}{already},"
         f" stored {stored} in {seconds:,.1f} s{rate}"
     )
