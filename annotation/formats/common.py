@@ -12,7 +12,6 @@ label), resolved against the set's labels here, so both formats map answers one 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from annotation.label_spelling import label_named
 from annotation.labels import SKIP, taxonomy_slugs
 from annotation.sets import SetError, require_set
 from annotation.votes import VoteError, append_changed, prepare_vote
-from store import Store
+from store import DatabaseError, Store, StoreError
 from store.ir import ir_module
 from store.item_views import commit_row, item_row
 from store.items import ImportedItem, find_by_id, insert_imported_items, keys_to_ids
@@ -345,7 +344,9 @@ def set_for_export(store: Store, set_name: str) -> tuple[SetRow, list[ExportItem
         try:
             row = item_row(store, item_id) or {}
             text, fields = _item_text(store, item_id, target.kind)
-        except sqlite3.OperationalError as exc:  # e.g. text another tool stored as non-UTF-8
+        except DatabaseError as exc:  # e.g. text another tool stored as non-UTF-8
+            if isinstance(exc, StoreError):  # a lock, a closed store: not this item's fault
+                raise
             raise SetError(
                 f"set {set_name!r}: item #{item_id}: stored data cannot be read ({exc})"
             ) from exc
