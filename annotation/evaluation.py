@@ -79,11 +79,9 @@ def evaluate(
         tn = len(pairs) - tp - fp - fn
         precision = _ratio(tp, tp + fp)
         recall = _ratio(tp, tp + fn)
-        f1 = (
-            2 * precision * recall / (precision + recall)
-            if precision is not None and recall is not None and precision + recall > 0
-            else (0.0 if precision is not None and recall is not None else None)
-        )
+        # 2TP / (2TP + FP + FN): 0 for a labeler that never names a class the set holds
+        # (precision undefined, recall 0), undefined only when neither side names it
+        f1 = _ratio(2 * tp, 2 * tp + fp + fn)
         classes.append(ClassScores(label, tp + fn, precision, recall, f1, _ratio(fp, fp + tn)))
     accuracy = _ratio(sum(1 for t, p in pairs if t == p), len(pairs))
     return Evaluation(labeler, len(truth), len(pairs), missing, accuracy, classes, confusion)

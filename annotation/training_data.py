@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from annotation.adjudication import final_labels
+from annotation.adjudication import decisions_for_set, final_labels, summary
 from annotation.labels import DEFAULT_LABELS, POSITIVE_LABEL
 from store import Store
 from store.labeling_inputs import commit_item_ids, item_sources
@@ -72,6 +72,25 @@ def human_items(store: Store, sets: Sequence[SetRow], rule: str = "majority") ->
             if label in BINARY:
                 found[item_id] = LabeledItem(item_id, label, float(label == POSITIVE), "human")
     return [found[i] for i in sorted(found)]
+
+
+def unsettled_text(store: Store, set_row: SetRow, rule: str = "majority") -> str | None:
+    """Why a set's items hold no final label yet, in a few words with the command that
+    changes it (``259 wait for more votes (...)``, ``3 are conflicts (...)``); None
+    when nothing waits."""
+    counts = summary(decisions_for_set(store, set_row, rule))
+    parts = []
+    if pending := counts.get("pending", 0):
+        need = set_row.votes_per_item
+        edit = f"`curator set edit {set_row.name} --votes-per-item 1` if one vote is enough"
+        parts.append(
+            f"{pending:,} wait for more votes (it needs {need} per item; {edit})"
+            if need > 1
+            else f"{pending:,} have no vote yet"
+        )
+    if conflict := counts.get("conflict", 0):
+        parts.append(f"{conflict:,} are conflicts (`curator adjudicate {set_row.name}`)")
+    return ", ".join(parts) if parts else None
 
 
 def combine(teacher: Iterable[LabeledItem], human: Iterable[LabeledItem]) -> list[LabeledItem]:

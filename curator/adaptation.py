@@ -33,6 +33,7 @@ from annotation.training_data import (
     describe_overlap,
     human_items,
     repository_overlap,
+    unsettled_text,
 )
 from curator.diff_choice import choose_diff_decision
 from curator.training import (
@@ -49,7 +50,13 @@ from curator.training import (
     run_training,
     student_decision,
 )
-from curator.warm_start import held_out_sources, resolve_start, warm_config, with_replay
+from curator.warm_start import (
+    held_out_sources,
+    resolve_start,
+    start_leak,
+    warm_config,
+    with_replay,
+)
 from engines.labelers.base import Labeler
 from engines.labelers.diff_decision import DiffDecision, read_diff_decision
 from engines.labelers.rule_floor import apply_floor, floor_block
@@ -241,7 +248,14 @@ def _new_votes(store: Store, train: TrainRequest) -> list[LabeledItem]:
         )
     items = [x for x in items if x.item_id not in held_ids]
     if not items:
-        raise TrainingRefused(f"no settled perf/non-perf votes in {', '.join(train.vote_sets)}")
+        why = [
+            (n, unsettled_text(store, require_set(store, n), train.rule)) for n in train.vote_sets
+        ]
+        shown = "; ".join(f"{n}: {w}" for n, w in why if w)
+        raise TrainingRefused(
+            f"no settled perf/non-perf votes in {', '.join(train.vote_sets)}"
+            + (f"; {shown}" if shown else "")
+        )
     return items
 
 
@@ -295,7 +309,8 @@ def run_learning_curve(
         raise TrainingRefused(str(exc)) from exc
     assert held is not None
     examples = data.examples
-    notes: list[str] = []
+    leak = start_leak(store, start, (("--eval", train.eval_set), ("--dev", train.dev_set)))
+    notes: list[str] = [leak] if leak else []
     sizes = curve_sizes(request.sizes, len(examples), notes)
     runs = len(sizes) * len(request.orders) + (0 if request.curve_only else 1)
 

@@ -13,13 +13,14 @@ from typing import Any
 from annotation.sets import SetError, require_set
 from annotation.training_data import POSITIVE
 from curator.training import TrainingRefused, TrainOutcome, _held_out, _score, check_roles
+from curator.warm_start import learned_held_out
 from engines.labelers import ensemble
 from engines.labelers.base import Labeler, input_fields
 from engines.labelers.keyword import packaged_terms
 from engines.labelers.registry import LabelerError, LabelerSpec, build_labeler, resolve_labeler
 from store import Store
 from store.labeling_inputs import commit_item_ids
-from store.models import current_model, latest_model, models_dir, register_model
+from store.models import current_model, get_model, latest_model, models_dir, register_model
 from store.sets import set_item_ids
 from store.teaching import commit_texts
 
@@ -165,6 +166,29 @@ def _fit_votes(store: Store, request: EnsembleRequest, specs, members, note) -> 
     }
 
 
+def _check_members_held_out(
+    store: Store,
+    specs: Sequence[LabelerSpec],
+    request: EnsembleRequest,
+    note: Callable[[str], None],
+) -> None:
+    """Refuse a trained member that learned from items of --dev: the combiner would be
+    fitted on its answers to what it memorised, and trust it far beyond its worth. A
+    member that learned from items of --eval is noted: the ensemble's eval scores
+    overstate there."""
+    for spec in specs:
+        row = get_model(store, spec.name)
+        if row is None:  # a rule labeler: it learned from nothing
+            continue
+        if found := learned_held_out(store, row, (("--dev", request.dev_set),)):
+            raise TrainingRefused(
+                f"member {found}: the combiner would trust what it memorised; give --members"
+                " without it, or a --dev set it did not learn from"
+            )
+        if found := learned_held_out(store, row, (("--eval", request.eval_set),)):
+            note(f"member {found}: the ensemble's scores there overstate")
+
+
 def train_ensemble(
     store: Store, request: EnsembleRequest, note: Callable[[str], None] = lambda s: None
 ) -> TrainOutcome:
@@ -175,6 +199,7 @@ def train_ensemble(
     if request.combiner == "auto" and not request.dev_set:
         note("no --dev set: using the label-model (vote) combiner on unlabeled commits")
     specs = resolve_members(store, request.members or default_members(store))
+    _check_members_held_out(store, specs, request, note)
     try:
         members = [build_labeler(s) for s in specs]
         if request.combiner == "vote" or not request.dev_set:

@@ -79,6 +79,24 @@ def describe_prior(family: str, prior: Any, warm_start: Any = None) -> str | Non
     return f"{prior.get('name')} (rank {prior.get('rank')}; learned from {total:,} labeled commits)"
 
 
+def label_shares(by_label: Any) -> str:
+    """``perf 400, non-perf 800`` from a recorded ``{label: count}`` (other entries,
+    such as a held-out slice's ``fraction``, are left out)."""
+    if not isinstance(by_label, dict):
+        return ""
+    return ", ".join(
+        f"{label} {n:,}" for label, n in sorted(by_label.items()) if isinstance(n, int)
+    )
+
+
+def examples_text(counts: dict[str, Any]) -> str:
+    """``1,200 (perf 400, non-perf 800)``: how many examples a model was trained on,
+    then each label's share, from its recorded counts."""
+    parts = label_shares(counts.get("train"))
+    total = f"{counts.get('train_total') or 0:,}"
+    return f"{total} ({parts})" if parts else total
+
+
 def skipped_text(learned: dict[str, Any]) -> str:
     """What a student starting from the perf prior left out (``counts["prior_learned"]``)."""
     skipped, kept = learned.get("skipped", 0), learned.get("kept", 0)

@@ -16,7 +16,12 @@ from engines.labelers.registry import check_labeler
 from engines.labelers.storing import predict_stored
 from store import Store
 from store.models import get_model
-from store.predictions import add_predictions, has_predictions, predicted_item_ids
+from store.predictions import (
+    add_predictions,
+    forced_inputs,
+    has_predictions,
+    predicted_item_ids,
+)
 from store.records import PredictionRow
 from store.teaching import commit_diff_counts
 
@@ -90,12 +95,16 @@ def predict_items(
     todo: Sequence[int],
     summary: PredictSummary,
     advance: Callable[[int], None] = lambda n: None,
+    forced: str | None = None,
 ) -> PredictSummary:
     """Label ``todo`` chunk by chunk and store each chunk's predictions; counts the labels
-    into ``summary`` and calls ``advance`` with each chunk's size."""
+    into ``summary`` and calls ``advance`` with each chunk's size. ``forced``: the text
+    field the labeler was made to read instead of the one it learned from, recorded in
+    each prediction's details under ``forced_input`` (see :func:`forced_input`)."""
     for start in range(0, len(todo), CHUNK):
         chunk = list(todo[start : start + CHUNK])
-        _write(store, labeler.name, predict_stored(store, labeler, chunk), summary)
+        found = predict_stored(store, labeler, chunk)
+        _write(store, labeler.name, found, summary, forced)
         advance(len(chunk))
     return summary
 
@@ -111,6 +120,7 @@ def predict_items_on_cluster(
     input_field: str | None = None,
     on_lost: Callable[[str], None] = lambda address: None,
     chunk: int = CHUNK,
+    forced: str | None = None,
 ) -> PredictSummary:
     """:func:`predict_items` with the labeling done on Dask workers (see
     :mod:`engines.labelers.on_cluster`), ``chunk`` items per task; this process writes
@@ -118,7 +128,7 @@ def predict_items_on_cluster(
     from engines.labelers.on_cluster import predict_on_cluster
 
     def written(found: list[tuple[int, Prediction]]) -> None:
-        _write(store, spec.name, found, summary)
+        _write(store, spec.name, found, summary, forced)
         advance(len(found))
 
     summary.cluster = predict_on_cluster(
@@ -128,13 +138,55 @@ def predict_items_on_cluster(
 
 
 def _write(
-    store: Store, name: str, found: Sequence[tuple[int, Prediction]], summary: PredictSummary
+    store: Store,
+    name: str,
+    found: Sequence[tuple[int, Prediction]],
+    summary: PredictSummary,
+    forced: str | None = None,
 ) -> None:
     """One chunk's predictions in one transaction, counted into ``summary``."""
+    extra = {FORCED_KEY: forced} if forced else {}
     add_predictions(
-        store, [(i, PredictionRow(name, v.label, v.score, v.details)) for i, v in found]
+        store,
+        [(i, PredictionRow(name, v.label, v.score, {**v.details, **extra})) for i, v in found],
     )
     summary.labels.update(v.label for _, v in found)
+
+
+FORCED_KEY = "forced_input"
+"""The key in a prediction's details naming the text a model was made to read with
+``curator predict --input`` when it learned from another."""
+
+
+def forced_input(store: Store, name: str, text: str | None) -> str | None:
+    """The field to record in ``name``'s predictions when ``curator predict --input
+    text`` makes the registered model read another text than the one it learned from;
+    None when it reads its own (or ``name`` is a rule labeler)."""
+    row = get_model(store, name)
+    if row is None or text is None:
+        return None
+    return text if text != recorded_input(row.params)["field"] else None
+
+
+def forced_warning(store: Store, name: str, item_ids: Sequence[int], where: str) -> str | None:
+    """One line when some of ``name``'s stored predictions on ``item_ids`` were made
+    with ``curator predict --input`` reading another text than the model learned from:
+    its scores on ``where`` then measure that reading, not the model as trained."""
+    found = forced_inputs(store, name, item_ids)
+    if not found:
+        return None
+    parts = " and ".join(
+        f"{n:,} with --input {field} ({_READS.get(field, field)})"
+        for field, n in sorted(found.items())
+    )
+    return (
+        f"{name}: of its predictions on {where}, {parts} were made by `curator predict`"
+        " reading another text than the model learned from: its scores there measure that"
+        " reading, not the model as trained"
+    )
+
+
+_READS = {"message": "messages only", "model_input": "message || diff"}
 
 
 def input_warning(

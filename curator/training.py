@@ -36,6 +36,7 @@ from annotation.training_data import (
     label_counts,
     repository_overlap,
     teacher_items,
+    unsettled_text,
     weak_items,
 )
 from curator.diff_choice import choose_diff_decision, inherited_diff_decision, keep_diff_reader
@@ -44,6 +45,7 @@ from curator.warm_start import (
     prepare_warm_start,
     resolve_start,
     stage_learning_curve,
+    start_leak,
 )
 from engines.labelers import tfidf
 from engines.labelers.base import Labeler
@@ -150,7 +152,10 @@ def _held_out(store: Store, name: str | None, rule: str, field_name: str) -> _He
     row = require_set(store, name)
     truth = {i: lb for i, lb in final_labels(store, row, rule).items() if lb in BINARY}
     if not truth:
-        raise TrainingRefused(f"set {name!r} has no settled perf/non-perf labels yet")
+        why = unsettled_text(store, row, rule)
+        raise TrainingRefused(
+            f"set {name!r} has no settled perf/non-perf labels yet" + (f": {why}" if why else "")
+        )
     return _Held(name, truth, commit_texts(store, truth, field_name))
 
 
@@ -217,7 +222,7 @@ def gather(store: Store, request: TrainRequest) -> tuple[list[LabeledItem], dict
     counts["train"] = label_counts(items)
     counts["train_total"] = len(items)
     if not items:
-        raise TrainingRefused(_nothing_left(request, counts))
+        raise TrainingRefused(_nothing_left(request, counts, _waiting(store, request)))
     if len({x.label for x in items}) < 2:
         raise TrainingRefused(
             f"all {len(items)} training examples ({_sources(request)}) say"
@@ -258,7 +263,18 @@ def check_roles(
         )
 
 
-def _nothing_left(request: TrainRequest, counts: dict[str, Any]) -> str:
+def _waiting(store: Store, request: TrainRequest) -> list[str]:
+    """For each --votes set with items that are not settled, why (more votes needed,
+    conflicts) and the command that settles them."""
+    texts = (
+        (n, unsettled_text(store, require_set(store, n), request.rule)) for n in request.vote_sets
+    )
+    return [f"{n}: {t}" for n, t in texts if t]
+
+
+def _nothing_left(
+    request: TrainRequest, counts: dict[str, Any], waiting: Sequence[str] = ()
+) -> str:
     """Why no training example is left, from the counts of each source, in one line."""
     why: list[str] = []
     teacher = counts.get("teacher")
@@ -273,6 +289,7 @@ def _nothing_left(request: TrainRequest, counts: dict[str, Any]) -> str:
             f"--votes {', '.join(request.vote_sets)}: {human['settled']} items with a settled"
             " perf/non-perf label (skips and ties count as none)"
         )
+        why.extend(waiting)
     dropped = counts.get("dropped_for_overlap")
     if dropped:
         why.append(f"{dropped} dropped as items or repositories of --dev/--eval")
@@ -446,6 +463,37 @@ def _learned_by_prior(config: TrainConfig, messages: dict[int, str]) -> frozense
     return frozenset(i for i, text in messages.items() if message_digest(text) in digests)
 
 
+PRIOR_LEAK_SHARE = 0.05
+"""The share of a held-out set's items whose message the perf prior learned from above
+which training says the scores there overstate."""
+
+
+def _prior_leak(
+    store: Store, config: TrainConfig, dev: _Held | None, test: _Held | None
+) -> list[str]:
+    """A line for --dev and one for --eval when the perf prior the student starts from
+    learned the messages of a share of their items (``PRIOR_LEAK_SHARE`` or more: a few
+    short messages, "Update README", recur across projects): its scores there overstate
+    (and on --dev, the threshold and the stopping epoch lean on them)."""
+    try:
+        digests = prior_learned(config)
+    except ValueError as exc:
+        raise TrainingRefused(str(exc)) from exc
+    found = []
+    for flag, held in (("--dev", dev), ("--eval", test)):
+        if held is None or not digests:
+            continue
+        messages = commit_texts(store, list(held.truth), "message")
+        learned = sum(1 for text in messages.values() if message_digest(text) in digests)
+        if learned and learned >= PRIOR_LEAK_SHARE * len(held.truth):
+            found.append(
+                f"the perf prior this student starts from learned the messages of {learned:,}"
+                f" of the {len(held.truth):,} settled items of {flag} {held.name}: scores there"
+                " overstate (--prior none starts without it)"
+            )
+    return found
+
+
 def _skip_learned(
     examples: list[Example], learned: frozenset[int], counts: dict[str, Any]
 ) -> tuple[list[Example], list[Example] | None]:
@@ -498,6 +546,8 @@ def run_training(
         counts["train_total"] = len(examples)
     examples, replay = _skip_learned(examples, data.learned, counts)
     config, examples, notes = _warm_start(store, request, start, config, examples, counts)
+    if request.kind == STUDENT and start is None:
+        notes.extend(_prior_leak(store, config, dev, test))
     if (weak := weak_note(counts)) is not None:
         notes.insert(0, weak)
     root = models_dir(store)
@@ -817,7 +867,9 @@ def _warm_start(
     except ValueError as exc:
         raise TrainingRefused(str(exc)) from exc
     counts["replay"] = {"from": warm.model, **warm.counts}
-    return warm.config, warm.examples, [warm.note] if warm.note else []
+    held = (("--dev", request.dev_set), ("--eval", request.eval_set))
+    notes = [n for n in (start_leak(store, start, held), warm.note) if n]
+    return warm.config, warm.examples, notes
 
 
 def perf_f1(scores: object) -> float | None:

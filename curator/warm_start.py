@@ -25,8 +25,8 @@ from engines.labelers.student import FAMILY as STUDENT
 from engines.labelers.student import META_FILE, Example, TrainConfig
 from engines.labelers.student.replay import read_replay, replay_sample
 from store import Store
-from store.models import ModelRow
-from store.sets import get_set, sources_in_sets
+from store.models import ModelRow, get_model
+from store.sets import get_set, set_item_ids, sources_in_sets
 
 CURVE_FILE = "learning_curve.json"
 
@@ -62,6 +62,58 @@ def held_out_sources(store: Store, set_names: Iterable[str | None]) -> set[str]:
     """Repositories of the items of the named sets (dev, eval)."""
     rows = [get_set(store, name) for name in set_names if name]
     return sources_in_sets(store, [row.id for row in rows if row is not None])
+
+
+def learned_sets(store: Store, start: ModelRow) -> list[str]:
+    """The vote sets ``start`` learned from, with those of the students it was itself
+    warm-started from (its weights carry what they learned), oldest first."""
+    chain: list[str] = []
+    row: ModelRow | None = start
+    seen: set[str] = set()
+    while row is not None and row.name not in seen:
+        seen.add(row.name)
+        votes = row.params.get("votes")
+        if isinstance(votes, list):
+            chain[:0] = [str(v) for v in votes if str(v) not in chain]
+        parent = row.params.get("warm_start")
+        row = get_model(store, parent) if isinstance(parent, str) else None
+    return chain
+
+
+def learned_held_out(
+    store: Store, model: ModelRow, held: Iterable[tuple[str, str | None]]
+) -> str | None:
+    """``student@2 learned from the votes of gt, which hold 40 of the 50 items of --eval
+    ev`` when ``model`` (or a student it was warm-started from) learned from items of a
+    held-out set (``(flag, set name)`` pairs); None when it learned from none. The sets
+    are read as they are now: an item added to a learned set since counts too."""
+    learned = [row for name in learned_sets(store, model) if (row := get_set(store, name))]
+    if not learned:
+        return None
+    seen = {i for row in learned for i in set_item_ids(store, row.id)}
+    for flag, name in held:
+        row = get_set(store, name) if name else None
+        if row is None:
+            continue
+        ids = set(set_item_ids(store, row.id))
+        if shared := len(ids & seen):
+            sets = ", ".join(r.name for r in learned)
+            return (
+                f"{model.name} learned from the votes of {sets}, which hold {shared:,} of the"
+                f" {len(ids):,} items of {flag} {name}"
+            )
+    return None
+
+
+def start_leak(store: Store, start: ModelRow, held: Iterable[tuple[str, str | None]]) -> str | None:
+    """One line when ``start`` (or a student it was warm-started from) learned from
+    items of a held-out set (``(flag, set name)`` pairs such as ``("--eval", "gt")``):
+    a model started from it is scored on what its weights already saw, and the scores
+    there overstate. None when it did not."""
+    found = learned_held_out(store, start, held)
+    if found is None:
+        return None
+    return f"{found}: scores there overstate (start from a student that did not learn from them)"
 
 
 def warm_config(config: TrainConfig, start: ModelRow) -> TrainConfig:

@@ -98,3 +98,20 @@ def has_predictions(store: Store, labeler: str) -> bool:
         "SELECT 1 FROM predictions WHERE labeler = ? LIMIT 1", (labeler,)
     ).fetchone()
     return row is not None
+
+
+def forced_inputs(store: Store, labeler: str, item_ids: Iterable[int]) -> dict[str, int]:
+    """How many of ``labeler``'s predictions on ``item_ids`` record, under
+    ``forced_input`` in their details, a text read other than the one the model learned
+    from (``curator predict --input``): field -> count."""
+    wanted = sorted(set(item_ids))
+    if not wanted:
+        return {}
+    rows = store._conn.execute(
+        "SELECT json_extract(p.details, '$.forced_input'), COUNT(*) FROM predictions AS p"
+        " JOIN json_each(?) AS j ON p.item_id = j.value WHERE p.labeler = ?"
+        " AND json_valid(p.details) AND json_extract(p.details, '$.forced_input') IS NOT NULL"
+        " GROUP BY 1",
+        (json.dumps(wanted), labeler),
+    ).fetchall()
+    return {str(r[0]): int(r[1]) for r in rows}

@@ -37,6 +37,8 @@ def test_scores_match_scikit_learn(pairs: list[tuple[str, str]]) -> None:
             assert scores.precision == pytest.approx(p[i])
         if scores.recall is not None:
             assert scores.recall == pytest.approx(r[i])
+        named = sum(1 for t, q in pairs if t == LABELS[i] or q == LABELS[i])
+        assert (scores.f1 is None) == (named == 0)  # undefined only when no side names it
         if scores.f1 is not None:
             assert scores.f1 == pytest.approx(f[i])
     assert result.accuracy == pytest.approx(accuracy_score(y_true, y_pred))
@@ -53,6 +55,20 @@ def test_fpr_and_missing_predictions_are_counted() -> None:
     perf = result.classes[0]
     assert perf.fpr == pytest.approx(0.5)  # one of two scored negatives predicted perf
     assert perf.precision == pytest.approx(0.5)
+
+
+def test_a_labeler_that_never_names_perf_scores_f1_zero_not_undefined() -> None:
+    """Missing every perf item is an F1 of 0 (shown as 0.000), not a dash that reads
+    like a labeler that was never scored."""
+    truth = {1: "perf", 2: "perf", 3: "non-perf"}
+    result = evaluate("x", truth, dict.fromkeys(truth, "non-perf"), LABELS)
+    perf = result.classes[0]
+    assert perf.precision is None and perf.recall == 0.0
+    assert perf.f1 == 0.0
+    assert result.as_json()["per_class"]["perf"]["f1"] == 0.0  # type: ignore[index]
+    # a set without perf items, where the labeler still says perf once: F1 0 as well
+    fp_only = evaluate("x", {1: "non-perf", 2: "non-perf"}, {1: "perf", 2: "non-perf"}, LABELS)
+    assert fp_only.classes[0].f1 == 0.0
 
 
 def test_unexpected_predicted_labels_count_as_errors() -> None:

@@ -10,10 +10,11 @@ import typer
 from annotation.evaluation import Evaluation
 from annotation.set_reports import GROUP_FIELDS, evaluate_on_set, evaluate_on_set_by
 from annotation.sets import SetError
+from annotation.training_data import unsettled_text
 from curator.cli_context import open_db
 from curator.commands.options import DbOption, RuleOption, given_path
 from curator.console import out
-from curator.prediction import input_warning, stored_labeler
+from curator.prediction import forced_warning, input_warning, stored_labeler
 from curator.presentation import eval_table
 from curator.presentation.cli_output import (
     EXIT_USAGE,
@@ -27,7 +28,8 @@ from curator.presentation.cli_output import (
 )
 from curator.presentation.tables import table
 from engines.labelers.registry import LabelerError
-from store.sets import set_item_ids
+from store import Store
+from store.sets import SetRow, set_item_ids
 
 
 def eval_command(
@@ -84,7 +86,8 @@ def eval_command(
     with open_db(db, create=False) as store:
         s = load_set(store, set_name)
         try:
-            names = [stored_labeler(store, lb) for lb in labelers]
+            # keyword@5 and keyword@latest name one labeler: one row, not two
+            names = list(dict.fromkeys(stored_labeler(store, lb) for lb in labelers))
             if by is None:
                 results = [evaluate_on_set(store, s, name, rule) for name in names]
             else:
@@ -93,13 +96,15 @@ def eval_command(
                 grouped = {whole.labeler: groups for whole, groups in pairs}
         except (SetError, LabelerError) as exc:
             fail(str(exc))
+        if any(r.items == 0 for r in results):
+            fail(_nothing_settled(store, s, rule))
         if s.kind == "commit":
             ids = set_item_ids(store, s.id)
             for r in results:
                 if (warning := input_warning(store, r.labeler, ids)) is not None:
                     warn(warning)
-    if any(r.items == 0 for r in results):
-        fail(f"set {s.name!r} has no settled items yet: vote, then `curator adjudicate`")
+                if (forced := forced_warning(store, r.labeler, ids, s.name)) is not None:
+                    warn(forced)
     for r in results:  # --json: its items_predicted says so
         if not as_json and (warning := _unpredicted(r, s.name)) is not None:
             warn(warning)
@@ -159,6 +164,14 @@ def _check_outputs(out_file: Path | None, markdown_file: Path | None, as_json: b
                 both = f"{flag} {path} and --json both print to standard output"
                 fail(f"{both}: give one", EXIT_USAGE)
     return any(to_stdout(path) for _, path in given)
+
+
+def _nothing_settled(store: Store, s: SetRow, rule: str) -> str:
+    """Why a set has no final label to score against, with what to do about it."""
+    if not set_item_ids(store, s.id):
+        return f"set {s.name!r} holds no items: nothing to score"
+    why = unsettled_text(store, s, rule) or "vote on its items"
+    return f"set {s.name!r} has no settled items yet: {why}"
 
 
 def _unpredicted(result: Evaluation, set_name: str) -> str | None:

@@ -13,7 +13,12 @@ from rich.text import Text
 from curator.cli_context import annotator_or_login, open_db
 from curator.commands.options import AnnotatorOption, DbOption, JsonOption
 from curator.console import out
-from curator.models_report import combiner_rows, model_report, skipped_text
+from curator.models_report import (
+    combiner_rows,
+    label_shares,
+    model_report,
+    skipped_text,
+)
 from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table, warn
 from curator.presentation.model_scores import below_the_rules_lines, scores_table
 from curator.presentation.text import one_line
@@ -21,6 +26,7 @@ from curator.training import perf_f1, train_total
 from engines.labelers.registry import (
     TRAINED_FAMILIES,
     LabelerError,
+    model_missing,
     resolve_model,
 )
 from store import Store
@@ -104,6 +110,7 @@ def list_command(
             "eval_set": _set_of(r.metrics, "eval"),
             "eval_f1": perf_f1(r.metrics.get("eval")),
             "path": r.path,
+            "missing": model_missing(r),
         }
         for r in rows
     ]
@@ -114,6 +121,9 @@ def list_command(
         which = f"no {family} models" if family else "no models"
         out.print(f"{which} yet: train one with `curator train`")
         return
+    for d in data:
+        if d["missing"]:
+            warn(_missing_text(d["name"], d["path"]))
     out.print(
         table(
             "Models",
@@ -138,16 +148,24 @@ def list_command(
         out.print("no version is current yet: `curator models promote FAMILY@N`")
 
 
-def _resolve(store: Store, name: str, current: bool = False) -> ModelRow:
+def _missing_text(name: str, path: str | None) -> str:
+    return (
+        f"{name}: its directory {path!r} is missing: it cannot predict, be promoted or be"
+        " warm-started from (its stored predictions still score)"
+    )
+
+
+def _resolve(store: Store, name: str, current: bool = False, files: bool = True) -> ModelRow:
     """``family@N`` or ``family@latest`` (and ``family@current`` when ``current``) to its
-    registered model, or exit with one line."""
+    registered model, or exit with one line (also when ``files`` and its directory is
+    gone)."""
     family, sep, version = name.rpartition("@")
     named = version in ("latest", "current") if current else version == "latest"
     if not sep or not family or not (named or version.isdecimal()):
         also = ", FAMILY@latest or FAMILY@current" if current else " or FAMILY@latest"
         fail(f"{name!r}: give FAMILY@N{also}, e.g. student@3", EXIT_USAGE)
     try:
-        return resolve_model(store, name)
+        return resolve_model(store, name, files)
     except LabelerError as exc:
         fail(str(exc))  # resolve_model names the registered versions
 
@@ -254,11 +272,14 @@ def show_command(
     """One model: base, training data, the input it learned from, its decision threshold
     and how it was chosen, dev/eval scores, calibration error (ECE) and reliability."""
     with open_db(db, create=False) as store:
-        row = _resolve(store, name, current=True)
+        row = _resolve(store, name, current=True, files=False)  # what the store recorded
         data = model_report(row, row.name in _current_names(store, [row]))
+    data["missing"] = model_missing(row)
     if as_json:
         print_json(data)
         return
+    if data["missing"]:
+        warn(_missing_text(row.name, row.path))
     mark = " (current)" if data["current"] else ""
     out.print(Text(f"{data['name']}{mark}: {_short_base(data['base'])}, {data['path']}"))
     if data["ensemble"] is not None:
@@ -329,11 +350,14 @@ def _sources(data: dict[str, Any]) -> str:
     counts = data["counts"] if isinstance(data["counts"], dict) else {}
     if data["train_total"] is None:  # registered by hand, or by a version that kept none
         return f"trained on {' and '.join(parts) or 'what was not recorded'}"
-    trained = f"trained on {data['train_total']} examples {counts.get('train', {})}"
+    shares = label_shares(counts.get("train"))
+    trained = f"trained on {data['train_total']:,} examples" + (f" ({shares})" if shares else "")
     held = counts.get("held_out")
     if isinstance(held, dict):
-        shown = {k: v for k, v in held.items() if k != "fraction"}
-        trained += f", {held.get('fraction', 0):.0%} held out {shown}"
+        fraction = held.get("fraction")
+        share = f"{fraction:.0%} " if isinstance(fraction, int | float) else ""
+        shares = label_shares(held)
+        trained += f", {share}held out" + (f" ({shares})" if shares else "")
     return f"{trained} from {' and '.join(parts) or 'nothing recorded'}"
 
 

@@ -14,7 +14,9 @@ from curator.cli_context import open_db
 from curator.commands.options import DbOption
 from curator.console import err, out
 from curator.prediction import (
+    CHUNK,
     PredictSummary,
+    forced_input,
     input_warning,
     items_to_predict,
     predict_items,
@@ -24,9 +26,11 @@ from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_js
 from curator.presentation.progress import RateColumn
 from curator.presentation.tables import table
 from curator.reread import stale_inputs_warning
-from engines.labelers.base import input_fields
+from engines.labelers.base import Labeler, input_fields
 from engines.labelers.inputs import FIELDS
 from engines.labelers.registry import (
+    RULE_LABELERS,
+    TRAINED_FAMILIES,
     LabelerError,
     LabelerSpec,
     load_labeler,
@@ -99,16 +103,8 @@ def predict(
     """Pre-label a set (or every unvoted commit, or all commits) with one labeler.
 
     In this process, or on Dask workers with ``--workers N`` or ``--scheduler ADDRESS``."""
-    if set_name and unlabeled:
-        fail("give a SET or --unlabeled, not both", EXIT_USAGE)
-    if scheduler is not None and not scheduler.strip():
-        fail("--scheduler: the address is empty (e.g. tcp://HOST:8786)", EXIT_USAGE)
-    if workers is not None and scheduler:
-        fail("give --workers or --scheduler, not both", EXIT_USAGE)
-    if sum((quantize, bool(bf16), openvino)) > 1:
-        fail("give one of --quantize, --bf16 and --openvino", EXIT_USAGE)
-    if text is not None and text not in FIELDS:
-        fail(f"--input must be one of {', '.join(FIELDS)}, not {text!r}", EXIT_USAGE)
+    _check_options(set_name, unlabeled, scheduler, workers, text)
+    _check_runtime(labeler_name, quantize, bf16, openvino)
     on_cluster = workers is not None or bool(scheduler)
     with open_db(db, create=False) as store:
         ids = _item_ids(store, set_name, unlabeled)
@@ -122,25 +118,30 @@ def predict(
         assert spec is not None or labeler is not None  # fail() exits otherwise
         name = spec.name if spec is not None else labeler.name
         todo, done = items_to_predict(store, name, ids, limit)
-        if (warning := input_warning(store, name, todo, text)) is not None:
-            warn(warning)
-        if text is not None and labeler is not None:
-            labeler.input_field = text
-        reads = spec_fields(spec, text) if spec is not None else input_fields(labeler)
-        if "model_input" in reads and (stale := stale_inputs_warning(store, todo)) is not None:
-            warn(stale)
+        forced = _prepare_inputs(store, name, todo, text, spec, labeler)
         summary = PredictSummary(name, len(ids), done)
         progress = _progress(name)
-        with progress if todo else contextlib.nullcontext():  # no empty bar for nothing
-            task = progress.add_task("predict", total=len(todo))
+        try:
+            with progress if todo else contextlib.nullcontext():  # no empty bar for nothing
+                task = progress.add_task("predict", total=len(todo))
 
-            def advance(n: int) -> None:
-                progress.advance(task, n)
+                def advance(n: int) -> None:
+                    progress.advance(task, n)
 
-            if labeler is not None:
-                predict_items(store, labeler, todo, summary, advance)
-            elif spec is not None and todo:  # nothing to label, no cluster to start
-                _on_cluster(store, spec, todo, summary, advance, text, workers, scheduler)
+                if labeler is not None:
+                    predict_items(store, labeler, todo, summary, advance, forced)
+                elif spec is not None and todo:  # nothing to label, no cluster to start
+                    where = (workers, scheduler)
+                    _on_cluster(store, spec, todo, summary, advance, text, where, forced)
+        except KeyboardInterrupt:
+            stored = items_to_predict(store, name, todo)[1]  # read back: what the store holds
+            err.print(
+                f"interrupted: {stored:,} of {len(todo):,} items were labeled and stored"
+                f" (each chunk of {CHUNK:,} is written whole); the same command labels the rest",
+                markup=False,
+                highlight=False,
+            )
+            raise typer.Exit(130) from None
     data = summary.as_json()
     failure = summary.not_labeled()
     if as_json:
@@ -159,6 +160,64 @@ def predict(
         fail(failure)
 
 
+_STUDENT_RUNTIME = ("student", "ensemble")  # an ensemble passes them to its students
+
+
+def _prepare_inputs(
+    store: Store,
+    name: str,
+    todo: list[int],
+    text: str | None,
+    spec: LabelerSpec | None,
+    labeler: Labeler | None,
+) -> str | None:
+    """Warn when the text read differs from what the model learned or was made by an
+    older Curator, point the labeler at a forced ``--input``, and return what
+    :func:`forced_input` records with each prediction."""
+    if (warning := input_warning(store, name, todo, text)) is not None:
+        warn(warning)
+    if text is not None and labeler is not None:
+        labeler.input_field = text
+    reads = spec_fields(spec, text) if spec is not None else input_fields(labeler)
+    if "model_input" in reads and (stale := stale_inputs_warning(store, todo)) is not None:
+        warn(stale)
+    return forced_input(store, name, text)
+
+
+def _check_options(
+    set_name: str | None,
+    unlabeled: bool,
+    scheduler: str | None,
+    workers: int | None,
+    text: str | None,
+) -> None:
+    """Refuse options that contradict each other, before the store is opened."""
+    if set_name and unlabeled:
+        fail("give a SET or --unlabeled, not both", EXIT_USAGE)
+    if scheduler is not None and not scheduler.strip():
+        fail("--scheduler: the address is empty (e.g. tcp://HOST:8786)", EXIT_USAGE)
+    if workers is not None and scheduler:
+        fail("give --workers or --scheduler, not both", EXIT_USAGE)
+    if text is not None and text not in FIELDS:
+        fail(f"--input must be one of {', '.join(FIELDS)}, not {text!r}", EXIT_USAGE)
+
+
+def _check_runtime(name: str, quantize: bool, bf16: bool | None, openvino: bool) -> None:
+    """Refuse --quantize, --bf16/--fp32 and --openvino for a labeler they do not apply to
+    (TF-IDF, the rules): it would run as it always does, and say nothing."""
+    if sum((quantize, bool(bf16), openvino)) > 1:
+        fail("give one of --quantize, --bf16 and --openvino", EXIT_USAGE)
+    family = name.rpartition("@")[0]
+    if family in _STUDENT_RUNTIME or family not in (*TRAINED_FAMILIES, *RULE_LABELERS):
+        return  # an unknown name is named when it is resolved
+    flags = (("--quantize", quantize), ("--openvino", openvino))
+    given = [flag for flag, on in flags if on]
+    if bf16 is not None:
+        given.append("--bf16" if bf16 else "--fp32")
+    if given:
+        fail(f"{given[0]} is for students (and ensembles of them), not {name}", EXIT_USAGE)
+
+
 def _on_cluster(
     store: Store,
     spec: LabelerSpec,
@@ -166,12 +225,15 @@ def _on_cluster(
     summary: PredictSummary,
     advance: Callable[[int], None],
     text: str | None,
-    workers: int | None,
-    scheduler: str | None,
+    where: tuple[int | None, str | None],
+    forced: str | None,
 ) -> None:
-    """The labeling on Dask workers; lost workers and failed chunks are warned of (the
-    command then exits non-zero: see :meth:`PredictSummary.not_labeled`)."""
+    """The labeling on Dask workers (``where``: --workers, --scheduler); lost workers and
+    failed chunks are warned of (the command then exits non-zero: see
+    :meth:`PredictSummary.not_labeled`)."""
     from engines.dask_cluster import ClusterError, dask_client
+
+    workers, scheduler = where
 
     try:
         fields = spec_fields(spec, text)
@@ -189,6 +251,7 @@ def _on_cluster(
                 advance,
                 text,
                 lambda address: warn(f"lost worker {address}; its chunks run again elsewhere"),
+                forced=forced,
             )
     except ClusterError as exc:
         fail(str(exc))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import threading
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.progress import (
@@ -20,7 +20,13 @@ from curator.commands.options import DbOption, finite
 from curator.commands.train_curve import parse_orders, parse_sizes, run_curve
 from curator.console import err, out
 from curator.ensemble_training import EnsembleRequest, train_ensemble
-from curator.models_report import combiner_rows, input_text, score_rows, skipped_text
+from curator.models_report import (
+    combiner_rows,
+    examples_text,
+    input_text,
+    score_rows,
+    skipped_text,
+)
 from curator.presentation.cli_output import EXIT_USAGE, fail, number, print_json, table, warn
 from curator.presentation.model_scores import below_the_rules_lines, scores_table
 from curator.presentation.progress import training_bar
@@ -69,14 +75,6 @@ class _BarReporter:
         )
 
 
-def _examples_text(counts: dict[str, Any]) -> str:
-    """``1,200 (perf 400, non-perf 800)``: the total, then each label's share."""
-    by_label = counts.get("train") or {}
-    parts = ", ".join(f"{label} {n:,}" for label, n in sorted(by_label.items()))
-    total = f"{counts.get('train_total') or 0:,}"
-    return f"{total} ({parts})" if parts else total
-
-
 def _summary(outcome: TrainOutcome) -> None:
     assert outcome.model is not None
     model = outcome.model
@@ -88,7 +86,7 @@ def _summary(outcome: TrainOutcome) -> None:
             out.print(line)
     counts = outcome.counts
     if "train_total" in counts:
-        out.print(Text(f"training examples: {_examples_text(counts)}"))
+        out.print(Text(f"training examples: {examples_text(counts)}"))
     learned = counts.get("prior_learned")
     if learned:
         out.print(Text(skipped_text(learned)))
@@ -443,7 +441,7 @@ def train(
         kind=kind,
         teacher=teacher,
         tau=tau,
-        vote_sets=tuple(votes or ()),
+        vote_sets=tuple(dict.fromkeys(votes or ())),  # --votes tr --votes tr: once
         dev_set=dev,
         eval_set=eval_set,
         rule=rule,
@@ -559,6 +557,7 @@ def _report(outcome: TrainOutcome, as_json: bool) -> None:
                 "path": outcome.model.path,
                 "counts": outcome.counts,
                 "metrics": outcome.metrics,
+                "notes": outcome.notes,  # as an ensemble's and a curve's JSON carry theirs
             }
         )
     else:

@@ -73,9 +73,10 @@ def near_miss(family: str, version: str | None = None) -> str:
     return f"; did you mean {close[0]}{'' if version is None else '@' + version}?"
 
 
-def resolve_model(store: Store, name: str) -> ModelRow:
+def resolve_model(store: Store, name: str, files: bool = True) -> ModelRow:
     """The registered model a trained labeler name points to (``@latest`` and ``@current``
-    resolved)."""
+    resolved); with ``files`` (what running it needs), refused when its directory is
+    gone."""
     family, _, version = name.rpartition("@")
     if family not in TRAINED_FAMILIES:
         raise LabelerError(
@@ -95,9 +96,14 @@ def resolve_model(store: Store, name: str) -> ModelRow:
         names = [m.name for m in list_models(store, family)]
         also = f" ({_registered(names)})" if names else ""
         raise LabelerError(f"{which}: train one with {train_command(family)}{also}")
-    if not row.path or not Path(row.path).is_dir():
+    if files and model_missing(row):
         raise LabelerError(f"{row.name}: its directory {row.path!r} is missing")
     return row
+
+
+def model_missing(row: ModelRow) -> bool:
+    """Whether a registered model's directory is gone (deleted or moved since)."""
+    return not row.path or not Path(row.path).is_dir()
 
 
 def train_command(family: str) -> str:
