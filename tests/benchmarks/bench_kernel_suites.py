@@ -109,7 +109,9 @@ def run_suite(suite: Path, worker: MemoWorker, limit: int | None) -> dict[str, A
                 if side == "before":
                     result = legacy_filter(worker, cand.source)
                 else:
-                    result = rejection_filter(worker, cand.source, 3, flags.defines)  # type: ignore[arg-type]
+                    result = rejection_filter(  # type: ignore[arg-type]
+                        worker, cand.source, 3, flags.defines, context.type_lookup(cand)
+                    )
                 sides[side][key] = (rel, cand.name, result)
     return {"sides": sides, "files": len(files_with_kernels)}
 
