@@ -611,6 +611,8 @@ def run_training(
         if request.learning_curve is not None:
             params["learning_curve"] = request.learning_curve
             stage_learning_curve(staging, request.learning_curve)
+        if cancel is not None and cancel.is_set():  # a TF-IDF fit, or scoring, ran past it
+            return TrainOutcome(None, counts, {}, cancelled=True, notes=notes)
         base = config.resolved_base() if request.kind == STUDENT else "tfidf"
         model = register_model(store, request.kind, base, params, metrics, staging)
         if oof is not None:

@@ -38,3 +38,21 @@ def test_cancel_stops_training_and_registers_nothing(store: Store, tmp_path: Pat
     assert seen[0].steps == 3 * -(-outcome.counts["train_total"] // 4)
     assert list_models(store) == []
     assert [p.name for p in (tmp_path / "models").iterdir()] == []  # staging removed
+
+
+def test_a_cancel_during_a_tfidf_fit_registers_nothing(store: Store, tmp_path: Path) -> None:
+    """A TF-IDF fit checks no cancel flag while it runs; a cancel that came meanwhile is
+    honoured before the model is registered (the app's esc registered it anyway)."""
+    import_items_file(store, SAMPLE / "items.jsonl", "commit", model_input, "gt-sample")
+    import_votes_file(store, SAMPLE / "votes.csv")
+    cancel = threading.Event()
+    cancel.set()  # pressed while the fit ran
+    outcome = run_training(
+        store,
+        TrainRequest(kind="tfidf-lr", vote_sets=("gt-sample",), config=TrainConfig()),
+        lambda _: None,
+        cancel,
+    )
+    assert outcome.cancelled and outcome.model is None
+    assert list_models(store) == []
+    assert [p.name for p in (tmp_path / "models").iterdir()] == []
