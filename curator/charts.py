@@ -30,6 +30,7 @@ from engines.labelers.calibration import threshold_of
 from engines.labelers.diff_decision import diff_decision_of
 from store import Store
 from store.models import current_model, get_model, list_models
+from store.predictions import has_predictions
 from store.sets import set_item_ids
 from store.teaching import commits_with_diff
 
@@ -132,6 +133,11 @@ def threshold_chart(store: Store, set_name: str, labeler: str) -> Chart:
         chosen = diff.threshold  # the one its commits were decided at
     curve = threshold_curve(store, set_row, labeler, chosen)
     if not curve.items:
+        if model is None and not has_predictions(store, labeler):
+            raise ChartError(
+                f"{labeler}: no labeler of that name has predictions in this store"
+                " (`curator models list` names the trained ones)"
+            )
         raise ChartError(f"{labeler} has no prediction on a settled item of {set_name}")
     xs = [t for t, _, _ in curve.points]
     return Chart(

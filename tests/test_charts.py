@@ -17,7 +17,7 @@ from annotation.trends import (
     label_distribution,
     threshold_curve,
 )
-from curator.charts import CHARTS, build_chart, render_svg, render_text
+from curator.charts import CHARTS, ChartError, build_chart, render_svg, render_text, threshold_chart
 from curator.cli import app
 from store import Store, open_store
 from store.commits import insert_predictions
@@ -286,3 +286,11 @@ def test_cli_chart_refuses_to_write_svg_over_the_database(store: Store, tmp_path
         assert result.output.startswith(f"error: --svg {target}: that is the database")
     assert db.read_bytes() == before
     assert raw_sql.query(store, "SELECT count(*) FROM items")[0][0] > 0
+
+
+def test_a_threshold_chart_of_an_unknown_labeler_says_so(store: Store) -> None:
+    """A mistyped name is not a labeler that predicted nothing on the set."""
+    with pytest.raises(ChartError, match="no labeler of that name has predictions"):
+        threshold_chart(store, "gt", "keyword@9")
+    with pytest.raises(ChartError, match="keyword@1 has no prediction on a settled item"):
+        threshold_chart(store, "aud", "keyword@1")
