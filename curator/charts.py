@@ -28,6 +28,7 @@ from curator.presentation.text import flat, strip_controls
 from engines.files import write_text_atomically
 from engines.labelers.calibration import threshold_of
 from engines.labelers.diff_decision import diff_decision_of
+from engines.labelers.registry import RULE_LABELERS, TRAINED_FAMILIES, near_miss
 from store import Store
 from store.models import current_model, get_model, list_models
 from store.predictions import has_predictions
@@ -133,10 +134,13 @@ def threshold_chart(store: Store, set_name: str, labeler: str) -> Chart:
         chosen = diff.threshold  # the one its commits were decided at
     curve = threshold_curve(store, set_row, labeler, chosen)
     if not curve.items:
-        if model is None and not has_predictions(store, labeler):
+        family = labeler.rpartition("@")[0]
+        known = family in (*TRAINED_FAMILIES, *RULE_LABELERS) or labeler.startswith("teacher:")
+        if not known and model is None and not has_predictions(store, labeler):
             raise ChartError(
                 f"{labeler}: no labeler of that name has predictions in this store"
                 " (`curator models list` names the trained ones)"
+                + near_miss(family, labeler.rpartition("@")[2])
             )
         raise ChartError(f"{labeler} has no prediction on a settled item of {set_name}")
     xs = [t for t, _, _ in curve.points]
