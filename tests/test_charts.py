@@ -290,7 +290,7 @@ def test_cli_chart_refuses_to_write_svg_over_the_database(store: Store, tmp_path
 
 def test_a_threshold_chart_of_an_unknown_labeler_says_so(store: Store) -> None:
     """A mistyped name is not a labeler that predicted nothing on the set."""
-    with pytest.raises(ChartError, match="no labeler of that name has .*did you mean keyword@1"):
+    with pytest.raises(ChartError, match=r"no labeler of that name has .*did you mean keyword@1"):
         threshold_chart(store, "gt", "keywrod@1")
     with pytest.raises(ChartError, match="keyword@1 has no prediction on a settled item"):
         threshold_chart(store, "aud", "keyword@1")
