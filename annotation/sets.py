@@ -510,9 +510,15 @@ def create_split(
     within: str | None = None,
     labels: Sequence[str] | None = None,
     blind: bool = True,
-    votes_per_item: int = 2,
+    votes_per_item: int | None = None,
 ) -> list[SetRow]:
-    """One set per part, repositories disjoint between them, created in one transaction."""
+    """One set per part, repositories disjoint between them, created in one transaction.
+    Labels and votes per item not given are the split set's (``within``), else the
+    kind's labels and 2."""
+    source = require_set(store, within) if within else None
+    labels = labels or (source.labels if source is not None else DEFAULT_LABELS[kind])
+    if votes_per_item is None:
+        votes_per_item = source.votes_per_item if source is not None else 2
     for part, _ in parts:
         if get_set(store, part) is not None:
             raise SetError(f"a set named {part!r} already exists")
@@ -536,7 +542,7 @@ def create_split(
                     NewSet(
                         name=part,
                         kind=kind,
-                        labels=list(labels or DEFAULT_LABELS[kind]),
+                        labels=list(labels),
                         categories=default_categories(kind),
                         params={
                             "split": {

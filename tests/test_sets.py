@@ -15,7 +15,7 @@ from annotation.splits import SplitError, parse_parts, split_by_source
 from store import Store
 from store.commits import insert_predictions
 from store.records import PredictionRow
-from store.sets import Candidate, candidates, set_item_ids, sources_in_sets
+from store.sets import Candidate, NewSet, candidates, create_set, set_item_ids, sources_in_sets
 from tests.annotation_data import Spec, add_items, many
 
 
@@ -134,6 +134,19 @@ def test_split_creates_disjoint_sets_covering_everything(store: Store) -> None:
         for j in range(i + 1, 3):
             assert sources[i].isdisjoint(sources[j])
     assert len(members[2]) > len(members[0])
+
+
+def test_split_parts_take_the_split_sets_labels_and_votes_per_item(store: Store) -> None:
+    """Splitting a one-vote set made parts that waited for a second vote on every item."""
+    ids = list(add_items(store, many(40, sources=8)).values())
+    create_set(store, NewSet("whole", "commit", ["fast", "slow"], votes_per_item=1), ids)
+    parts = parse_parts("a:50,b:50")
+    inherited = create_split(store, "commit", parts, seed=1, within="whole")
+    assert [(s.labels, s.votes_per_item) for s in inherited] == [(["fast", "slow"], 1)] * 2
+    given = create_split(store, "commit", parse_parts("c:50,d:50"), 1, "whole", ["x", "y"], True, 3)
+    assert [(s.labels, s.votes_per_item) for s in given] == [(["x", "y"], 3)] * 2
+    plain = create_split(store, "commit", parse_parts("e:50,f:50"), seed=1)
+    assert [(s.labels, s.votes_per_item) for s in plain] == [(["perf", "non-perf"], 2)] * 2
 
 
 def test_parse_parts_rejects_bad_specs() -> None:

@@ -272,19 +272,26 @@ def split(
         str | None, typer.Option("--from-set", help="Split this set's items.")
     ] = None,
     labels: Annotated[
-        str | None, typer.Option("--labels", help="Allowed labels of every part.")
+        str | None,
+        typer.Option("--labels", help="Allowed labels of every part (default: the --from-set's)."),
     ] = None,
     open_votes: Annotated[bool, typer.Option("--open", help="Parts are not blind.")] = False,
     votes_per_item: Annotated[
-        int, typer.Option("--votes-per-item", min=1, max=MAX_VOTES_PER_ITEM)
-    ] = 2,
+        int | None,
+        typer.Option(
+            "--votes-per-item",
+            min=1,
+            max=MAX_VOTES_PER_ITEM,
+            help="Votes each item needs (default: the --from-set's, else 2).",
+        ),
+    ] = None,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Split items into sets whose repositories never overlap (no leakage)."""
     try:
         parts = parse_parts(into)
-        allowed = parse_labels(labels, kind)
+        allowed = parse_labels(labels, kind) if labels else None
     except (SplitError, LabelError) as exc:
         fail(str(exc), EXIT_USAGE)
     with open_db(db, create=False) as store:
