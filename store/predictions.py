@@ -115,3 +115,34 @@ def forced_inputs(store: Store, labeler: str, item_ids: Iterable[int]) -> dict[s
         (json.dumps(wanted), labeler),
     ).fetchall()
     return {str(r[0]): int(r[1]) for r in rows}
+
+
+def below_version_item_ids(
+    store: Store, labeler: str, key: str, version: int, item_ids: Iterable[int] | None = None
+) -> set[int]:
+    """Items (optionally among ``item_ids``) whose newest prediction from ``labeler``
+    records under ``key`` in its details a number below ``version``, or records none
+    (answers stored before the key existed): the answers of an older prompt or rule set.
+    One lookup in the (labeler, item_id) index per item asked about."""
+    cursor = store._conn.cursor()
+    cursor.row_factory = None
+    path = f'$."{key}"'
+    stale = (
+        " AND COALESCE(CASE WHEN json_valid(p.details) THEN json_extract(p.details, ?) END, 0) < ?"
+    )
+    if item_ids is None:
+        rows = cursor.execute(
+            "SELECT p.item_id FROM predictions AS p WHERE p.id IN (SELECT MAX(q.id)"
+            " FROM predictions AS q WHERE q.labeler = ? GROUP BY q.item_id)" + stale,
+            (labeler, path, version),
+        )
+        return {r[0] for r in rows}
+    wanted = sorted(set(item_ids))
+    if not wanted:
+        return set()
+    rows = cursor.execute(
+        "SELECT j.value FROM json_each(?) AS j JOIN predictions AS p ON p.id = (SELECT"
+        " MAX(q.id) FROM predictions AS q WHERE q.labeler = ? AND q.item_id = j.value)" + stale,
+        (json.dumps(wanted), labeler, path, version),
+    )
+    return {r[0] for r in rows}

@@ -20,10 +20,12 @@ from curator.presentation.text import one_line
 from engines.labelers.registry import LabelerError, resolve_model
 from engines.labelers.teacher import APIS, TASKS, Teacher, TeacherConfig
 from engines.labelers.teacher.client import MAX_CONCURRENCY
+from engines.labelers.teacher.prompt import PROMPT_VERSION
 from engines.labelers.teacher.run import CONFIDENT, TeachSummary, teach
 from engines.labelers.teacher.window import load_window
 from engines.reporting import FinishedSource
 from store import Store
+from store.predictions import below_version_item_ids
 from store.sets import set_item_ids
 from store.teaching import unvoted_commit_ids
 
@@ -125,11 +127,20 @@ def teach_command(
             " a model directory); --max-tokens then sets the length in its tokens.",
         ),
     ] = None,
+    redo_older_prompts: Annotated[
+        bool,
+        typer.Option(
+            "--redo-older-prompts",
+            help="Ask again items whose answer came from an older prompt version (kept and"
+            " counted as answered without it).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     db: DbOption = None,
 ) -> None:
     """Ask a teacher model for a label and a 0-100 confidence per commit; store each
-    answer as a prediction of ``teacher:MODEL``. A rerun asks only what is missing."""
+    answer as a prediction of ``teacher:MODEL``. A rerun asks only what is missing (an
+    answer from an older prompt version counts, unless --redo-older-prompts)."""
     if (set_name is None) == (not unlabeled):
         fail("name a SET or pass --unlabeled (one of the two)", EXIT_USAGE)
     try:
@@ -153,23 +164,41 @@ def teach_command(
         if set_name is not None:
             members = set_item_ids(store, load_set(store, set_name).id)
             item_ids = members[:limit] if limit else members
+            older_elsewhere = 0
         else:
-            item_ids = unvoted_commit_ids(store, limit, config.labeler)
+            item_ids, older_elsewhere = _unlabeled(store, limit, config.labeler, redo_older_prompts)
         progress = source_progress("answers")
         reporter = TeachProgress(progress)
         with Teacher(config, window=window, window_name=window_name) as teacher:
             try:
                 with progress:
-                    summary = teach(store, item_ids, teacher, reporter)
+                    summary = teach(
+                        store, item_ids, teacher, reporter, redo_older=redo_older_prompts
+                    )
             except KeyboardInterrupt:
                 err.print("interrupted: answers received so far are stored; run again to resume")
                 raise typer.Exit(130) from None
+    summary.older_kept += older_elsewhere
     if as_json:
         print_json(summary.as_json())
     else:
         _print_summary(summary)
     if summary.asked and not summary.stored:
         raise typer.Exit(1)
+
+
+def _unlabeled(store: Store, limit: int | None, labeler: str, redo: bool) -> tuple[list[int], int]:
+    """The ``--unlabeled`` selection, oldest first: commits no human voted on that
+    ``labeler`` has not answered (with ``redo``, or answered only with an older prompt),
+    and how many unvoted commits keep an older prompt's answer outside it."""
+    older = below_version_item_ids(store, labeler, "prompt_version", PROMPT_VERSION)
+    if older:
+        older.intersection_update(unvoted_commit_ids(store, None, None))
+    fresh = unvoted_commit_ids(store, limit, labeler)
+    if not redo:
+        return fresh, len(older)
+    chosen = sorted(older.union(fresh))
+    return (chosen[:limit] if limit else chosen), 0
 
 
 def _window(store: Store, spec: str, max_tokens: int) -> tuple[Callable[[str], str], str]:
@@ -196,8 +225,15 @@ def _print_summary(s: TeachSummary) -> None:
     rows += [(f"  labeled {label}", n) for label, n in sorted(s.labels.items())]
     rows.append((f"  confidence >= {CONFIDENT}", s.confident))
     rows.append(("failed (not stored)", sum(s.failures.values())))
+    if s.redone:
+        rows.insert(3, (f"  answered before by a prompt older than v{PROMPT_VERSION}", s.redone))
     rows += [(f"  {reason}", n) for reason, n in sorted(s.failures.items())]
     out.print(table(f"Teaching summary: {s.source}", ("", "items"), rows))
+    if s.older_kept:
+        out.print(
+            f"{s.older_kept} answered items keep an answer from a prompt older than version"
+            f" {PROMPT_VERSION} (not asked again); --redo-older-prompts asks them again"
+        )
     if s.failures:
         out.print(
             Text.assemble(

@@ -1,7 +1,10 @@
 """A teaching run: ask the teacher about stored commits and store its answers.
 
 Items that already hold a prediction from this teacher are not asked again, so a run
-that was interrupted, or that met failures, is simply started again. Answers are
+that was interrupted, or that met failures, is simply started again. An item whose
+newest answer came from an older prompt (``prompt_version`` in its details) still
+counts as answered, and the summary says how many do; ``redo_older`` asks those again
+(the new answer is appended and, being newest, is the one read; the old one stays). Answers are
 written in small batches, each in one transaction, from the calling thread only.
 Failures are counted by reason and listed (up to a cap) in the summary; they are never
 stored as predictions.
@@ -15,9 +18,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from engines.labelers.teacher.client import Failure, Teacher
+from engines.labelers.teacher.prompt import PROMPT_VERSION
 from engines.reporting import SilentReporter, SourceReporter
 from store import Store
-from store.predictions import add_predictions, predicted_item_ids
+from store.predictions import add_predictions, below_version_item_ids, predicted_item_ids
 from store.records import PredictionRow
 from store.teaching import commit_texts
 
@@ -57,12 +61,19 @@ class TeachSummary:
     failures: Counter[str] = field(default_factory=Counter)
     failed_items: list[tuple[int, str, str, str | None]] = field(default_factory=list)
     failed: str | None = None
+    older_kept: int = 0
+    """Items whose newest answer came from an older prompt, kept and not asked again."""
+    redone: int = 0
+    """Items whose newest answer came from an older prompt, asked again."""
 
     def as_json(self) -> dict[str, object]:
         return {
             "labeler": self.source,
             "selected": self.selected,
             "already_predicted": self.already,
+            "prompt_version": PROMPT_VERSION,
+            "older_prompt_kept": self.older_kept,
+            "older_prompt_asked_again": self.redone,
             "asked": self.asked,
             "stored": self.stored,
             "labels": dict(sorted(self.labels.items())),
@@ -82,8 +93,10 @@ def teach(
     teacher: Teacher,
     reporter: SourceReporter | None = None,
     batch_answers: int = BATCH_ANSWERS,
+    redo_older: bool = False,
 ) -> TeachSummary:
-    """Ask ``teacher`` about every item of ``item_ids`` it has not answered yet.
+    """Ask ``teacher`` about every item of ``item_ids`` it has not answered yet (with
+    ``redo_older``, also those whose newest answer came from an older prompt).
 
     Texts are read from the store a chunk at a time as requests go out, so a run over a
     million items holds only a few thousand texts in memory.
@@ -92,6 +105,12 @@ def teach(
     unique = list(dict.fromkeys(item_ids))
     summary = TeachSummary(teacher.name, selected=len(unique))
     done = predicted_item_ids(store, teacher.name, unique)
+    older = below_version_item_ids(store, teacher.name, "prompt_version", PROMPT_VERSION, done)
+    if redo_older:
+        done -= older
+        summary.redone = len(older)
+    else:
+        summary.older_kept = len(older)
     todo = [i for i in unique if i not in done]
     summary.already = len(unique) - len(todo)
     report.source_started(teacher.name, len(todo), 0)
