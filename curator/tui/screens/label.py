@@ -236,7 +236,10 @@ class LabelScreen(LabelKeysScreen):
         state = self.state
         if state is None:
             return
-        where = f"item {self.entry.position + 1} of {state.size}" if self.entry else ""
+        # A hidden gold item sits outside the set's positions: on a set that mixes them
+        # in, no item says where it is, so none stands out as gold.
+        shown = self.entry is not None and not self.curation.mixes_gold(self.set_row)
+        where = f"item {self.entry.position + 1} of {state.size}" if shown and self.entry else ""
         parts = [self.set_row.name, where, f"you: {state.mine} labeled, {state.to_do} to do"]
         if self.set_row.blind:
             parts.append("blind")
@@ -357,7 +360,7 @@ class LabelScreen(LabelKeysScreen):
         if result is None:
             self.from_worker(self._failed, "nothing to undo in this set")
             return
-        entry = service.position_of(self.set_row, result.item_id)
+        entry = service.undone_entry(self.set_row, result)
         # What counts here: a restored vote with another set's label (one this vote had
         # replaced) is the annotator's again, but not a vote in this set.
         counted = counts_in(self.set_row, result.undone_label)

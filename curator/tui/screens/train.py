@@ -167,10 +167,11 @@ class TrainScreen(CuratorScreen):
             self.form = initial_form(teachers, [s.name for s in sets], current)
             self.loaded = True
         self._show_form()
-        self._set_status(
-            f"{len(teachers)} teachers with answers · {len(sets)} commit sets · "
-            "enter changes a setting, s starts"
-        )
+        if self.cancel is None and self.trained is None:  # a run's own status stays
+            self._set_status(
+                f"{len(teachers)} teachers with answers · {len(sets)} commit sets · "
+                "enter changes a setting, s starts"
+            )
 
     @work(thread=True, exclusive=True, group="train-models")
     def load_models(self) -> None:
@@ -274,7 +275,7 @@ class TrainScreen(CuratorScreen):
         setting = self._selected()
         if setting is None or self.cancel is not None:
             if self.cancel is not None:
-                self.curator_app.say("training is running: esc cancels it first")
+                self._say_running()
             return
         set_names = [s.name for s in self.sets]
         if setting.kind == "toggle":
@@ -342,7 +343,7 @@ class TrainScreen(CuratorScreen):
 
     def action_start(self) -> None:
         if self.cancel is not None:
-            self.app.bell()
+            self._say_running()
             return
         self.cancel = threading.Event()
         self.trained = self.registered = None
@@ -432,13 +433,24 @@ class TrainScreen(CuratorScreen):
         self.query_one("#compare", Static).update(grid)
         self._set_status(f"trained {c.new.name} · p promotes it to {c.new.family}@current")
         self.curator_app.say(f"registered {c.new.name}")
-        self.load_models()
+        self.load_choices()  # the new version is one to warm-start from
+
+    def _say_running(self) -> None:
+        """A key that needs the run over (s, p, enter) while it runs: say why it did
+        nothing, rather than only ring the bell."""
+        self.app.bell()
+        if self.registered is not None:
+            self.curator_app.say(f"{self.registered} is registered: wait for its comparison")
+        elif self.cancel is not None and self.cancel.is_set():
+            self.curator_app.say("training is stopping after the current step")
+        else:
+            self.curator_app.say("training is running: esc cancels it first")
 
     # Promotion and leaving ----------------------------------------------------------
 
     def action_promote(self) -> None:
         if self.cancel is not None:
-            self.app.bell()
+            self._say_running()
             return
         if self.trained is not None:
             self._promote(self.trained.name)
@@ -473,7 +485,8 @@ class TrainScreen(CuratorScreen):
                 f" (was {done.replaced})" if done.replaced else ""
             )
         self.from_worker(self.curator_app.say, said)
-        self.load_models()
+        # student@current may be new among the warm starts, and the models' marker moved.
+        self.from_worker(self.load_choices)
 
     def action_refresh(self) -> None:
         self.load_choices()

@@ -8,7 +8,7 @@ from functools import cached_property
 
 from annotation.labels import DEFAULT_LABELS, SKIP, taxonomy_slugs
 from annotation.queue import QueueEntry, visible_votes
-from annotation.routing import current_set, ensure_tracked, is_gold, submit, to_do
+from annotation.routing import current_set, ensure_tracked, gold_rate, is_gold, submit, to_do
 from annotation.set_reports import agreement_for_set
 from annotation.sets import require_set
 from annotation.votes import (
@@ -29,7 +29,7 @@ from curator.tui.service.search import find_text
 from store import Store
 from store.item_views import change_mark, search_set, set_position
 from store.items import find_by_id
-from store.routing import annotator_count, set_counters
+from store.routing import annotator_count, gold_item, set_counters
 from store.sets import SetRow, all_sets, set_size, sets_of_item
 from store.votes import UndoResult, counts_toward, live_votes_for_items
 
@@ -235,6 +235,26 @@ class QueueService(ServiceBase):
     def position_of(self, set_row: SetRow, item_id: int) -> QueueEntry | None:
         position = self._quick(lambda s: set_position(s, set_row.id, item_id))
         return None if position is None else QueueEntry(position, item_id)
+
+    def undone_entry(self, set_row: SetRow, undone: UndoResult) -> QueueEntry | None:
+        """The queue entry of the item an undo took back, to show it again: its place in
+        the set, or, for an answer on a hidden gold item (not a member), the entry
+        routing serves that gold item as (a negative position, as
+        ``annotation.routing`` gives it)."""
+
+        def work(store: Store) -> QueueEntry | None:
+            position = set_position(store, set_row.id, undone.item_id)
+            if position is not None:
+                return QueueEntry(position, undone.item_id)
+            gold = gold_item(store, set_row.id, undone.item_id) if undone.gold else None
+            return None if gold is None else QueueEntry(-1 - gold.position, gold.item_id)
+
+        return self._quick(work)
+
+    @staticmethod
+    def mixes_gold(set_row: SetRow) -> bool:
+        """Whether the set's queues mix in hidden gold items (``curator set gold``)."""
+        return gold_rate(set_row) > 0
 
     def resolve(self, ref: str) -> int:
         """An item id from ``#N``, a sha or another external key; LookupError if none."""
