@@ -7,7 +7,9 @@ and one-line help, and a command's module is imported only when that command run
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import MutableMapping
 from typing import Annotated
 
 import typer
@@ -112,7 +114,8 @@ COMMANDS = (
         "teach",
         f"{C}.teach:teach_command",
         "Ask a teacher model for a label and a 0-100 confidence per commit; store each"
-        " answer as a prediction of ``teacher:MODEL``. A rerun asks only what is missing.",
+        " answer as a prediction of ``teacher:MODEL``. A rerun asks only what is missing"
+        " (an answer from an older prompt version counts, unless --redo-older-prompts).",
     ),
     Lazy(
         "simulate",
@@ -142,7 +145,8 @@ app = typer.Typer(
 
 
 def interactive() -> bool:
-    return sys.stdin.isatty() and sys.stdout.isatty()
+    """Whether both ends are a terminal; a closed one (``curator <&-``) is None."""
+    return all(stream is not None and stream.isatty() for stream in (sys.stdin, sys.stdout))
 
 
 def _version(value: bool) -> None:
@@ -191,5 +195,40 @@ def root(
     run_app(db, annotator)
 
 
+MIN_COLUMNS = 20
+
+
+def sane_columns(environ: MutableMapping[str, str]) -> None:
+    """Raise a ``COLUMNS`` under :data:`MIN_COLUMNS` to it: rich prints nothing at all
+    at ``COLUMNS=0`` (exit 0, every result lost) and fails drawing a table in a few
+    columns; a value that is not a whole number rich ignores already."""
+    value = environ.get("COLUMNS", "").strip()
+    if value.isascii() and value.isdigit() and int(value) < MIN_COLUMNS:
+        environ["COLUMNS"] = str(MIN_COLUMNS)
+
+
+def reopen_closed_streams() -> list[int]:
+    """Put /dev/null on each of file descriptors 0-2 that is closed (``curator ... >&-``)
+    and return those: else the first file the command opens (an export, a clone's pipe)
+    would take the number, and what is printed, or a child's output, would go into it."""
+    reopened = []
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:  # the lowest free number: fd itself, unless a lower one is open
+                os.dup2(null, fd)
+                os.close(null)
+            reopened.append(fd)
+    return reopened
+
+
 def main() -> None:
+    if 1 in reopen_closed_streams() and sys.stderr is not None:
+        sys.stderr.write(
+            "warning: standard output is closed: what this command prints is lost"
+            " (send it to a file, or to /dev/null to drop it)\n"
+        )
+    sane_columns(os.environ)
     app()

@@ -10,22 +10,33 @@ how to set it; the app and ``curator models promote`` fall back to the login nam
 from __future__ import annotations
 
 import getpass
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from curator.presentation.cli_output import EXIT_USAGE, fail, protect_database, warn
 from curator.presentation.migration_progress import MigrationBar
-from curator.settings import Settings, SettingsError, load_settings
+from curator.settings import (
+    Settings,
+    SettingsError,
+    load_settings,
+    unknown_variables,
+    user_config_path,
+)
 from store import Store, open_store
 from store.connection import BUSY_TIMEOUT_MS, StoreError
 
 if TYPE_CHECKING:
     from engines.kernels.checker import KernelWorker
 
-HOW_TO_NAME = (
-    '--annotator NAME, or set CURATOR_ANNOTATOR, or annotator = "NAME" in ./curator.toml'
-    " or ~/.config/curator/config.toml"
-)
+
+def how_to_name() -> str:
+    """How to set the annotator, naming this user's config file (``XDG_CONFIG_HOME``
+    moves it from ``~/.config``)."""
+    return (
+        '--annotator NAME, or set CURATOR_ANNOTATOR, or annotator = "NAME" in ./curator.toml'
+        f" or {user_config_path()}"
+    )
 
 
 class _Run:
@@ -49,6 +60,8 @@ def settings(**flags: Any) -> Settings:
     try:
         if _Run.settings is None:
             _Run.settings = load_settings(_Run.root_flags)
+            for line in unknown_variables(os.environ):
+                warn(line)
         return _Run.settings.with_flags(**flags)
     except SettingsError as exc:
         fail(str(exc), EXIT_USAGE)
@@ -96,7 +109,7 @@ def required_annotator(flag: str | None, doing: str = "voting") -> str:
     """The annotator for a vote; exits 2 saying how to set one when none is set."""
     name = (settings(annotator=flag).annotator or "").strip()
     if not name:
-        fail(f"say who is {doing}: {HOW_TO_NAME}", EXIT_USAGE)
+        fail(f"say who is {doing}: {how_to_name()}", EXIT_USAGE)
     return name
 
 

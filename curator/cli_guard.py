@@ -14,9 +14,11 @@ one ``error:`` line (exit 2), for every command, instead of click's boxed usage 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
+import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -26,6 +28,7 @@ from typer.core import TyperGroup
 DEBUG_ENV = "CURATOR_DEBUG"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _NO_SPACE = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+_OFF = ("", "0", "false", "no", "off")  # CURATOR_DEBUG=false turned it on
 
 
 class _Debug:
@@ -38,7 +41,7 @@ def set_debug(value: bool) -> None:
 
 
 def debug_wanted() -> bool:
-    return _Debug.wanted or os.environ.get(DEBUG_ENV, "").strip() not in ("", "0")
+    return _Debug.wanted or os.environ.get(DEBUG_ENV, "").strip().lower() not in _OFF
 
 
 def _shown(value: str) -> str:
@@ -122,10 +125,24 @@ def usage_error(exc: click.exceptions.UsageError) -> NoReturn:
     says where the help is."""
     from curator.presentation.cli_output import EXIT_USAGE, fail
 
+    if type(exc).__name__ == "NoArgsIsHelpError":  # `curator set`: the help, no error line
+        if exc.format_message():  # typer's rich help has printed itself already
+            click.echo(exc.format_message(), err=True)
+        raise SystemExit(exc.exit_code)
     message = exc.format_message()
     if not isinstance(exc, click.exceptions.BadParameter) and exc.ctx is not None:
         message += f" (see: {exc.ctx.command_path} --help)"
     fail(message, EXIT_USAGE)
+
+
+def reader_went_away() -> NoReturn:
+    """Standard output's reader closed it (``curator ... | head``): stop quietly, exit 1,
+    as rich does; stdout goes to /dev/null first, so the interpreter's last flush of what
+    is still buffered cannot fail again at exit."""
+    with contextlib.suppress(OSError, ValueError):  # stdout closed, or not a real file
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    raise SystemExit(1)
 
 
 class GuardedGroup(TyperGroup):
@@ -147,6 +164,8 @@ class GuardedGroup(TyperGroup):
             return super().invoke(ctx)
         except click.exceptions.UsageError as exc:  # any subcommand's, parsed or checked
             usage_error(exc)
+        except BrokenPipeError:
+            reader_went_away()
         except Exception as exc:
             # typer's and click's own exits, aborts and usage errors (typer vendors a copy
             # of click, so they are told by module, not by class) keep their meaning

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -93,17 +94,61 @@ KEYS_BY_NAME = {k.name: k for k in KEYS}
 DEFAULT_KERNEL_MEMORY_MB = 4096  # engines.kernels.checker.DEFAULT_MEMORY_MB (a test checks)
 
 
+# CURATOR_* variables that are no setting: switches and paths read where they act
+OTHER_VARIABLES = (
+    "CURATOR_DEBUG",  # curator.cli_guard
+    "CURATOR_KERNEL_SANDBOX",  # engines.kernels
+    "CURATOR_WORKER_SCRATCH",  # engines.kernels.worker, set for its child
+    "CURATOR_PERF_PRIOR",  # engines.labelers.student.prior
+    "CURATOR_HOSTILE_EXAMPLES",  # tests
+)
+
+
+def unknown_variables(env: Mapping[str, str]) -> list[str]:
+    """One line per set ``CURATOR_*`` variable Curator does not read (a misspelt
+    ``CURATOR_DB``), with the nearest known name: a typo there passed silently."""
+    from difflib import get_close_matches
+
+    known = [k.env for k in KEYS] + list(OTHER_VARIABLES)
+    lines = []
+    for name in sorted(env):
+        if name.startswith("CURATOR_") and name not in known and env[name].strip():
+            # compared without the prefix all share, which makes every name look alike
+            near = get_close_matches(name[8:], [k[8:] for k in known], n=1, cutoff=0.6)
+            hint = f"; did you mean $CURATOR_{near[0]}?" if near else ""
+            lines.append(f"${name} is not a variable Curator reads, and is ignored{hint}")
+    return lines
+
+
+def _xdg_home(env: Mapping[str, str], name: str, fallback: str) -> Path:
+    """``$name``, else ``~/fallback``. A relative value (``"~/.config"`` quoted in an
+    env file, ``config``) is ignored, as the XDG spec asks: it would name a folder under
+    whichever folder the command runs in."""
+    value = env.get(name, "")
+    return Path(value) if os.path.isabs(value) else Path.home() / fallback
+
+
 def default_cache(env: Mapping[str, str]) -> Path:
     """``$XDG_CACHE_HOME/curator``, else ``~/.cache/curator``."""
-    root = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(root) / "curator"
+    return _xdg_home(env, "XDG_CACHE_HOME", ".cache") / "curator"
 
 
 def user_config_path(env: Mapping[str, str] | None = None) -> Path:
     """``$XDG_CONFIG_HOME/curator/config.toml``, else ``~/.config/curator/config.toml``."""
     env = os.environ if env is None else env
-    root = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(root) / "curator" / "config.toml"
+    return _xdg_home(env, "XDG_CONFIG_HOME", ".config") / "curator" / "config.toml"
+
+
+def working_folder() -> Path:
+    """The current folder; SettingsError when it was deleted or moved away under the
+    shell (``os.getcwd`` fails with a bare "No such file or directory")."""
+    try:
+        return Path.cwd()
+    except OSError as exc:
+        raise SettingsError(
+            f"the current folder cannot be read ({exc.strerror or exc}): it was deleted or"
+            " moved; cd to a folder that exists"
+        ) from None
 
 
 PROJECT_CONFIG = Path("curator.toml")
@@ -213,6 +258,11 @@ def _convert(key: Key, value: Any, where: str, base: Path | None = None) -> Any:
                 f"{where}: db {str(path)!r} is a folder: name the database file, e.g."
                 f" {str(path / 'curator.db')!r}"
             )
+        if key.name == "cache" and path.exists() and not path.is_dir():
+            raise SettingsError(
+                f"{where}: cache {str(path)!r} is a file: name a folder (clones go under"
+                " its repos/)"
+            )
         return path
     return value
 
@@ -259,18 +309,59 @@ def _line_of(text: str, dotted: str) -> int | None:
             return number
         if fallback is None and key.rsplit(".", 1)[-1] == last:
             fallback = number
+    if fallback is None:  # inside an inline table: kernels = {memroy_mb = 3}
+        inline = re.compile(rf"[{{,]\s*[\"']?{re.escape(last)}[\"']?\s*=")
+        fallback = next(
+            (n for n, line in enumerate(text.splitlines(), 1) if inline.search(line)), None
+        )
+    if fallback is None:  # an array of tables, [[kernels]]: the line naming its table
+        first = re.compile(rf"\s*\[\[?\s*[\"']?{re.escape(dotted.split('.', 1)[0])}\b")
+        fallback = next(
+            (n for n, line in enumerate(text.splitlines(), 1) if first.match(line)), None
+        )
     return fallback
+
+
+def _read_text(path: Path) -> str | None:
+    """The file's text (a BOM some editors write is no error); None when it is absent.
+    Raises SettingsError naming the file, and the line of a byte that is not UTF-8."""
+    try:
+        mode = path.stat().st_mode
+        if stat.S_ISDIR(mode):
+            raise SettingsError(f"{path}: is a folder, not a config file")
+        if not stat.S_ISREG(mode):  # reading a pipe would wait for a writer forever
+            raise SettingsError(
+                f"{path}: is not a regular file (a pipe, a device or a socket), not a config file"
+            )
+        data = path.read_bytes()
+    except FileNotFoundError:
+        if path.is_symlink():  # a link left behind is a mistake, not "no config"
+            raise SettingsError(
+                f"{path}: is a link to {os.readlink(path)}, which does not exist"
+            ) from None
+        return None
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            raise SettingsError(
+                f"{path}: the file is UTF-16 text; save it as UTF-8 (TOML files are UTF-8)"
+            ) from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise SettingsError(
+            f"{path}:{line}: byte 0x{data[exc.start]:02x} is not UTF-8 text;"
+            " save the file as UTF-8 (TOML files are UTF-8)"
+        ) from None
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
     """The settings a TOML file sets, keyed by field name; {} when the file is absent.
     Relative paths in the file are relative to its folder."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a BOM some editors write is no error
-    except FileNotFoundError:
+    text = _read_text(path)
+    if text is None:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SettingsError(f"{path}: cannot read the config file ({exc})") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -303,7 +394,7 @@ def load_settings(
     """Resolve every setting once: flags, environment, ./curator.toml, user config,
     defaults. Raises :class:`SettingsError` with a one-line message."""
     env = os.environ if env is None else env
-    project = (cwd or Path.cwd()) / PROJECT_CONFIG
+    project = (cwd or working_folder()) / PROJECT_CONFIG
     user = user_config_path(env)
     layers: list[tuple[str, Callable[[], dict[str, Any]]]] = [
         (str(user), lambda: read_config_file(user)),

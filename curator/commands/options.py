@@ -5,11 +5,25 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 import typer
 
+Parser = TypeVar("Parser", bound=Callable[[str], Any])
 
+
+def shown_as(type_name: str) -> Callable[[Parser], Parser]:
+    """Name a parser for ``--help``: typer shows a parser's ``__name__`` as its option's
+    type, which told users ``--db <_db_path>`` and ``--out <given_path>``."""
+
+    def name(parser: Parser) -> Parser:
+        parser.__name__ = type_name
+        return parser
+
+    return name
+
+
+@shown_as("path")
 def _db_path(value: str) -> Path:
     """``--db``'s path; an empty one is named here (as a path it would be the folder
     '.', which "cannot be opened")."""
@@ -31,6 +45,7 @@ def _not_blank(value: str, give: str) -> str:
     return value
 
 
+@shown_as("path")
 def given_path(value: str) -> Path:
     """A path option's or argument's parser: an empty one would be the folder '.', the
     working folder, which the user did not name; refuse it."""
@@ -159,11 +174,13 @@ def _finite(value: float | None, refusal: str) -> float | None:
     return value
 
 
+@shown_as("source")
 def given_source(value: str) -> str:
     """A mining source's parser: an empty one would be the working folder; refuse it."""
     return _not_blank(value, "a path or a URL")
 
 
+@shown_as("name")
 def given_name(value: str) -> str:
     """A name's parser (a labeler, a model): a blank one names nothing; refuse it."""
     return _not_blank(value, "a name")

@@ -20,14 +20,18 @@ from store.ir import ir_corpus_table
 from store.kernels import kernel_reason_counts, kernel_verdict_counts
 from store.stats import corpus_stats
 
+CELL_WIDTH = 1000  # a source's path or URL is its name: kept whole, wrapped where narrow
+
 
 def _table(title: str, header: tuple[str, ...], rows: list[tuple[object, ...]]) -> Table:
+    """A stats table whose text cells are never cut short: two sources whose paths share
+    their first 80 characters (or as many as a narrow terminal leaves) read as one."""
     table = Table(title=title, title_justify="left")
     numeric = [bool(rows) and all(isinstance(r[i], int) for r in rows) for i in range(len(header))]
     for name, is_number in zip(header, numeric, strict=True):
-        table.add_column(name, justify="right" if is_number else "left")
+        table.add_column(name, justify="right" if is_number else "left", overflow="fold")
     for row in rows:
-        table.add_row(*(one_line(str(cell), 80) for cell in row))
+        table.add_row(*(one_line(str(cell), CELL_WIDTH) for cell in row))
     return table
 
 
