@@ -1,7 +1,8 @@
 """Dask distributed plumbing shared by the engines that run on a cluster (mining,
 prediction): a client of a scheduler or of a LocalCluster started for the run, the
-dashboard's address, a watch on the workers that come and go, and the driver's loop,
-which ends in a :class:`ClusterError` when the scheduler is lost."""
+dashboard's address, a watch on the workers that come and go, the driver's loop,
+which ends in a :class:`ClusterError` when the scheduler is lost, and SIGTERM turned
+into an interrupt so that a terminated run closes its cluster as Ctrl-C does."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any
+from types import FrameType
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from distributed import Client, Future
@@ -59,6 +61,12 @@ def dask_client(
                 raise ClusterError(
                     f"cannot reach the Dask scheduler at {scheduler}: {exc}"
                 ) from None
+            except TypeError as exc:  # tls:// without Dask's TLS settings
+                raise ClusterError(
+                    f"cannot connect to the Dask scheduler at {scheduler}:"
+                    f" {error_line(exc)} (a tls:// address needs Dask's distributed.comm.tls"
+                    " settings: ca-file, client.cert, client.key)"
+                ) from None
             try:
                 yield client
             finally:
@@ -93,10 +101,14 @@ def dask_client(
 
 PROBE_S = 5.0
 
+_OVER_TCP = ("tcp", "tls", "ws", "wss")
+"""Schemes whose address is HOST:PORT of a TCP listener, which a plain connect probes."""
+
 
 def _probe(scheduler: str) -> None:
-    """Say at once when nothing can listen at a TCP scheduler address (a malformed port, a
-    host that does not resolve, a refused connection) instead of after Dask's retries."""
+    """Say at once when nothing can listen at a scheduler address over TCP (tcp, tls, ws,
+    wss: a malformed port, a host that does not resolve, a refused connection) instead
+    of after Dask's retries, and refuse addresses no scheduler of another process has."""
     address = scheduler.strip()
     scheme, sep, rest = address.partition("://")
     if not sep:
@@ -106,14 +118,19 @@ def _probe(scheduler: str) -> None:
             f"{scheduler} is a web address (the dashboard's?): give the scheduler's,"
             " e.g. tcp://HOST:8786"
         )
-    if scheme != "tcp":
-        return  # tls, ws, ...: left to Dask
+    if scheme == "inproc":
+        raise ClusterError(
+            f"{scheduler} is an in-process address, which no other process can reach: give"
+            " the scheduler's, e.g. tcp://HOST:8786"
+        )
+    if scheme not in _OVER_TCP:
+        return  # ucx, ...: left to Dask
     host, colon, port_text = rest.rstrip("/").rpartition(":")
     host = host.strip("[]")
     if not colon or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
         raise ClusterError(
-            f"{scheduler} is not a scheduler address: write tcp://HOST:PORT, e.g."
-            " tcp://127.0.0.1:8786"
+            f"{scheduler} is not a scheduler address: write {scheme}://HOST:PORT, e.g."
+            f" {scheme}://127.0.0.1:8786"
         )
     try:
         socket.create_connection((host, int(port_text)), timeout=PROBE_S).close()
@@ -146,6 +163,29 @@ def _workers_leave_ctrl_c_to_the_run() -> Iterator[None]:
         signal.signal(signal.SIGINT, before)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a job scheduler, ``timeout``), stopping a run as Ctrl-C does:
+    the batch being written is rolled back, the workers and git processes are stopped
+    in order, and one line says so. Without it the run vanished without a word."""
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> NoReturn:
+    raise Terminated
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` in the main thread while the block lasts."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set from the main thread
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def dashboard_link(client: Client) -> str | None:
     """The Dask dashboard's address, or None when the scheduler serves none."""
     try:
@@ -155,10 +195,15 @@ def dashboard_link(client: Client) -> str | None:
     return str(link) if link else None
 
 
-def scheduler_lost(client: Client) -> ClusterError | None:
+def scheduler_lost(client: Client, exc: BaseException | None = None) -> ClusterError | None:
     """The error to stop a run with when ``client`` lost its scheduler (it died, or the
-    network went): the client then cancels every task, and no result can come back."""
-    if client.status in ("running", "newly-created"):
+    network went): the client then cancels every task, and no result can come back.
+    ``exc``, an error a call to the scheduler raised, also tells: a connection reset or
+    closed comes before the client's status says it is gone."""
+    from distributed.comm.core import CommClosedError
+
+    gone = isinstance(exc, ConnectionError | CommClosedError)
+    if client.status in ("running", "newly-created") and not gone:
         return None
     address = getattr(client.scheduler, "address", None) or "its address"
     return ClusterError(
@@ -175,6 +220,7 @@ def drive(client: Client, running: dict[str, tuple[Any, Future]], turn: Callable
     from distributed import wait
     from distributed.client import FuturesCancelledError
 
+    lost: ClusterError | None = None
     try:
         turn()
         while running:
@@ -187,11 +233,12 @@ def drive(client: Client, running: dict[str, tuple[Any, Future]], turn: Callable
     except ClusterError:
         raise
     except Exception as exc:
-        if lost := scheduler_lost(client):
+        if lost := scheduler_lost(client, exc):
             raise lost from exc
         raise
     finally:
-        if running and scheduler_lost(client) is None:
+        # no cancel to send to a scheduler that is gone: it would wait out the timeout
+        if running and lost is None and scheduler_lost(client) is None:
             client.cancel([f for _, f in running.values()])
 
 

@@ -4,8 +4,9 @@ batches, skipping items that labeler has already labeled (a rerun resumes)."""
 from __future__ import annotations
 
 import contextlib
+import signal
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.text import Text
@@ -26,6 +27,7 @@ from curator.presentation.cli_output import EXIT_USAGE, fail, load_set, print_js
 from curator.presentation.progress import RateColumn
 from curator.presentation.tables import table
 from curator.reread import stale_inputs_warning
+from engines.dask_cluster import Terminated, sigterm_as_interrupt
 from engines.labelers.base import Labeler, input_fields
 from engines.labelers.inputs import FIELDS
 from engines.labelers.registry import (
@@ -132,16 +134,20 @@ def predict(
                     predict_items(store, labeler, todo, summary, advance, forced)
                 elif spec is not None and todo:  # nothing to label, no cluster to start
                     where = (workers, scheduler)
-                    _on_cluster(store, spec, todo, summary, advance, text, where, forced)
-        except KeyboardInterrupt:
+                    lost = _on_cluster(store, spec, todo, summary, advance, text, where, forced)
+                    if lost is not None:
+                        _cluster_lost(summary, lost, as_json)
+        except KeyboardInterrupt as stop:
             stored = items_to_predict(store, name, todo)[1]  # read back: what the store holds
+            terminated = isinstance(stop, Terminated)
             err.print(
-                f"interrupted: {stored:,} of {len(todo):,} items were labeled and stored"
-                f" (each chunk of {CHUNK:,} is written whole); the same command labels the rest",
+                f"{'terminated (SIGTERM)' if terminated else 'interrupted'}: {stored:,} of"
+                f" {len(todo):,} items were labeled and stored (each chunk of {CHUNK:,} is"
+                " written whole); the same command labels the rest",
                 markup=False,
                 highlight=False,
             )
-            raise typer.Exit(130) from None
+            raise typer.Exit(128 + signal.SIGTERM if terminated else 130) from None
     data = summary.as_json()
     failure = summary.not_labeled()
     if as_json:
@@ -227,10 +233,12 @@ def _on_cluster(
     text: str | None,
     where: tuple[int | None, str | None],
     forced: str | None,
-) -> None:
+) -> str | None:
     """The labeling on Dask workers (``where``: --workers, --scheduler); lost workers and
     failed chunks are warned of (the command then exits non-zero: see
-    :meth:`PredictSummary.not_labeled`)."""
+    :meth:`PredictSummary.not_labeled`). SIGTERM stops it as Ctrl-C does (the local
+    workers are stopped with it). Returns the error when the cluster was lost mid-run
+    (the chunks written before are kept), None when it ran to its end."""
     from engines.dask_cluster import ClusterError, dask_client
 
     workers, scheduler = where
@@ -239,8 +247,13 @@ def _on_cluster(
         fields = spec_fields(spec, text)
     except (LabelerError, ValueError, OSError) as exc:
         fail(str(exc))
+    started = False
     try:
-        with dask_client(workers, scheduler, dashboard_address=None) as client:
+        with (
+            sigterm_as_interrupt(),
+            dask_client(workers, scheduler, dashboard_address=None) as client,
+        ):
+            started = True
             predict_items_on_cluster(
                 store,
                 spec,
@@ -254,10 +267,21 @@ def _on_cluster(
                 forced=forced,
             )
     except ClusterError as exc:
-        fail(str(exc))
+        if not started:
+            fail(str(exc))
+        return str(exc)
     assert summary.cluster is not None
     for line in summary.cluster.failed:
         warn(f"chunk not labeled: {line}")
+    return None
+
+
+def _cluster_lost(summary: PredictSummary, error: str, as_json: bool) -> NoReturn:
+    """Exit 1 on a cluster lost mid-run, with one line and, for --json, the summary of
+    what was labeled and stored before (under ``error``, the line)."""
+    if as_json:
+        print_json({**summary.as_json(), "error": error})
+    fail(error)
 
 
 def _nothing_to_label(

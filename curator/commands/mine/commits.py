@@ -4,15 +4,11 @@ is in ``curator.mining``)."""
 from __future__ import annotations
 
 import signal
-import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from types import FrameType
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -51,6 +47,7 @@ from engines.commits.cluster import DEFAULT_CHUNK
 from engines.commits.languages import parse_languages
 from engines.commits.options import MineOptions
 from engines.commits.pipeline import BATCH_ROWS, SourceSummary
+from engines.dask_cluster import Terminated, sigterm_as_interrupt
 from store import Store
 
 
@@ -62,29 +59,6 @@ def _date(value: str | None) -> str | None:
     except ValueError:
         raise typer.BadParameter(f"{value!r} is not a date; use YYYY-MM-DD") from None
     return value
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (``kill``, a job scheduler, ``timeout``), stopping a run as Ctrl-C does:
-    the batch being written is rolled back, the workers and git processes are stopped,
-    and one line says so. Without it the run vanished without a word."""
-
-
-def _raise_terminated(signum: int, frame: FrameType | None) -> NoReturn:
-    raise Terminated
-
-
-@contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM raises :class:`Terminated` in the main thread while the run lasts."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signal handlers can only be set from the main thread
-        return
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _refuse_conflicts(
@@ -262,17 +236,8 @@ def mine_commits_command(
         bool(sources), repos_file is not None, min_stars, workers, scheduler, (since, until)
     )
     listed = _from_repos_file(repos_file, min_stars, languages) if repos_file else []
-    options = MineOptions(
-        languages=languages,
-        branch=branch,
-        since=since,
-        until=until,
-        max_files=max_files,
-        max_functions=max_functions,
-        limit=limit,
-        token_budget=token_budget,
-        max_diff_bytes=int(max_diff_mb * 1024 * 1024),
-    )
+    windows = (branch, since, until, limit)
+    options = _options(languages, windows, max_files, max_functions, token_budget, max_diff_mb)
     store = open_db(db)
     partial: list[SourceSummary] = []  # what an interrupted run saved, source by source
     started, skipped = time.monotonic(), 0
@@ -296,9 +261,14 @@ def mine_commits_command(
             chosen.checkpoints,
         )
         started = time.monotonic()
-        with _terminate_as_interrupt():
+        with sigterm_as_interrupt():
             summaries, seconds = _run(store, run, partial)
     except MiningError as exc:
+        if partial:  # the cluster went mid-run (its scheduler lost): say what was saved
+            err.print(labelled("error", "red", one_line(str(exc), 400)), soft_wrap=True)
+            seconds = time.monotonic() - started
+            _print_summary(partial, seconds, skipped, as_json, interrupted=True, error=str(exc))
+            raise typer.Exit(1) from None
         fail(str(exc))
     except KeyboardInterrupt as stop:
         terminated = isinstance(stop, Terminated)
@@ -312,6 +282,29 @@ def mine_commits_command(
     _print_summary(summaries, seconds, skipped, as_json)
     if any(s.failed for s in summaries):
         raise typer.Exit(1)
+
+
+def _options(
+    languages: frozenset[str],
+    windows: tuple[str | None, str | None, str | None, int | None],
+    max_files: int,
+    max_functions: int,
+    token_budget: int,
+    max_diff_mb: float,
+) -> MineOptions:
+    """The filters as the engine takes them (``windows``: branch, since, until, limit)."""
+    branch, since, until, limit = windows
+    return MineOptions(
+        languages=languages,
+        branch=branch,
+        since=since,
+        until=until,
+        max_files=max_files,
+        max_functions=max_functions,
+        limit=limit,
+        token_budget=token_budget,
+        max_diff_bytes=int(max_diff_mb * 1024 * 1024),
+    )
 
 
 def _say_choices(chosen: Sources) -> None:
@@ -389,9 +382,14 @@ def _totals(summaries: list[SourceSummary]) -> tuple[Counter[str], Counter[str]]
 
 
 def _summary_json(
-    summaries: list[SourceSummary], seconds: float, skipped: int, interrupted: bool = False
+    summaries: list[SourceSummary],
+    seconds: float,
+    skipped: int,
+    interrupted: bool = False,
+    error: str | None = None,
 ) -> dict[str, object]:
     filtered, failures = _totals(summaries)
+    errors = [flat(f"{s.source}: {s.failed}") for s in summaries if s.failed]
     return {
         "interrupted": interrupted,
         "sources": [
@@ -418,7 +416,7 @@ def _summary_json(
         "requeued": sum(s.requeued for s in summaries),
         "skipped_finished": skipped,
         "seconds": round(seconds, 3),
-        "errors": [flat(f"{s.source}: {s.failed}") for s in summaries if s.failed],
+        "errors": [*errors, flat(error)] if error else errors,
     }
 
 
@@ -428,11 +426,13 @@ def _print_summary(
     skipped: int,
     as_json: bool,
     interrupted: bool = False,
+    error: str | None = None,
 ) -> None:
     """The run's summary; an interrupted run's counts what it saved (the commits after
-    the last saved batch are mined again by the next run)."""
+    the last saved batch are mined again by the next run). ``error``: what stopped it,
+    added to the JSON's ``errors`` (the text form has it on stderr already)."""
     if as_json:
-        print_json(_summary_json(summaries, seconds, skipped, interrupted))
+        print_json(_summary_json(summaries, seconds, skipped, interrupted, error))
         return
     if not summaries and interrupted:
         return  # stopped before any source started: the line on stderr says it all
