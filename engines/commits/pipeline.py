@@ -110,6 +110,13 @@ def source_checkpoints(store: Store, source: str) -> dict[str, Checkpoint]:
     return {cp.scope: cp for cp in load_checkpoints(store, KIND, source)}
 
 
+def _saved_up_to(store: Store, source: str, scope: str, sha: str) -> bool:
+    """Whether the source's checkpoint in ``scope`` stands at ``sha``: the batch that
+    ends there was committed."""
+    checkpoint = source_checkpoints(store, source).get(scope)
+    return checkpoint is not None and checkpoint.last_key == sha
+
+
 def all_checkpoints(store: Store) -> dict[str, dict[str, Checkpoint]]:
     """Every commit checkpoint of the store, by source then scope: read once by a run
     that chooses its sources by them, then handed to the driver."""
@@ -263,14 +270,16 @@ def _mine_source(
         )
 
     saved = _counts(summary)  # the summary as of the last saved batch
+    saving: str | None = None  # the last commit of a batch being saved, until `saved` is
 
     def flush() -> None:
-        nonlocal pending, unflushed, flushed_at, saved
+        nonlocal pending, unflushed, flushed_at, saved, saving
         if not unflushed:
             return
         label_rows(pending, labelers)
+        saving = last_sha
         save_commit_batch(store, pending, checkpoint_for)
-        saved = _counts(summary)
+        saved, saving = _counts(summary), None
         report.advance(repo.source, unflushed)
         pending, unflushed, flushed_at = [], 0, time.monotonic()
 
@@ -306,6 +315,8 @@ def _mine_source(
                 report.problem(note)
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM as the command raises it
         # interrupted: what was not saved is mined again by the next run, so the summary
-        # counts only what was (a batch interrupted while it was saved is rolled back)
-        _restore(summary, saved)
+        # counts only what was (a batch interrupted while it was saved is rolled back;
+        # one whose transaction had committed when the interrupt came is counted)
+        if saving is None or not _saved_up_to(store, repo.source, start.scope, saving):
+            _restore(summary, saved)
         raise
