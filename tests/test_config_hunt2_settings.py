@@ -188,6 +188,9 @@ def test_closed_standard_streams(work: Path, tmp_path: Path) -> None:
     closed_in = in_shell("<&-", env, work)
     assert closed_in.returncode == 0, closed_in.stderr
     assert "Usage: " in closed_in.stdout and "unexpected" not in closed_in.stderr
+    label = in_shell("label some-set <&-", env, work)  # the app's own terminal check
+    assert label.returncode != 0 and "needs a terminal" in label.stderr, label.stderr
+    assert "unexpected" not in label.stderr
     closed_out = in_shell("config show --json >&-", env, work)
     assert closed_out.returncode == 0
     assert closed_out.stderr.startswith("warning: standard output is closed")

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from curator import cli
 from curator.cli_context import annotator_or_login, open_db, settings
 from curator.commands.options import AnnotatorOption, DbOption
 from curator.presentation.cli_output import EXIT_USAGE, fail, load_set
-
-
-def interactive() -> bool:
-    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def check_theme(theme: str | None, source: str) -> None:
@@ -57,6 +53,6 @@ def label_command(
     db: DbOption = None,
 ) -> None:
     """Open the app on a set's queue: one key per vote, u undoes, ? lists every key."""
-    if not interactive():
+    if not cli.interactive():  # read at run time: tests stand in a terminal for it
         fail("curator label needs a terminal (stdin and stdout must be a TTY)")
     run_app(db, annotator, set_name)
