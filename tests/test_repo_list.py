@@ -151,3 +151,17 @@ def test_a_file_with_no_line_naming_a_repository_is_no_list(tmp_path: Path) -> N
     path.write_bytes(bytes(range(256)) * 4)  # a binary file given by mistake
     with pytest.raises(RepoListError, match=r"not a CSV list of repositories: no line names"):
         read_repo_list(path)
+
+
+def test_a_stray_quote_costs_its_line_only(tmp_path: Path) -> None:
+    """Read as one CSV file, an opening quote swallowed every line after it into one
+    field: '1 repository listed', and the good ones were never mined."""
+    path = tmp_path / "repos.csv"
+    path.write_text(
+        'repo,stars,language\n"https://e.org/a/one,500,Java\n'
+        "https://e.org/a/two,10,Python\nhttps://e.org/a/three,3,Python\n"
+    )
+    listing = read_repo_list(path)
+    assert [e.spec for e in listing.entries] == ["https://e.org/a/two", "https://e.org/a/three"]
+    assert len(listing.problems) == 1 and listing.problems[0].startswith(f"{path}:2: ")
+    assert "stray quote" in listing.problems[0]

@@ -14,7 +14,7 @@ import csv
 import io
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,7 +76,7 @@ def read_repo_list(path: Path) -> RepoList:
     result = RepoList()
     rows = [
         (number, row)
-        for number, row in enumerate(csv.reader(io.StringIO(text, newline="")), start=1)
+        for number, row in _lines(path, text, result.problems)
         if row and any(cell.strip() for cell in row) and not row[0].lstrip().startswith("#")
     ]
     if not rows:
@@ -112,6 +112,17 @@ def read_repo_list(path: Path) -> RepoList:
             f" ({len(result.problems)} skipped; the first, {result.problems[0]})"
         )
     return result
+
+
+def _lines(path: Path, text: str, problems: list[str]) -> Iterator[tuple[int, list[str]]]:
+    """Each physical line read as one CSV row, with its line number: a stray quote spoils
+    its own line (named in ``problems``), never the lines after it, as it would when the
+    whole file is read as CSV (a quoted field may span lines there)."""
+    for number, line in enumerate(io.StringIO(text, newline=None), start=1):  # \n, \r\n, \r
+        try:
+            yield number, next(csv.reader([line.rstrip("\n")], strict=True), [])
+        except csv.Error as exc:
+            problems.append(f"{path}:{number}: {exc} (a stray quote?); line skipped")
 
 
 def _header(row: list[str]) -> dict[str, int] | None:
