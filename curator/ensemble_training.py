@@ -5,14 +5,20 @@ write ``ensemble.json`` and register ``ensemble@N``. See :mod:`engines.labelers.
 from __future__ import annotations
 
 import shutil
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from annotation.sets import SetError, require_set
 from annotation.training_data import POSITIVE
-from curator.training import TrainingRefused, TrainOutcome, _held_out, _score, check_roles
+from curator.training import (
+    TrainingRefused,
+    TrainOutcome,
+    _held_out,
+    _score,
+    check_roles,
+    staging_folder,
+)
 from curator.warm_start import learned_held_out
 from engines.labelers import ensemble
 from engines.labelers.base import Labeler, input_fields
@@ -214,7 +220,7 @@ def train_ensemble(
         held = _held_out(store, name, request.rule, "message") if name else None
         if held is not None:
             metrics[role] = {"set": held.name, **_score(store, labeler, held).as_json()}
-    staging = models_dir(store) / f".staging-{uuid.uuid4().hex[:12]}"
+    staging = staging_folder(models_dir(store))
     try:
         ensemble.write_spec(staging, {**spec, "metrics": metrics})
         params = {

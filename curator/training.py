@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import shutil
 import threading
-import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -47,6 +46,7 @@ from curator.warm_start import (
     stage_learning_curve,
     start_leak,
 )
+from engines.abandoned import owned_folder, remove_abandoned
 from engines.labelers import tfidf
 from engines.labelers.base import Labeler
 from engines.labelers.calibration import (
@@ -552,7 +552,7 @@ def run_training(
         notes.insert(0, weak)
     root = models_dir(store)
     root.mkdir(parents=True, exist_ok=True)
-    staging = root / f".staging-{uuid.uuid4().hex[:12]}"
+    staging = staging_folder(root)
     try:
         if request.kind == STUDENT:
             fallback = _start_threshold(start)
@@ -621,6 +621,15 @@ def run_training(
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def staging_folder(root: Path) -> Path:
+    """A new folder to stage a model in, ``root/.staging-HOST+PID+...``; the folders a
+    killed run (a training child killed from the app, an out-of-memory kill) left there
+    are removed first, each of them up to a model's weights."""
+    root.mkdir(parents=True, exist_ok=True)
+    remove_abandoned(root, "staging", 0)
+    return owned_folder(root, "staging")
 
 
 def _config_record(config: TrainConfig, training: dict[str, Any]) -> dict[str, Any]:

@@ -61,7 +61,7 @@ def test_a_clone_abandoned_by_a_killed_run_is_removed_by_the_next_clone(
 ) -> None:
     # `curator mine commits URL` killed (SIGKILL) mid-clone left its temporary folder for
     # good: 128 MB for redis after a second, and one more for each killed run
-    from engines.commits.sources import _host
+    from engines.abandoned import host_name as _host
 
     repo.commit("init", {"m.py": py_module("y += 1")})
     gone = subprocess.Popen(["true"])

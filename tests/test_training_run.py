@@ -56,3 +56,31 @@ def test_a_cancel_during_a_tfidf_fit_registers_nothing(store: Store, tmp_path: P
     assert outcome.cancelled and outcome.model is None
     assert list_models(store) == []
     assert [p.name for p in (tmp_path / "models").iterdir()] == []
+
+
+def test_a_killed_runs_staging_folder_is_removed_by_the_next_run(
+    store: Store, tmp_path: Path
+) -> None:
+    """A training child killed from the app left its staged weights (90 MB) for good."""
+    import subprocess
+
+    from engines.abandoned import host_name
+
+    import_items_file(store, SAMPLE / "items.jsonl", "commit", model_input, "gt-sample")
+    import_votes_file(store, SAMPLE / "votes.csv")
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    models = tmp_path / "models"
+    left = models / f".staging-{host_name()}+{gone.pid}+a1b2"
+    elsewhere = models / f".staging-other-machine+{gone.pid}+c3d4"
+    for folder in (left, elsewhere):
+        folder.mkdir(parents=True)
+        (folder / "model.safetensors").write_bytes(b"\0" * 64)
+    outcome = run_training(
+        store,
+        TrainRequest(kind="tfidf-lr", vote_sets=("gt-sample",), config=TrainConfig()),
+        lambda _: None,
+    )
+    assert outcome.model is not None
+    assert not left.exists() and elsewhere.exists()  # another machine's run may be alive
+    assert sorted(p.name for p in models.iterdir()) == [elsewhere.name, outcome.model.name]

@@ -11,13 +11,11 @@ import hashlib
 import os
 import re
 import shutil
-import socket
-import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
+from engines.abandoned import owned_folder, remove_abandoned
 from engines.commits.gitlog import GitError, is_repository, run_git
 
 _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.IGNORECASE)
@@ -345,58 +343,6 @@ def _cached_clone(url: str, clone_dir: Path) -> Path | None:
     return dest
 
 
-def _host() -> str:
-    """This machine's name as a clone folder may hold it (no ``+``, which ends it)."""
-    return _SLUG.sub("-", socket.gethostname())[:60] or "host"
-
-
-def _remove_abandoned_clones(clone_dir: Path) -> None:
-    """Delete the temporary folders of clones that a process of this machine began and
-    never finished: killed mid-clone (SIGKILL, out of memory), it could not remove its
-    folder, which stayed for good (128 MB for a redis clone killed after a second).
-
-    Each folder is named ``.clone-HOST+PID+...`` after the process cloning into it; one
-    is abandoned when HOST is this machine, PID is no process, and nothing in it has
-    changed for ``CLONE_TIMEOUT_S``: the ``git clone`` of a killed run goes on alone
-    until it is done. Folders of other machines sharing the clone folder, of live
-    processes (this one included: a Dask worker clones on several threads), and of
-    earlier versions (``.clone-XXXX``) are left alone."""
-    prefix = f".clone-{_host()}+"
-    try:
-        entries = [e for e in os.scandir(clone_dir) if e.name.startswith(prefix)]
-    except OSError:
-        return
-    quiet_since = time.time() - CLONE_TIMEOUT_S
-    for entry in entries:
-        pid = entry.name[len(prefix) :].partition("+")[0]
-        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
-            continue
-        if _last_change(Path(entry.path)) < quiet_since:
-            shutil.rmtree(entry.path, ignore_errors=True)
-
-
-def _last_change(folder: Path) -> float:
-    """When anything in ``folder`` last changed (now, if it cannot be read)."""
-    try:
-        latest = folder.stat().st_mtime
-        for root, dirs, files in os.walk(folder):
-            for name in (*dirs, *files):
-                latest = max(latest, os.lstat(os.path.join(root, name)).st_mtime)
-    except OSError:
-        return time.time()
-    return latest
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):  # another user's process; a pid out of range
-        return True
-    return True
-
-
 def _clone_or_fetch(url: str, clone_dir: Path, fetch: bool = True) -> LocalRepo:
     clone_dir = clone_dir.expanduser().resolve()  # git runs inside it: no relative paths
     dest = _cache_path(url, clone_dir)
@@ -420,8 +366,9 @@ def _clone_or_fetch(url: str, clone_dir: Path, fetch: bool = True) -> LocalRepo:
         return LocalRepo(url, dest)
     try:
         clone_dir.mkdir(parents=True, exist_ok=True)
-        _remove_abandoned_clones(clone_dir)
-        tmp = Path(tempfile.mkdtemp(prefix=f".clone-{_host()}+{os.getpid()}+", dir=clone_dir))
+        # a clone killed mid-way (SIGKILL, out of memory) could not remove its folder
+        remove_abandoned(clone_dir, "clone", CLONE_TIMEOUT_S)
+        tmp = owned_folder(clone_dir, "clone")
     except OSError as exc:  # a file of that name, no permission, a full disk
         raise SourceError(_folder_problem(clone_dir, exc), "clone") from None
     try:
