@@ -42,6 +42,33 @@ def _predict(db: Path) -> list[str]:
     return [sys.executable, "-m", "curator", "--db", str(db), "predict", "--labeler", "keyword@1"]
 
 
+def test_a_json_run_stopped_by_sigterm_prints_what_the_store_holds(tmp_path: Path) -> None:
+    """--json printed nothing on an interrupt, so a script had no summary to read."""
+    db = tmp_path / "c.db"
+    with open_store(db) as store:
+        bulk_insert_commits(store, (minimal_commit(i, f"speed up loop {i}") for i in range(N)))
+    env = {**os.environ, "COLUMNS": "120", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [*_predict(db), "--json"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and _predicted(db) < CHUNK:
+        time.sleep(0.005)
+    assert proc.poll() is None, "the run finished before it could be stopped"
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    summary = json.loads(out)
+    assert summary["interrupted"] is True
+    assert summary["predicted"] == _predicted(db) >= CHUNK
+    assert sum(summary.get("labels", {}).values()) in (0, summary["predicted"])
+
+
 def test_ctrl_c_says_what_was_stored_and_a_rerun_labels_the_rest(tmp_path: Path) -> None:
     db = tmp_path / "c.db"
     with open_store(db) as store:

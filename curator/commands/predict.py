@@ -131,7 +131,8 @@ def predict(
                     progress.advance(task, n)
 
                 if labeler is not None:
-                    predict_items(store, labeler, todo, summary, advance, forced)
+                    with sigterm_as_interrupt():  # SIGTERM stops it as Ctrl-C does
+                        predict_items(store, labeler, todo, summary, advance, forced)
                 elif spec is not None and todo:  # nothing to label, no cluster to start
                     where = (workers, scheduler)
                     lost = _on_cluster(store, spec, todo, summary, advance, text, where, forced)
@@ -139,15 +140,7 @@ def predict(
                         _cluster_lost(summary, lost, as_json)
         except KeyboardInterrupt as stop:
             stored = items_to_predict(store, name, todo)[1]  # read back: what the store holds
-            terminated = isinstance(stop, Terminated)
-            err.print(
-                f"{'terminated (SIGTERM)' if terminated else 'interrupted'}: {stored:,} of"
-                f" {len(todo):,} items were labeled and stored (each chunk of {CHUNK:,} is"
-                " written whole); the same command labels the rest",
-                markup=False,
-                highlight=False,
-            )
-            raise typer.Exit(128 + signal.SIGTERM if terminated else 130) from None
+            _stopped(isinstance(stop, Terminated), stored, len(todo), summary, as_json)
     data = summary.as_json()
     failure = summary.not_labeled()
     if as_json:
@@ -167,6 +160,33 @@ def predict(
 
 
 _STUDENT_RUNTIME = ("student", "ensemble")  # an ensemble passes them to its students
+
+
+def _stopped(
+    terminated: bool, stored: int, todo: int, summary: PredictSummary, as_json: bool
+) -> NoReturn:
+    """Say what an interrupted run stored (with --json, its summary too) and exit 130,
+    or 143 on SIGTERM."""
+    err.print(
+        f"{'terminated (SIGTERM)' if terminated else 'interrupted'}: {stored:,} of"
+        f" {todo:,} items were labeled and stored (each chunk of {CHUNK:,} is written"
+        " whole); the same command labels the rest",
+        markup=False,
+        highlight=False,
+    )
+    if as_json:  # a script reading the summary gets what the store holds
+        print_json(_interrupted_json(summary, stored))
+    raise typer.Exit(128 + signal.SIGTERM if terminated else 130)
+
+
+def _interrupted_json(summary: PredictSummary, stored: int) -> dict[str, object]:
+    """The summary of an interrupted run: ``predicted`` is what the store holds (read
+    back), and the per-label counts only when they add up to it (a chunk being written
+    when the interrupt came is rolled back)."""
+    data = {**summary.as_json(), "predicted": stored, "interrupted": True}
+    if sum(summary.labels.values()) != stored:
+        data.pop("labels")
+    return data
 
 
 def _prepare_inputs(
