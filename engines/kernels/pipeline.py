@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from engines.commits.gitlog import GitError, run_git
 from engines.commits.sources import SourceError, is_url, resolve_source
@@ -45,7 +45,13 @@ from engines.kernels.shim import apply_shim, shim_for
 from engines.kernels.tree import SourceTree, is_inside
 from engines.kernels.typesearch import TypeDefinition, TypeIndex
 from engines.pathtext import path_text
-from engines.reporting import SilentReporter, SourceReporter, cumulative_counts, tally
+from engines.reporting import (
+    FinishedSource,
+    SilentReporter,
+    SourceReporter,
+    cumulative_counts,
+    tally,
+)
 from store import Store
 from store.commits import load_checkpoint, save_checkpoint
 from store.kernel_records import KernelCheck, KernelRow, StoredKernel
@@ -249,6 +255,9 @@ def _row(
     )
 
 
+_Summary = TypeVar("_Summary", bound=FinishedSource)
+
+
 def mine_kernels(
     store: Store,
     specs: Sequence[str],
@@ -260,17 +269,32 @@ def mine_kernels(
 ) -> list[SourceSummary]:
     """Mine every source in turn; a failing source is reported and skipped."""
     report = reporter or SilentReporter()
+
+    def mine_one(spec: str, worker: KernelWorker, summary: SourceSummary) -> None:
+        _mine_source(store, spec, min_instructions, report, clone_dir, worker, summary, batch_rows)
+
+    return _per_source(specs, report, worker, SourceSummary, mine_one)
+
+
+def _per_source(
+    specs: Sequence[str],
+    report: SourceReporter,
+    worker: KernelWorker | None,
+    new_summary: Callable[[str], _Summary],
+    run_one: Callable[[str, KernelWorker, _Summary], None],
+) -> list[_Summary]:
+    """Each source in turn on one compile worker (this call's own unless one is given,
+    closed at the end): a source that fails (no clone, git, the tools, the disk) is
+    recorded in its summary, reported, and the next one goes on."""
     own_worker = worker is None
     worker = worker or KernelWorker()
     summaries = []
     try:
         for spec in specs:
-            summary = SourceSummary(spec)
+            summary = new_summary(spec)
             summaries.append(summary)
             try:
-                _mine_source(
-                    store, spec, min_instructions, report, clone_dir, worker, summary, batch_rows
-                )
+                run_one(spec, worker, summary)
             except (SourceError, GitError, ToolError, OSError) as exc:
                 summary.failed = str(exc)
             report.source_finished(summary)
@@ -487,33 +511,22 @@ def refilter_kernels(
     (:func:`store.kernels.save_refiltered`); ``dry_run`` works out every batch the same
     way and rolls it back."""
     report = reporter or SilentReporter()
-    own_worker = worker is None
-    worker = worker or KernelWorker()
-    summaries = []
-    try:
-        for spec in specs:
-            summary = RefilterSummary(spec)
-            summaries.append(summary)
-            try:
-                _refilter_source(
-                    store,
-                    spec,
-                    min_instructions,
-                    report,
-                    clone_dir,
-                    worker,
-                    summary,
-                    everything,
-                    dry_run,
-                    batch_rows,
-                )
-            except (SourceError, GitError, ToolError, OSError) as exc:
-                summary.failed = str(exc)
-            report.source_finished(summary)
-    finally:
-        if own_worker:
-            worker.close()
-    return summaries
+
+    def refilter_one(spec: str, worker: KernelWorker, summary: RefilterSummary) -> None:
+        _refilter_source(
+            store,
+            spec,
+            min_instructions,
+            report,
+            clone_dir,
+            worker,
+            summary,
+            everything,
+            dry_run,
+            batch_rows,
+        )
+
+    return _per_source(specs, report, worker, RefilterSummary, refilter_one)
 
 
 def _refilter_source(

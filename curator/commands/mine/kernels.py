@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.table import Table
@@ -24,6 +25,12 @@ from engines.kernels.pipeline import (
     mine_kernels,
     refilter_kernels,
 )
+
+if TYPE_CHECKING:
+    from engines.kernels.checker import KernelWorker
+    from store import Store
+
+_Summary = TypeVar("_Summary", SourceSummary, RefilterSummary)
 
 
 def mine_kernels_command(
@@ -69,30 +76,40 @@ def mine_kernels_command(
     if refilter:
         _refilter_command(sources, min_instructions, everything, dry_run, clone_dir, as_json, db)
         return
-    store = open_db(db)
-    progress = source_progress("files")
-    reporter = SourceReporter(progress)
-    try:
-        with progress, kernel_worker() as worker:
-            summaries = mine_kernels(
-                store,
-                sources,
-                min_instructions,
-                reporter,
-                clone_dir or settings().clone_dir,
-                worker,
-            )
-    except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/]: every saved batch is kept; run again to resume")
-        raise typer.Exit(130) from None
-    finally:
-        store.close()
+    summaries = _on_sources(
+        db,
+        True,
+        "every saved batch is kept; run again to resume",
+        lambda store, reporter, worker: mine_kernels(
+            store, sources, min_instructions, reporter, clone_dir or settings().clone_dir, worker
+        ),
+    )
     if as_json:
         print_json(_summary_json(summaries))
     else:
         _print_summary(summaries)
     if any(s.failed or s.unreadable for s in summaries):
         raise typer.Exit(1)
+
+
+def _on_sources(
+    db: Path | None,
+    create: bool,
+    interrupted: str,
+    run: Callable[[Store, SourceReporter, KernelWorker], list[_Summary]],
+) -> list[_Summary]:
+    """``run`` on the store (``create``: a new one may be made) with a bar per source and
+    the compile worker; Ctrl-C ends the command with ``interrupted`` (exit 130)."""
+    store = open_db(db, create=create)
+    progress = source_progress("files")
+    try:
+        with progress, kernel_worker() as worker:
+            return run(store, SourceReporter(progress), worker)
+    except KeyboardInterrupt:
+        err.print(f"[yellow]interrupted[/]: {interrupted}")
+        raise typer.Exit(130) from None
+    finally:
+        store.close()
 
 
 def _refused(summaries: list[SourceSummary]) -> Counter[str]:
@@ -160,30 +177,23 @@ def _refilter_command(
     db: Path | None,
 ) -> None:
     """``--refilter``: stored kernels filtered again (:func:`refilter_kernels`)."""
-    store = open_db(db, create=False)
-    progress = source_progress("files")
-    reporter = SourceReporter(progress)
-    try:
-        with progress, kernel_worker() as worker:
-            summaries = refilter_kernels(
-                store,
-                sources,
-                min_instructions,
-                reporter,
-                clone_dir or settings().clone_dir,
-                worker,
-                everything,
-                dry_run,
-            )
-    except KeyboardInterrupt:
-        err.print(
-            "[yellow]interrupted[/]: every batch written is kept"
-            + (" (a dry run writes none)" if dry_run else "")
-            + "; run again to finish"
-        )
-        raise typer.Exit(130) from None
-    finally:
-        store.close()
+    summaries = _on_sources(
+        db,
+        False,
+        "every batch written is kept"
+        + (" (a dry run writes none)" if dry_run else "")
+        + "; run again to finish",
+        lambda store, reporter, worker: refilter_kernels(
+            store,
+            sources,
+            min_instructions,
+            reporter,
+            clone_dir or settings().clone_dir,
+            worker,
+            everything,
+            dry_run,
+        ),
+    )
     if as_json:
         print_json(_refilter_json(summaries, dry_run))
     else:
