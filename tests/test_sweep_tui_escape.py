@@ -19,12 +19,16 @@ from curator.tui.app import CuratorApp
 from curator.tui.keys import is_modified
 from curator.tui.screens.home import HomeScreen
 from curator.tui.screens.label import LabelScreen
-from curator.tui.screens.review import ReviewScreen
 from curator.tui.widgets.item_panel import ItemPanel
 from store import open_store
-from store.sets import get_set
 from tests import raw_sql
-from tests.tui_helpers import asyncio_backend, store_copy, store_template, until  # noqa: F401 - fixtures
+from tests.tui_helpers import (  # noqa: F401 - fixtures
+    asyncio_backend,
+    open_review,
+    store_copy,
+    store_template,
+    until,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -159,18 +163,9 @@ async def test_esc_then_a_settling_key_leaves_the_review_screen_without_settling
 ) -> None:
     # The review screen shares the label keys' handler: esc then 1 queued together left
     # only after settling the conflict shown with perf.
-    with open_store(db) as s:
-        set_row = get_set(s, "gt-sample")
-    assert set_row is not None
     app = CuratorApp(db, "erin")
     async with app.run_test() as pilot:
-        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
-        app.push_screen(ReviewScreen(set_row))
-        await until(
-            pilot,
-            lambda: isinstance(app.screen, ReviewScreen) and app.screen.conflicts,
-            "conflicts",
-        )
+        await open_review(pilot, app, db)
         await post_at_once(pilot, app, typed("escape", "1"))
         await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
         await app.workers.wait_for_complete()

@@ -10,13 +10,17 @@ from pathlib import Path
 import pytest
 
 from curator.tui.app import CuratorApp
-from curator.tui.screens.home import HomeScreen
 from curator.tui.screens.label import LabelScreen
 from curator.tui.screens.review import ReviewScreen
 from store import open_store
-from store.sets import get_set
 from tests import raw_sql
-from tests.tui_helpers import asyncio_backend, store_copy, store_template, until  # noqa: F401 - fixtures
+from tests.tui_helpers import (  # noqa: F401 - fixtures
+    asyncio_backend,
+    open_review,
+    store_copy,
+    store_template,
+    until,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -72,19 +76,9 @@ async def test_a_vote_on_a_deleted_item_moves_on_past_deleted_items(db: Path) ->
 
 
 async def test_settling_a_deleted_conflict_drops_it_from_the_review_list(db: Path) -> None:
-    with open_store(db) as s:
-        set_row = get_set(s, "gt-sample")
-    assert set_row is not None
     app = CuratorApp(db, "erin")
     async with app.run_test() as pilot:
-        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
-        app.push_screen(ReviewScreen(set_row))
-        await until(
-            pilot,
-            lambda: isinstance(app.screen, ReviewScreen) and app.screen.conflicts,
-            "conflicts",
-        )
-        review = app.screen
+        review = await open_review(pilot, app, db)
         assert isinstance(review, ReviewScreen)
         gone = review.conflicts[0].item_id
         before = len(review.conflicts)

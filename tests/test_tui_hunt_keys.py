@@ -29,7 +29,14 @@ from curator.tui.screens.search import SearchScreen
 from curator.tui.screens.train import TrainScreen
 from store import open_store
 from store.sets import get_set
-from tests.tui_helpers import asyncio_backend, screen_text, store_copy, store_template, until  # noqa: F401 - fixtures
+from tests.tui_helpers import (  # noqa: F401 - fixtures
+    asyncio_backend,
+    open_review,
+    screen_text,
+    store_copy,
+    store_template,
+    until,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -63,19 +70,9 @@ async def test_a_key_then_esc_typed_fast_stays_on_the_label_screen(db: Path, key
 
 
 async def test_d_then_esc_typed_fast_stays_on_the_review_screen(db: Path) -> None:
-    with open_store(db) as s:
-        set_row = get_set(s, "gt-sample")
-    assert set_row is not None
     app = CuratorApp(db, "erin")
     async with app.run_test() as pilot:
-        await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
-        app.push_screen(ReviewScreen(set_row))
-        await until(
-            pilot,
-            lambda: isinstance(app.screen, ReviewScreen) and app.screen.conflicts,
-            "conflicts",
-        )
-        review = app.screen
+        review = await open_review(pilot, app, db)
         await post_at_once(pilot, app, "d", "escape")
         await pilot.pause(0.3)
         await app.workers.wait_for_complete()

@@ -66,6 +66,26 @@ async def until(pilot, check: Callable[[], object], what: str, tries: int = 1000
     raise AssertionError(f"the app never got to: {what}")
 
 
+async def open_review(pilot, app: App[None], db: Path, set_name: str = "gt-sample"):  # type: ignore[no-untyped-def]
+    """From home, the review screen of ``set_name``, once its conflicts are listed."""
+    from curator.tui.screens.home import HomeScreen
+    from curator.tui.screens.review import ReviewScreen
+    from store import open_store
+    from store.sets import get_set
+
+    with open_store(db) as s:
+        set_row = get_set(s, set_name)
+    assert set_row is not None
+    await until(pilot, lambda: isinstance(app.screen, HomeScreen), "home")
+    app.push_screen(ReviewScreen(set_row))
+    await until(
+        pilot,
+        lambda: isinstance(app.screen, ReviewScreen) and app.screen.conflicts,
+        "conflicts",
+    )
+    return app.screen
+
+
 def text_of(widget: Static) -> str:
     content = widget.content
     return content.plain if isinstance(content, Text) else str(content)
