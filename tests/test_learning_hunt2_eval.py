@@ -7,19 +7,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.cli_helpers import one_error as _error
+
 ROWS = [
     {"id": "e-1", "repo": "https://e.org/a/one", "message": "rename the helper"},
     {"id": "e-2", "repo": "https://e.org/a/one", "message": "move code to a module"},
     {"id": "e-3", "repo": "https://e.org/a/two", "message": "update the changelog"},
 ]
-
-
-def _error(result) -> str:  # type: ignore[no-untyped-def]
-    assert result.exit_code == 1, result.output
-    assert "Traceback" not in result.output
-    lines = [line for line in result.output.splitlines() if line.startswith("error: ")]
-    assert len(lines) == 1, result.output
-    return lines[0]
 
 
 def _import(cli, tmp_path: Path, name: str, per_item: int) -> None:  # type: ignore[no-untyped-def]

@@ -14,6 +14,7 @@ from annotation.training_data import unsettled_text
 from store import open_store
 from store.models import list_models
 from store.sets import get_set, set_item_ids
+from tests.cli_helpers import one_error as _error
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -22,14 +23,6 @@ ITEMS = [
     {"id": "one-2", "repo": "https://example.org/a/x", "message": "fix a typo in the docs"},
     {"id": "one-3", "repo": "https://example.org/a/x", "message": "cache the parsed config"},
 ]
-
-
-def _error(result) -> str:  # type: ignore[no-untyped-def]
-    assert result.exit_code == 1, result.output
-    assert "Traceback" not in result.output
-    lines = [line for line in result.output.splitlines() if line.startswith("error: ")]
-    assert len(lines) == 1, result.output
-    return lines[0]
 
 
 def _one_vote_each(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

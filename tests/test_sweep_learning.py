@@ -19,6 +19,7 @@ from engines.ir.licenses import combine, detect_project_license, is_permissive
 from engines.labelers.model_files import check_safetensors
 from store import open_store
 from store.models import register_model
+from tests.cli_helpers import one_error as _error
 from tests.ir_samples import LICENSE_TEXTS
 
 # --- 1. dual licenses -----------------------------------------------------------------
@@ -147,14 +148,6 @@ async def test_esc_after_the_model_is_registered_leaves_without_cancelling(
 
 
 # --- 3. the learning commands misused ---------------------------------------------------
-
-
-def _error(result, code: int = 1) -> str:  # type: ignore[no-untyped-def]
-    assert result.exit_code == code, result.output
-    assert "Traceback" not in result.output
-    lines = [line for line in result.output.splitlines() if line.startswith("error: ")]
-    assert len(lines) == 1, result.output
-    return lines[0]
 
 
 def _models(db: Path) -> list[str]:
