@@ -93,7 +93,7 @@ class SourceTree:
         ]
         if not matches:
             return None
-        return max(matches, key=lambda rel: (_shared_depth(rel, folder), -rel.count("/"), rel))
+        return max(matches, key=lambda rel: (shared_depth(rel, folder), -rel.count("/"), rel))
 
     def _existing(self, joined: str) -> str | None:
         rel = posixpath.normpath(joined)
@@ -111,8 +111,11 @@ def is_inside(path: Path, top: Path) -> bool:
     return True
 
 
-def _shared_depth(rel: str, folder: str) -> int:
-    a, b = posixpath.dirname(rel).split("/"), folder.split("/")
+def shared_depth(rel: str, folder: str) -> int:
+    """How many leading folders the file ``rel`` shares with ``folder`` (both relative
+    to the tree's root, ``""`` the root itself)."""
+    a = posixpath.dirname(rel).split("/") if posixpath.dirname(rel) else []
+    b = folder.split("/") if folder else []
     depth = 0
     for x, y in zip(a, b, strict=False):
         if x != y:

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 
 from engines.kernels.ctext import blank_comments_and_strings
-from engines.kernels.tree import SourceTree
+from engines.kernels.tree import SourceTree, shared_depth
 
 SEARCHED_SUFFIXES = (
     ".h",
@@ -215,17 +215,6 @@ def _definitions(text: str) -> dict[str, str]:
     return found
 
 
-def _shared_depth(rel: str, folder: str) -> int:
-    a = posixpath.dirname(rel).split("/") if posixpath.dirname(rel) else []
-    b = folder.split("/") if folder else []
-    depth = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        depth += 1
-    return depth
-
-
 class TypeIndex:
     """The definitions in a tree's headers and device files, read once, on the first
     lookup."""
@@ -262,7 +251,7 @@ class TypeIndex:
             found,
             key=lambda hit: (
                 hit[0] not in included,
-                -_shared_depth(hit[0], folder),
+                -shared_depth(hit[0], folder),
                 hit[0].count("/"),
                 hit[0],
             ),
