@@ -18,7 +18,7 @@ from curator.console import out
 from curator.presentation.cli_output import (
     EXIT_USAGE,
     fail,
-    names_file,
+    refuse_database,
     to_stdout,
     write_output,
 )
@@ -76,8 +76,8 @@ def chart_command(
     if svg is not None and not svg.name:
         fail(f"--svg {str(svg)!r}: give the name of the file to write", EXIT_USAGE)
     with open_db(db, create=False) as store:
-        if svg is not None and not to_stdout(svg) and names_file(svg, store.path):
-            fail(f"--svg {svg}: that is the database; name another file", EXIT_USAGE)
+        if svg is not None:
+            refuse_database(svg, "--svg")
         try:
             chart = build_chart(store, name, set_name, labeler, family or "student")
         except (ChartError, SetError) as exc:
@@ -87,7 +87,7 @@ def chart_command(
         why = EMPTY_WHY.get(name, "no data")
         fail(f"the {name} chart{where} has nothing to draw yet: {why}")
     if svg is not None:  # - prints it
-        write_output(svg, render_svg(chart), write_svg, prefix="")
+        write_output(svg, render_svg(chart), write_svg, prefix="", option="--svg")
         if not to_stdout(svg):
             out.print(Text(f"wrote {svg}"))
         return

@@ -112,12 +112,12 @@ def eval_command(
     if by is not None:
         data["by"] = eval_table.groups_json(by, grouped)
     if out_file is not None:
-        write_output(out_file, eval_table.json_text(data))
+        write_output(out_file, eval_table.json_text(data), option="--out")
     if markdown_file is not None:
         text = eval_table.markdown(s.name, rule, results[0].items, results, s.labels)
         if by is not None:
             text += "\n" + eval_table.group_markdown(by, grouped, s.labels)
-        write_output(markdown_file, text)
+        write_output(markdown_file, text, option="--markdown")
     if as_json:  # never with --out - or --markdown -: _check_outputs
         print_json(data)
     if as_json or printed:  # -: standard output holds that file, nothing else goes there

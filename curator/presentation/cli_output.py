@@ -78,15 +78,16 @@ def write_output(
     text: str,
     write: Callable[[Path, str], None] = write_text_atomically,
     prefix: str = "cannot write ",
+    option: str | None = None,
 ) -> None:
     """Write a report or chart to ``path`` (atomically, through links, into pipes and
     devices: engines.files), or print it when ``path`` is ``-`` (standard output); a
-    failure ends the command in one line naming ``path`` after ``prefix``."""
+    failure ends the command in one line naming ``path`` after ``prefix``, and a path
+    that is the database (:func:`refuse_database`) is refused naming ``option``."""
     if to_stdout(path):
         print_text(path, text)
         return
-    if (database := open_database_named(path)) is not None:
-        fail(f"{path}: that is the database {database}; name another file", EXIT_USAGE)
+    refuse_database(path, option)
     try:
         write(path, text)
     except OSError as exc:
@@ -101,6 +102,16 @@ def protect_database(path: Path) -> None:
     """Remember a database this command opened: no output option may write over it
     or over its journal files (:func:`write_output` refuses them)."""
     _DATABASES.add(Path(path))
+
+
+def refuse_database(path: Path, option: str | None = None) -> None:
+    """End the command (exit 2) when the output ``path`` is a database this command
+    opened or one of its journal files: writing there would replace the store. A command
+    calls it before its work to refuse early; :func:`write_output` calls it anyway."""
+    if to_stdout(path) or (database := open_database_named(path)) is None:
+        return
+    named = f"{option} {path}" if option else str(path)
+    fail(f"{named}: that is the database {database}; name another file", EXIT_USAGE)
 
 
 def open_database_named(path: Path) -> Path | None:
