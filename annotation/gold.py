@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from annotation.adjudication import final_labels
 from annotation.sets import SetError, require_set
 from store import Store
-from store.routing import add_gold_items, claimed_at, gold_count, gold_item
-from store.sets import SetRow, all_sets, set_item_ids, set_size, update_set
+from store.routing import add_gold_items, gold_claim_sets, gold_count
+from store.sets import SetRow, get_set_by_id, set_item_ids, set_size, update_set
 
 
 @dataclass(frozen=True)
@@ -69,10 +69,5 @@ def served_gold_set(store: Store, item_id: int, annotator: str) -> SetRow | None
     """The set that served the item to the annotator as hidden gold (they hold its claim,
     expired or not), if one did: a vote on it named without ``--set`` is their answer
     there, not a vote in the set the gold item came from."""
-    for set_row in all_sets(store):
-        if (
-            gold_item(store, set_row.id, item_id) is not None
-            and claimed_at(store, set_row.id, item_id, annotator) is not None
-        ):
-            return set_row
-    return None
+    sets = gold_claim_sets(store, item_id, annotator)
+    return get_set_by_id(store, sets[0]) if sets else None

@@ -520,6 +520,22 @@ def gold_item(store: Store, set_id: int, item_id: int) -> GoldItem | None:
     return None if row is None else GoldItem(*row)
 
 
+def gold_claim_sets(store: Store, item_id: int, annotator: str) -> list[int]:
+    """The sets (by name) in which the item is hidden gold and the annotator holds its
+    claim, expired or not: the sets that served it to them as gold."""
+    return [
+        int(r[0])
+        for r in store._conn.execute(
+            "SELECT g.set_id FROM gold_items AS g JOIN claims AS c ON c.set_id = g.set_id"
+            " AND c.item_id = g.item_id AND c.annotator = ?"
+            " JOIN sets AS s ON s.id = g.set_id WHERE g.item_id = ?"
+            + _NOT_MEMBER
+            + " ORDER BY s.name",
+            (annotator, item_id),
+        )
+    ]
+
+
 def gold_labels(store: Store, set_id: int) -> set[str]:
     """The known answers of the set's gold items."""
     return {
